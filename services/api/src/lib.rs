@@ -1,0 +1,72 @@
+//! Evident's HTTP API. [`router`] builds the axum router over a [`Kb`]; [`serve`] runs it
+//! until a cancellation token fires, finishing in-flight requests.
+//!
+//! Must not: contain product logic — handlers parse, call `evident-kb`, and shape replies.
+
+mod error;
+mod extract;
+mod middleware;
+pub mod routes;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use evident_kb::Kb;
+use metrics_exporter_prometheus::PrometheusHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use error::{ApiError, ApiResult};
+
+/// The OpenAPI document served at `/api/v1/openapi.json`.
+pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
+
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            max_body_bytes: 10 * 1024 * 1024,
+            request_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub kb: Kb,
+    pub metrics: Option<&'static PrometheusHandle>,
+    pub(crate) config: Arc<ApiConfig>,
+}
+
+/// The full router: `/api/v1/*` plus `/healthz`, `/readyz`, `/metrics`.
+pub fn router(kb: Kb, metrics: Option<&'static PrometheusHandle>, config: ApiConfig) -> Router {
+    let state = AppState {
+        kb,
+        metrics,
+        config: Arc::new(config.clone()),
+    };
+    routes::all()
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::observe,
+        ))
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .with_state(state)
+}
+
+/// Serves `router` on `listener` until `cancel` fires; in-flight requests finish first.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    cancel: CancellationToken,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { cancel.cancelled().await })
+        .await
+}

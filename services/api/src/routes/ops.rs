@@ -1,0 +1,53 @@
+use axum::Json;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::{AppState, OPENAPI_JSON};
+
+pub async fn healthz() -> impl IntoResponse {
+    Json(json!({"status": "ok"}))
+}
+
+/// 200 when every configured backend answers, 503 otherwise; each backend reported.
+pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    let mut reports = Vec::new();
+    for h in &state.kb.stores().health {
+        reports.push(h.check().await);
+    }
+    let ready = reports.iter().all(|r| r.ready);
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        Json(
+            json!({"ready": ready, "backends": reports, "embedder": state.kb.embedder().identity()}),
+        ),
+    )
+}
+
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let (interactive, bulk) = state.kb.pools().available();
+    metrics::gauge!("evident_write_pool_available", "pool" => "interactive")
+        .set(interactive as f64);
+    metrics::gauge!("evident_write_pool_available", "pool" => "bulk").set(bulk as f64);
+    let body = state.metrics.map(|h| h.render()).unwrap_or_default();
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+}
+
+pub async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI_JSON)
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "route_not_found",
+        "no such endpoint; see /api/v1/openapi.json",
+    )
+}

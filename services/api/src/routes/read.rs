@@ -1,0 +1,238 @@
+use axum::Json;
+use axum::extract::State;
+use evident_core::{Chunk, Visibility};
+use evident_kb::retrieve::{EvidencePack, RetrieveRequest};
+use evident_kb::{NodeView, TraverseRequest};
+use evident_store::{AliasStats, ChunkFilter, SourceRecord};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+
+/// Scope fields accepted in query strings.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScopeQuery {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    group_id: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+impl ScopeQuery {
+    fn visibility(&self) -> ApiResult<Visibility> {
+        Ok(evident_kb::visibility(
+            self.client_id.as_deref(),
+            self.project_id.as_deref(),
+            self.group_id.as_deref(),
+        )?)
+    }
+}
+
+/// A chunk as returned by read endpoints: with its citation, and marked untrusted.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChunkView {
+    #[serde(flatten)]
+    chunk: Chunk,
+    citation: String,
+    trust: &'static str,
+}
+
+impl From<Chunk> for ChunkView {
+    fn from(chunk: Chunk) -> Self {
+        ChunkView {
+            citation: chunk.locator.citation(),
+            chunk,
+            trust: "untrusted",
+        }
+    }
+}
+
+pub async fn retrieve(
+    State(s): State<AppState>,
+    ApiJson(req): ApiJson<RetrieveRequest>,
+) -> ApiResult<Json<EvidencePack>> {
+    Ok(Json(s.kb.retrieve(&req).await?))
+}
+
+pub async fn traverse(
+    State(s): State<AppState>,
+    ApiJson(req): ApiJson<TraverseRequest>,
+) -> ApiResult<Json<Value>> {
+    let vis = evident_kb::visibility(
+        req.client_id.as_deref(),
+        req.project_id.as_deref(),
+        req.group_id.as_deref(),
+    )?;
+    let view = s.kb.traverse(&vis, &req).await?;
+    Ok(Json(serde_json::to_value(view).map_err(|e| {
+        ApiError::bad_request("invalid_request", e.to_string())
+    })?))
+}
+
+pub async fn node(
+    State(s): State<AppState>,
+    ApiPath(key): ApiPath<String>,
+    ApiQuery(q): ApiQuery<ScopeQuery>,
+) -> ApiResult<Json<NodeView>> {
+    Ok(Json(s.kb.node(&q.visibility()?, &key).await?))
+}
+
+pub async fn node_evidence(
+    State(s): State<AppState>,
+    ApiPath(key): ApiPath<String>,
+    ApiQuery(q): ApiQuery<ScopeQuery>,
+) -> ApiResult<Json<Value>> {
+    let chunks =
+        s.kb.node_evidence(
+            &q.visibility()?,
+            &key,
+            q.limit.unwrap_or(100).clamp(1, 1000),
+        )
+        .await?;
+    let chunks: Vec<ChunkView> = chunks.into_iter().map(ChunkView::from).collect();
+    Ok(Json(json!({ "key": key, "chunks": chunks })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchQuery {
+    q: String,
+    #[serde(default, rename = "type")]
+    node_type: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    group_id: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+pub async fn search_nodes(
+    State(s): State<AppState>,
+    ApiQuery(q): ApiQuery<SearchQuery>,
+) -> ApiResult<Json<Value>> {
+    let vis = evident_kb::visibility(
+        q.client_id.as_deref(),
+        q.project_id.as_deref(),
+        q.group_id.as_deref(),
+    )?;
+    let nodes =
+        s.kb.search_nodes(&vis, &q.q, q.node_type.as_deref(), q.limit.unwrap_or(20))
+            .await?;
+    Ok(Json(json!({ "nodes": nodes })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ByKindRequest {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    group_id: Option<String>,
+    kinds: Vec<String>,
+    #[serde(default = "hundred")]
+    limit: usize,
+}
+
+fn hundred() -> usize {
+    100
+}
+
+pub async fn by_kind(
+    State(s): State<AppState>,
+    ApiJson(req): ApiJson<ByKindRequest>,
+) -> ApiResult<Json<Value>> {
+    let vis = evident_kb::visibility(
+        req.client_id.as_deref(),
+        req.project_id.as_deref(),
+        req.group_id.as_deref(),
+    )?;
+    if req.kinds.is_empty() {
+        return Err(ApiError::bad_request(
+            "missing_field",
+            "field `kinds` needs at least one kind",
+        ));
+    }
+    for k in &req.kinds {
+        evident_core::validate::kind("kinds", k).map_err(evident_kb::KbError::from)?;
+    }
+    if req.limit == 0 || req.limit > 1000 {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "field `limit` must be 1..=1000",
+        ));
+    }
+    let chunks =
+        s.kb.stores()
+            .chunks
+            .by_kind(&vis, &ChunkFilter { kinds: req.kinds }, req.limit)
+            .await
+            .map_err(evident_kb::KbError::from)?;
+    let chunks: Vec<ChunkView> = chunks.into_iter().map(ChunkView::from).collect();
+    Ok(Json(json!({ "chunks": chunks })))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AliasQuery {
+    client_id: String,
+    #[serde(default)]
+    alias: Option<String>,
+    #[serde(default)]
+    top: Option<usize>,
+}
+
+pub async fn alias_resolve(
+    State(s): State<AppState>,
+    ApiQuery(q): ApiQuery<AliasQuery>,
+) -> ApiResult<Json<Value>> {
+    let alias = q.alias.ok_or_else(|| {
+        ApiError::bad_request("missing_field", "query parameter `alias` is required")
+    })?;
+    let (alias, canonical) = s.kb.alias_resolve(&q.client_id, &alias).await?;
+    Ok(Json(json!({ "alias": alias, "canonical": canonical })))
+}
+
+pub async fn alias_list(
+    State(s): State<AppState>,
+    ApiPath(canonical): ApiPath<String>,
+    ApiQuery(q): ApiQuery<AliasQuery>,
+) -> ApiResult<Json<Value>> {
+    let aliases = s.kb.alias_list(&q.client_id, &canonical).await?;
+    Ok(Json(json!({ "canonical": canonical, "aliases": aliases })))
+}
+
+pub async fn alias_stats(
+    State(s): State<AppState>,
+    ApiQuery(q): ApiQuery<AliasQuery>,
+) -> ApiResult<Json<AliasStats>> {
+    Ok(Json(
+        s.kb.alias_stats(&q.client_id, q.top.unwrap_or(10)).await?,
+    ))
+}
+
+pub async fn sources(
+    State(s): State<AppState>,
+    ApiQuery(q): ApiQuery<ScopeQuery>,
+) -> ApiResult<Json<Value>> {
+    let vis = q.visibility()?;
+    let list: Vec<SourceRecord> =
+        s.kb.stores()
+            .sources
+            .list(&vis, q.limit.unwrap_or(100).clamp(1, 10_000))
+            .await
+            .map_err(evident_kb::KbError::from)?;
+    Ok(Json(json!({ "sources": list })))
+}

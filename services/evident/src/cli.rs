@@ -1,0 +1,363 @@
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::client::Client;
+
+#[derive(Parser)]
+#[command(
+    name = "evident",
+    version,
+    about = "Evident: a knowledge service for AI agents — hybrid search with graph expansion and citations"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP API on the embedded store.
+    Serve(ServeArgs),
+    /// Ingest a file, a directory of documents, or stdin (`-`) through a running server.
+    Ingest(IngestArgs),
+    /// Ask a running server; prints the evidence pack with citations.
+    Search(SearchArgs),
+    /// Inspect and edit the alias registry of a running server.
+    Alias(AliasArgs),
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Config file (TOML); also EVIDENT_CONFIG.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Data directory of the embedded store [default: ./evident-data].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Listen address [default: 127.0.0.1:7878].
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// Ingest these files or directories (Markdown, text) once the server is up.
+    #[arg(long = "ingest", value_name = "PATH")]
+    pub ingest: Vec<PathBuf>,
+    /// Client id for `--ingest`.
+    #[arg(long, default_value = "default")]
+    pub client: String,
+}
+
+#[derive(Args)]
+struct Server {
+    /// Base URL of the Evident server.
+    #[arg(
+        long,
+        env = "EVIDENT_SERVER",
+        default_value = "http://127.0.0.1:7878",
+        global = true
+    )]
+    server: String,
+}
+
+#[derive(Args)]
+struct ScopeArgs {
+    /// Client id (omit with --global).
+    #[arg(long)]
+    client: Option<String>,
+    #[arg(long)]
+    project: Option<String>,
+    #[arg(long)]
+    group: Option<String>,
+}
+
+#[derive(Args)]
+struct IngestArgs {
+    /// File, directory (Markdown and text files inside it), or `-` for stdin.
+    path: PathBuf,
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// Write global data, visible to every client.
+    #[arg(long)]
+    global: bool,
+    /// Chunk kind.
+    #[arg(long, default_value = "doc")]
+    kind: String,
+    /// Source URN (files default to `file:<path>`; required for stdin).
+    #[arg(long)]
+    urn: Option<String>,
+    #[arg(long)]
+    title: Option<String>,
+    /// Relationship in `a|EDGE|b`, `a->EDGE->b` or `a -[EDGE]-> b` form (repeatable).
+    #[arg(long = "rel")]
+    relationships: Vec<String>,
+    /// Main node key, e.g. `jira:ABC-12`.
+    #[arg(long)]
+    main_node: Option<String>,
+    /// Priority 0..=9 (≤ 2 is interactive).
+    #[arg(long, default_value_t = 4)]
+    priority: u8,
+    #[command(flatten)]
+    server: Server,
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    query: String,
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// Only these chunk kinds (repeatable).
+    #[arg(long = "kind")]
+    kinds: Vec<String>,
+    #[arg(long, default_value_t = 5)]
+    max: usize,
+    /// Skip graph expansion.
+    #[arg(long)]
+    no_graph: bool,
+    /// Print the raw JSON evidence pack.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    server: Server,
+}
+
+#[derive(Args)]
+struct AliasArgs {
+    #[command(subcommand)]
+    op: AliasOp,
+    #[arg(long, global = true)]
+    client: Option<String>,
+    #[command(flatten)]
+    server: Server,
+}
+
+#[derive(Subcommand)]
+enum AliasOp {
+    /// What an alias resolves to.
+    Resolve { alias: String },
+    /// Register ALIAS → CANONICAL (or ALIAS as its own canonical).
+    Register {
+        alias: String,
+        canonical: Option<String>,
+    },
+    /// Re-point every alias of SOURCE (and SOURCE itself) to TARGET.
+    Merge { source: String, target: String },
+    /// Aliases of a canonical key.
+    List { canonical: String },
+    /// Totals and the most-seen aliases.
+    Stats,
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => crate::serve::run(args).await,
+        Command::Ingest(args) => ingest(args).await,
+        Command::Search(args) => search(args).await,
+        Command::Alias(args) => alias(args).await,
+    }
+}
+
+fn scope_json(scope: &ScopeArgs, body: &mut Value) {
+    for (k, v) in [
+        ("clientId", &scope.client),
+        ("projectId", &scope.project),
+        ("groupId", &scope.group),
+    ] {
+        if let Some(v) = v {
+            body[k] = json!(v);
+        }
+    }
+}
+
+async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
+    if args.scope.client.is_none() && !args.global {
+        bail!("give --client ID (or --global for data every client sees)");
+    }
+    let client = Client::new(&args.server.server)?;
+    let docs: Vec<(String, String, Option<String>)> = if args.path.as_os_str() == "-" {
+        let urn = args.urn.clone().context("reading stdin needs --urn")?;
+        let mut content = String::new();
+        std::io::stdin()
+            .read_to_string(&mut content)
+            .context("stdin is not UTF-8 text")?;
+        vec![(urn, content, None)]
+    } else {
+        let files = crate::local_files::collect(&args.path)?;
+        if files.is_empty() {
+            bail!("no Markdown or text files under {}", args.path.display());
+        }
+        let mut docs = Vec::new();
+        for f in files {
+            let content = std::fs::read_to_string(&f.path)
+                .with_context(|| format!("reading {}", f.path.display()))?;
+            let urn = if args.urn.is_some() && docs.is_empty() {
+                args.urn.clone().unwrap_or_default()
+            } else {
+                f.urn.clone()
+            };
+            docs.push((urn, content, Some(f.display)));
+        }
+        docs
+    };
+    let (mut ok, mut failed) = (0usize, 0usize);
+    for (urn, content, display) in docs {
+        let mut body = json!({"sourceUrn": urn, "kind": args.kind, "content": content});
+        scope_json(&args.scope, &mut body);
+        if args.global {
+            body["global"] = json!(true);
+        }
+        if let Some(t) = args.title.clone().or_else(|| display.clone()) {
+            body["title"] = json!(t);
+        }
+        if !args.relationships.is_empty() {
+            body["relationships"] = json!(args.relationships);
+        }
+        if let Some(m) = &args.main_node {
+            body["mainNodeKey"] = json!(m);
+        }
+        if let Some(d) = &display {
+            body["locator"] = json!({"type": "document", "uri": d, "charStart": 0, "charEnd": 0});
+        }
+        match client
+            .post_with_priority("/api/v1/ingest", &body, args.priority)
+            .await
+        {
+            Ok(out) => {
+                ok += 1;
+                println!(
+                    "{:<18} {urn}  chunks {} (+{} −{}), edges {}",
+                    out["status"].as_str().unwrap_or("?"),
+                    out["chunks"]["total"],
+                    out["chunks"]["added"],
+                    out["chunks"]["removed"],
+                    out["edges"]
+                );
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("failed            {urn}: {e:#}");
+            }
+        }
+    }
+    if failed > 0 {
+        bail!("{failed} of {} source(s) failed", ok + failed);
+    }
+    Ok(())
+}
+
+async fn search(args: SearchArgs) -> anyhow::Result<()> {
+    let client = Client::new(&args.server.server)?;
+    let mut body = json!({"query": args.query, "maxResults": args.max, "expandGraph": !args.no_graph, "kinds": args.kinds});
+    scope_json(&args.scope, &mut body);
+    let pack = client.post("/api/v1/retrieve", &body).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&pack)?);
+        return Ok(());
+    }
+    print!("{}", render_pack(&pack));
+    Ok(())
+}
+
+/// A readable evidence pack: ranked items with citations, then the graph around them.
+pub fn render_pack(pack: &Value) -> String {
+    let mut out = String::new();
+    let items = pack["items"].as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        out.push_str("No evidence found.\n");
+    }
+    for (i, item) in items.iter().enumerate() {
+        let content = item["content"].as_str().unwrap_or("");
+        let excerpt: String = content
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(300)
+            .collect();
+        out.push_str(&format!(
+            "[{}] {}  (score {:.4}, {})\n    {}{}\n",
+            i + 1,
+            item["citation"].as_str().unwrap_or("?"),
+            item["score"].as_f64().unwrap_or(0.0),
+            item["kind"].as_str().unwrap_or("?"),
+            excerpt,
+            if content.chars().count() > 300 {
+                "…"
+            } else {
+                ""
+            }
+        ));
+    }
+    let edges = pack["graph"]["edges"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if !edges.is_empty() {
+        out.push_str("\nGraph:\n");
+        for e in edges.iter().take(20) {
+            out.push_str(&format!(
+                "  {} -[{}]-> {}  (evidence: {})\n",
+                e["from"].as_str().unwrap_or("?"),
+                e["edgeType"].as_str().unwrap_or("?"),
+                e["to"].as_str().unwrap_or("?"),
+                e["evidenceChunkIds"]
+                    .as_array()
+                    .map(|a| a.len())
+                    .unwrap_or(0)
+            ));
+        }
+    }
+    out.push_str(&format!("\n{}\n", pack["summary"].as_str().unwrap_or("")));
+    out
+}
+
+async fn alias(args: AliasArgs) -> anyhow::Result<()> {
+    let client_id = args.client.context("give --client ID")?;
+    let client = Client::new(&args.server.server)?;
+    let out = match args.op {
+        AliasOp::Resolve { alias } => {
+            client
+                .get(
+                    "/api/v1/alias/resolve",
+                    &[("clientId", &client_id), ("alias", &alias)],
+                )
+                .await?
+        }
+        AliasOp::Register { alias, canonical } => {
+            client
+                .post(
+                    "/api/v1/alias/register",
+                    &json!({"clientId": client_id, "alias": alias, "canonical": canonical}),
+                )
+                .await?
+        }
+        AliasOp::Merge { source, target } => {
+            client
+                .post(
+                    "/api/v1/alias/merge",
+                    &json!({"clientId": client_id, "source": source, "target": target}),
+                )
+                .await?
+        }
+        AliasOp::List { canonical } => {
+            client
+                .get(
+                    &format!(
+                        "/api/v1/alias/list/{}",
+                        crate::client::encode_path(&canonical)
+                    ),
+                    &[("clientId", &client_id)],
+                )
+                .await?
+        }
+        AliasOp::Stats => {
+            client
+                .get("/api/v1/alias/stats", &[("clientId", &client_id)])
+                .await?
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! A small HTTP client for the CLI commands that talk to a running server.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+pub struct Client {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// Percent-encodes a path segment (keys contain `:` and may contain anything).
+pub fn encode_path(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b':') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Client {
+    pub fn new(base: &str) -> anyhow::Result<Client> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(300))
+            .build()
+            .context("building HTTP client")?;
+        Ok(Client {
+            base: base.trim_end_matches('/').to_string(),
+            http,
+        })
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder, what: &str) -> anyhow::Result<Value> {
+        let resp = req.send().await.with_context(|| {
+            format!(
+                "cannot reach the Evident server at {} — is `evident serve` running?",
+                self.base
+            )
+        })?;
+        let status = resp.status();
+        let body: Value = resp
+            .json()
+            .await
+            .with_context(|| format!("{what}: unreadable answer"))?;
+        if !status.is_success() {
+            bail!(
+                "{what}: {} {} — {}",
+                status.as_u16(),
+                body["code"].as_str().unwrap_or("error"),
+                body["message"].as_str().unwrap_or("")
+            );
+        }
+        Ok(body)
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.send(
+            self.http.post(format!("{}{path}", self.base)).json(body),
+            path,
+        )
+        .await
+    }
+
+    pub async fn post_with_priority(
+        &self,
+        path: &str,
+        body: &Value,
+        priority: u8,
+    ) -> anyhow::Result<Value> {
+        let req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("X-Evident-Priority", priority.to_string())
+            .json(body);
+        self.send(req, path).await
+    }
+
+    pub async fn get(&self, path: &str, query: &[(&str, &str)]) -> anyhow::Result<Value> {
+        self.send(
+            self.http.get(format!("{}{path}", self.base)).query(query),
+            path,
+        )
+        .await
+    }
+}

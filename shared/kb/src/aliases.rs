@@ -1,0 +1,80 @@
+//! Alias operations with input normalisation: callers may send free-text refs
+//! (`Person:Jan Novák`); the registry stores canonical keys.
+
+use evident_core::refs::{self, NodeKey};
+use evident_core::validate;
+use evident_store::{AliasEntry, AliasStats};
+
+use crate::{Kb, KbError, Result};
+
+fn key(field: &'static str, raw: &str) -> Result<NodeKey> {
+    validate::identifier(field, raw)?;
+    refs::normalize_ref(raw).ok_or(KbError::Field(validate::FieldError::Invalid {
+        field,
+        reason: "has no letters or digits".into(),
+    }))
+}
+
+fn client(raw: &str) -> Result<&str> {
+    validate::identifier("clientId", raw)?;
+    Ok(raw)
+}
+
+impl Kb {
+    pub async fn alias_resolve(&self, client_id: &str, alias: &str) -> Result<(NodeKey, NodeKey)> {
+        let k = key("alias", alias)?;
+        let resolved = self
+            .stores
+            .aliases
+            .resolve(client(client_id)?, std::slice::from_ref(&k))
+            .await?;
+        let canonical = resolved.into_iter().next().unwrap_or_else(|| k.clone());
+        Ok((k, canonical))
+    }
+
+    /// Registers `alias → canonical` (or the alias as its own canonical when none is given).
+    pub async fn alias_register(
+        &self,
+        client_id: &str,
+        alias: &str,
+        canonical: Option<&str>,
+    ) -> Result<AliasEntry> {
+        let a = key("alias", alias)?;
+        let c = match canonical {
+            Some(c) => key("canonical", c)?,
+            None => a.clone(),
+        };
+        Ok(self
+            .stores
+            .aliases
+            .register(client(client_id)?, &a, &c)
+            .await?)
+    }
+
+    pub async fn alias_merge(&self, client_id: &str, source: &str, target: &str) -> Result<u64> {
+        let (s, t) = (key("source", source)?, key("target", target)?);
+        if s == t {
+            return Err(KbError::Invalid(format!(
+                "source and target are the same key `{s}`"
+            )));
+        }
+        Ok(self
+            .stores
+            .aliases
+            .merge(client(client_id)?, &s, &t)
+            .await?)
+    }
+
+    pub async fn alias_list(&self, client_id: &str, canonical: &str) -> Result<Vec<AliasEntry>> {
+        let c = key("canonical", canonical)?;
+        Ok(self.stores.aliases.list(client(client_id)?, &c).await?)
+    }
+
+    pub async fn alias_stats(&self, client_id: &str, top: usize) -> Result<AliasStats> {
+        Ok(self
+            .stores
+            .aliases
+            .stats(client(client_id)?, top.clamp(1, 1000))
+            .await?)
+    }
+}

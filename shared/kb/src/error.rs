@@ -1,0 +1,70 @@
+use evident_ai::EmbedError;
+use evident_core::secrets::SecretClass;
+use evident_core::validate::FieldError;
+use evident_store::{ErrorKind, StoreError};
+
+/// Everything the application layer can refuse or fail with. Each variant has a stable
+/// snake_case code and an HTTP status, mapped once here.
+#[derive(Debug, thiserror::Error)]
+pub enum KbError {
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    #[error("content contains a credential ({}) at line {line}; remove it before ingesting", class.description())]
+    CredentialDetected { class: SecretClass, line: usize },
+    #[error(
+        "relationship #{index} is not in a supported format (`a|EDGE|b`, `a->EDGE->b`, `a -[EDGE]-> b`): {reason}"
+    )]
+    InvalidRelationship { index: usize, reason: String },
+    #[error("{what} not found")]
+    NotFound { what: String },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("storage: {0}")]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+impl KbError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            KbError::Field(FieldError::Missing { .. }) => "missing_field",
+            KbError::Field(FieldError::TooLong { .. }) => "field_too_long",
+            KbError::Field(_) => "invalid_field",
+            KbError::CredentialDetected { .. } => "credential_detected",
+            KbError::InvalidRelationship { .. } => "invalid_relationship",
+            KbError::NotFound { .. } => "not_found",
+            KbError::Invalid(_) => "invalid_request",
+            KbError::Store(e) => e.code(),
+            KbError::Embed(e) => e.code(),
+        }
+    }
+
+    pub fn http_status(&self) -> u16 {
+        match self {
+            KbError::Field(_) | KbError::InvalidRelationship { .. } | KbError::Invalid(_) => 400,
+            KbError::CredentialDetected { .. } => 422,
+            KbError::NotFound { .. } => 404,
+            KbError::Store(e) => match e.kind {
+                ErrorKind::Unavailable => 503,
+                ErrorKind::Invalid => 400,
+                ErrorKind::Conflict => 409,
+                ErrorKind::Incompatible => 409,
+                ErrorKind::Corrupt => 500,
+            },
+            KbError::Embed(e) if e.is_retryable() => 503,
+            KbError::Embed(_) => 502,
+        }
+    }
+
+    /// Whether the same request can succeed later unchanged (drives the queue's backoff).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            KbError::Store(e) => e.is_retryable(),
+            KbError::Embed(e) => e.is_retryable(),
+            _ => false,
+        }
+    }
+}
+
+pub type Result<T, E = KbError> = std::result::Result<T, E>;

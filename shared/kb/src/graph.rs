@@ -1,0 +1,206 @@
+//! Graph reads: a node with its edges, a node's evidence, traversal, node search.
+
+use evident_core::refs::{self, NodeKey};
+use evident_core::{Chunk, Edge, Node, Visibility, validate};
+use evident_store::{Direction, Subgraph, TraverseOptions};
+use serde::{Deserialize, Serialize};
+
+use crate::{Kb, KbError, Result};
+
+/// Hard caps on traversal requests, whatever the caller asks.
+pub const MAX_DEPTH: usize = 5;
+pub const MAX_TRAVERSE_NODES: usize = 1000;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeView {
+    pub key: NodeKey,
+    #[serde(rename = "type")]
+    pub node_type: String,
+    pub label: String,
+    pub props: serde_json::Map<String, serde_json::Value>,
+    pub evidence_chunk_ids: Vec<String>,
+    pub edges: Vec<Edge>,
+}
+
+/// `POST /api/v1/traverse` body.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraverseRequest {
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub group_id: Option<String>,
+    pub start_key: String,
+    #[serde(default = "two")]
+    pub max_depth: usize,
+    #[serde(default)]
+    pub direction: Direction,
+    #[serde(default)]
+    pub edge_types: Vec<String>,
+    #[serde(default = "default_nodes")]
+    pub max_nodes: usize,
+}
+
+fn two() -> usize {
+    2
+}
+fn default_nodes() -> usize {
+    200
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphView {
+    pub nodes: Vec<NodeAtDepth>,
+    pub edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeAtDepth {
+    #[serde(flatten)]
+    pub node: Node,
+    pub depth: usize,
+}
+
+impl From<Subgraph> for GraphView {
+    fn from(s: Subgraph) -> Self {
+        GraphView {
+            nodes: s
+                .nodes
+                .into_iter()
+                .map(|(node, depth)| NodeAtDepth { node, depth })
+                .collect(),
+            edges: s.edges,
+        }
+    }
+}
+
+/// Parses a key given by a caller: canonical keys pass through unchanged, free text is normalised.
+pub fn parse_key(field: &'static str, raw: &str) -> Result<NodeKey> {
+    validate::identifier(field, raw)?;
+    refs::normalize_ref(raw).ok_or(KbError::Field(validate::FieldError::Invalid {
+        field,
+        reason: "has no letters or digits".into(),
+    }))
+}
+
+impl Kb {
+    async fn resolve_for(&self, vis: &Visibility, key: NodeKey) -> Result<NodeKey> {
+        let client = vis.reader().partition().to_string();
+        Ok(self
+            .stores
+            .aliases
+            .resolve(&client, std::slice::from_ref(&key))
+            .await?
+            .into_iter()
+            .next()
+            .unwrap_or(key))
+    }
+
+    /// A node with its direct edges (both directions), or NotFound when the reader cannot see it.
+    pub async fn node(&self, vis: &Visibility, raw_key: &str) -> Result<NodeView> {
+        let key = self.resolve_for(vis, parse_key("key", raw_key)?).await?;
+        let sub = self
+            .stores
+            .graph
+            .traverse(
+                vis,
+                std::slice::from_ref(&key),
+                &TraverseOptions {
+                    max_depth: 1,
+                    max_nodes: 501,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let node = sub
+            .nodes
+            .into_iter()
+            .find(|(n, _)| n.key == key)
+            .map(|(n, _)| n)
+            .ok_or_else(|| KbError::NotFound {
+                what: format!("node `{key}`"),
+            })?;
+        Ok(NodeView {
+            key: node.key,
+            node_type: node.node_type,
+            label: node.label,
+            props: node.props,
+            evidence_chunk_ids: node.evidence_chunk_ids,
+            edges: sub.edges,
+        })
+    }
+
+    /// The chunks that evidence a node and its edges, with locators.
+    pub async fn node_evidence(
+        &self,
+        vis: &Visibility,
+        raw_key: &str,
+        limit: usize,
+    ) -> Result<Vec<Chunk>> {
+        let view = self.node(vis, raw_key).await?;
+        let mut ids: Vec<String> = Vec::new();
+        for id in view
+            .evidence_chunk_ids
+            .iter()
+            .chain(view.edges.iter().flat_map(|e| e.evidence_chunk_ids.iter()))
+        {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+            if ids.len() >= limit {
+                break;
+            }
+        }
+        Ok(self.stores.chunks.get(vis, &ids).await?)
+    }
+
+    pub async fn traverse(&self, vis: &Visibility, req: &TraverseRequest) -> Result<GraphView> {
+        let start = self
+            .resolve_for(vis, parse_key("startKey", &req.start_key)?)
+            .await?;
+        if req.max_depth == 0 || req.max_depth > MAX_DEPTH {
+            return Err(KbError::Invalid(format!(
+                "maxDepth must be 1..={MAX_DEPTH}"
+            )));
+        }
+        let mut edge_types = Vec::new();
+        for t in &req.edge_types {
+            edge_types.push(
+                refs::canonical_relation(t)
+                    .ok_or_else(|| KbError::Invalid(format!("`{t}` is not an edge type")))?,
+            );
+        }
+        let opts = TraverseOptions {
+            max_depth: req.max_depth,
+            direction: req.direction,
+            edge_types,
+            max_nodes: req.max_nodes.clamp(1, MAX_TRAVERSE_NODES),
+        };
+        Ok(self
+            .stores
+            .graph
+            .traverse(vis, &[start], &opts)
+            .await?
+            .into())
+    }
+
+    pub async fn search_nodes(
+        &self,
+        vis: &Visibility,
+        q: &str,
+        node_type: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Node>> {
+        validate::identifier("q", q)?;
+        let node_type = node_type.map(refs::canonical_entity_type);
+        Ok(self
+            .stores
+            .graph
+            .search_nodes(vis, q, node_type.as_deref(), limit.clamp(1, 500))
+            .await?)
+    }
+}

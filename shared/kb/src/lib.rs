@@ -1,0 +1,115 @@
+//! Evident's application layer: the operations the API, the CLI and the workers share.
+//!
+//! - [`Kb::ingest`]: validate → reject credentials → normalise refs → resolve aliases →
+//!   chunk → embed only new chunks → write chunks, nodes and edges as one unit.
+//! - [`Kb::purge`]: remove a source, its chunks, and graph items left without evidence.
+//! - [`Kb::retrieve`]: BM25 + vector candidates and entity hits fused by weighted RRF over
+//!   chunk ids, graph expansion from the top hits, per-source diversity, an evidence pack.
+//! - alias and graph reads, with the reader's visibility.
+//!
+//! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
+
+mod aliases;
+mod error;
+mod graph;
+pub mod ingest;
+mod pools;
+pub mod retrieve;
+
+use std::sync::Arc;
+
+use evident_ai::Embedder;
+use evident_core::chunking::ChunkingConfig;
+use evident_store::{Stores, VectorSpace};
+
+pub use error::{KbError, Result};
+pub use graph::{NodeView, TraverseRequest};
+pub use ingest::{IngestOutcome, IngestRequest, IngestStatus, PurgeOutcome};
+pub use pools::{PoolConfig, WritePools};
+pub use retrieve::{EvidencePack, RetrieveRequest};
+
+/// The knowledge base: stores + embedder + write pools. Cheap to clone.
+#[derive(Clone)]
+pub struct Kb {
+    pub(crate) stores: Stores,
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) pools: WritePools,
+    pub(crate) chunking: ChunkingConfig,
+}
+
+impl Kb {
+    /// Binds the embedder's vector space to the chunk store (refusing a mismatch) and
+    /// returns the knowledge base.
+    pub async fn new(stores: Stores, embedder: Arc<dyn Embedder>, pools: PoolConfig) -> Result<Kb> {
+        stores
+            .chunks
+            .bind_vector_space(&VectorSpace {
+                embedder: embedder.identity().to_string(),
+                dim: embedder.dim(),
+            })
+            .await?;
+        Ok(Kb {
+            stores,
+            embedder,
+            pools: WritePools::new(pools),
+            chunking: ChunkingConfig::default(),
+        })
+    }
+
+    pub fn with_chunking(mut self, chunking: ChunkingConfig) -> Self {
+        self.chunking = chunking;
+        self
+    }
+
+    pub fn stores(&self) -> &Stores {
+        &self.stores
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    pub fn pools(&self) -> &WritePools {
+        &self.pools
+    }
+}
+
+/// Builds the reader's visibility from request scope fields, validating them.
+pub fn visibility(
+    client_id: Option<&str>,
+    project_id: Option<&str>,
+    group_id: Option<&str>,
+) -> Result<evident_core::Visibility> {
+    Ok(evident_core::Visibility::of(scope(
+        client_id, project_id, group_id,
+    )?))
+}
+
+/// Validated scope from request fields: project or group need a client.
+pub fn scope(
+    client_id: Option<&str>,
+    project_id: Option<&str>,
+    group_id: Option<&str>,
+) -> Result<evident_core::Scope> {
+    use evident_core::validate;
+    for (field, v) in [
+        ("clientId", client_id),
+        ("projectId", project_id),
+        ("groupId", group_id),
+    ] {
+        if let Some(v) = v {
+            validate::identifier(field, v)?;
+        }
+    }
+    let scope = evident_core::Scope {
+        client_id: client_id.map(str::to_string),
+        project_id: project_id.map(str::to_string),
+        group_id: group_id.map(str::to_string),
+    };
+    if !scope.is_consistent() {
+        return Err(KbError::Invalid(
+            "projectId and groupId need a clientId".into(),
+        ));
+    }
+    Ok(scope)
+}

@@ -1,0 +1,269 @@
+//! Layered configuration: compiled-in defaults < file < `EVIDENT__SECTION__KEY` env < CLI.
+//!
+//! Layers are merged as TOML tables and deserialised once with `deny_unknown_fields`, so an
+//! unknown key in any layer (including the environment) is an error naming the key.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use evident_ai::{EmbedderConfig, OllamaConfig};
+use evident_kb::PoolConfig;
+use serde::Deserialize;
+
+/// The commented default configuration, compiled in.
+pub const DEFAULT_TOML: &str = include_str!("../../../deploy/config/evident.default.toml");
+const ENV_PREFIX: &str = "EVIDENT__";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config {origin}: {message}")]
+    Parse { origin: String, message: String },
+    #[error("config: {0}")]
+    Invalid(String),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub store: StoreConfig,
+    pub embedder: EmbedderSettings,
+    pub write_pools: PoolConfig,
+    pub chunking: ChunkingSettings,
+    pub log: LogConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    pub max_body_bytes: usize,
+    pub request_timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmbedderKind {
+    Static,
+    Hashing,
+    Ollama,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbedderSettings {
+    pub kind: EmbedderKind,
+    pub dim: usize,
+    pub url: String,
+    pub model: String,
+    pub batch_size: usize,
+    pub timeout_secs: u64,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkingSettings {
+    pub max_tokens: usize,
+    pub min_tokens: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    pub level: String,
+    pub format: LogFormat,
+}
+
+impl EmbedderSettings {
+    pub fn to_embedder_config(&self) -> Result<EmbedderConfig, ConfigError> {
+        match self.kind {
+            EmbedderKind::Static => Ok(EmbedderConfig::Static),
+            EmbedderKind::Hashing => {
+                if self.dim == 0 {
+                    return Err(ConfigError::Invalid(
+                        "embedder.kind = \"hashing\" needs embedder.dim".into(),
+                    ));
+                }
+                Ok(EmbedderConfig::Hashing { dim: self.dim })
+            }
+            EmbedderKind::Ollama => {
+                if self.url.is_empty() || self.model.is_empty() || self.dim == 0 {
+                    return Err(ConfigError::Invalid("embedder.kind = \"ollama\" needs embedder.url, embedder.model and embedder.dim".into()));
+                }
+                Ok(EmbedderConfig::Ollama(OllamaConfig {
+                    url: self.url.clone(),
+                    model: self.model.clone(),
+                    dim: self.dim,
+                    batch_size: self.batch_size,
+                    timeout_secs: self.timeout_secs,
+                }))
+            }
+        }
+    }
+}
+
+fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
+    text.parse::<toml::Table>().map_err(|e| ConfigError::Parse {
+        origin: origin.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// Deep-merges `over` into `base` (tables merge, everything else replaces).
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// An env value is read as a TOML value when it parses as one (numbers, booleans, arrays),
+/// otherwise as a plain string.
+fn env_value(raw: &str) -> toml::Value {
+    format!("v = {raw}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+}
+
+impl Config {
+    /// Loads defaults, then `file` (if any), then the given environment.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let mut table = parse_table(DEFAULT_TOML, "defaults")?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            merge(&mut table, parse_table(&text, &path.display().to_string())?);
+        }
+        for (name, value) in env {
+            let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
+            let parts: Vec<String> = rest.split("__").map(str::to_lowercase).collect();
+            if parts.len() != 2 || parts.iter().any(String::is_empty) {
+                return Err(ConfigError::Invalid(format!(
+                    "{name}: expected EVIDENT__SECTION__KEY"
+                )));
+            }
+            let mut section = toml::Table::new();
+            section.insert(parts[1].clone(), env_value(&value));
+            let mut over = toml::Table::new();
+            over.insert(parts[0].clone(), toml::Value::Table(section));
+            merge(&mut table, over);
+        }
+        let cfg: Config = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                origin: "merged configuration".into(),
+                message: e.to_string(),
+            })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Loads from the process environment (`EVIDENT_CONFIG` names the file unless `file` is given).
+    pub fn from_env(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let env_file = std::env::var_os("EVIDENT_CONFIG").map(PathBuf::from);
+        Config::load(file.or(env_file.as_deref()), std::env::vars())
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.server.max_body_bytes < 1024 {
+            return Err(ConfigError::Invalid(
+                "server.max_body_bytes must be at least 1024".into(),
+            ));
+        }
+        if self.chunking.max_tokens < 16 || self.chunking.min_tokens >= self.chunking.max_tokens {
+            return Err(ConfigError::Invalid(
+                "chunking.max_tokens must be ≥ 16 and above chunking.min_tokens".into(),
+            ));
+        }
+        if self.write_pools.interactive == 0 || self.write_pools.bulk == 0 {
+            return Err(ConfigError::Invalid("write_pools sizes must be ≥ 1".into()));
+        }
+        self.embedder.to_embedder_config().map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_load_and_layers_override_in_order() {
+        let cfg = Config::load(None, env(&[])).expect("defaults are valid");
+        assert_eq!(cfg.server.listen.to_string(), "127.0.0.1:7878");
+        assert_eq!(cfg.embedder.kind, EmbedderKind::Static);
+
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("evident.toml");
+        std::fs::write(
+            &file,
+            "[server]\nlisten = \"127.0.0.1:9000\"\n[write_pools]\nbulk = 7\n",
+        )
+        .expect("write");
+        let cfg = Config::load(
+            Some(&file),
+            env(&[
+                ("EVIDENT__SERVER__LISTEN", "127.0.0.1:9100"),
+                ("OTHER", "x"),
+            ]),
+        )
+        .expect("load");
+        assert_eq!(
+            cfg.server.listen.to_string(),
+            "127.0.0.1:9100",
+            "env beats file"
+        );
+        assert_eq!(cfg.write_pools.bulk, 7, "file beats defaults");
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_in_every_layer() {
+        let err = Config::load(None, env(&[("EVIDENT__SERVER__LISTN", "x")])).expect_err("typo");
+        assert!(err.to_string().contains("listn"), "{err}");
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, "[nope]\nx = 1\n").expect("write");
+        assert!(Config::load(Some(&file), env(&[])).is_err());
+        assert!(
+            Config::load(None, env(&[("EVIDENT__EMBEDDER__KIND", "ollama")])).is_err(),
+            "ollama without url"
+        );
+    }
+}

@@ -1,0 +1,59 @@
+//! Builds the knowledge base from configuration: embedder, stores, pools.
+
+use evident_core::chunking::ChunkingConfig;
+use evident_kb::Kb;
+use evident_store::VectorSpace;
+use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
+
+use crate::Config;
+
+/// Everything a process opened, to serve with and to close on shutdown.
+pub struct Opened {
+    pub kb: Kb,
+    pub embedded: EmbeddedStore,
+}
+
+impl Opened {
+    /// Flushes counters and saves the vector index. Call once, at shutdown.
+    pub fn close(&self) {
+        if let Err(e) = self.embedded.close() {
+            tracing::warn!(error = %e, "closing the store did not complete; the vector index will be rebuilt from the record store");
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Config(#[from] crate::ConfigError),
+    #[error("embedder: {0}")]
+    Embedder(#[from] evident_ai::EmbedError),
+    #[error("store: {0}")]
+    Store(#[from] evident_store::StoreError),
+    #[error("{0}")]
+    Kb(#[from] evident_kb::KbError),
+}
+
+/// Opens the configured stores and embedder. Blocking work (opening SQLite, loading the
+/// vector index) runs on the blocking pool.
+pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
+    let embedder = evident_ai::build(&cfg.embedder.to_embedder_config()?)?;
+    let opts = EmbeddedOptions {
+        dir: cfg.store.data_dir.clone(),
+        vector_space: VectorSpace {
+            embedder: embedder.identity().to_string(),
+            dim: embedder.dim(),
+        },
+        background_indexer: true,
+    };
+    let embedded = tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
+        .await
+        .map_err(|e| evident_store::StoreError::unavailable(format!("opening store: {e}")))??;
+    let kb = Kb::new(embedded.stores(), embedder, cfg.write_pools)
+        .await?
+        .with_chunking(ChunkingConfig {
+            max_tokens: cfg.chunking.max_tokens,
+            min_tokens: cfg.chunking.min_tokens,
+        });
+    Ok(Opened { kb, embedded })
+}

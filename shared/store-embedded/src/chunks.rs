@@ -1,0 +1,475 @@
+//! ChunkStore over SQLite + FTS5 + the vector index.
+
+use async_trait::async_trait;
+use evident_core::{Chunk, NodeKey, Scope, Visibility};
+use evident_store::{ChunkFilter, ChunkStore, Result, ScoredId, StoreError, VectorSpace};
+use rusqlite::types::Value;
+use rusqlite::{Connection, Row, params_from_iter};
+
+use crate::vectors::VectorIndex;
+use crate::{EmbeddedStore, json_err, now_millis, sql, sqlite_err};
+
+const CHUNK_COLUMNS: &str = "c.id, c.client_id, c.project_id, c.group_id, c.source_urn, c.kind, c.title, c.content, \
+     c.content_hash, c.locator, c.graph_refs, c.metadata, c.observed_at, c.ordinal";
+
+/// A chunk row as read, JSON columns still encoded (decoded by [`decode`], so a bad value maps
+/// to our error type rather than a rusqlite one).
+struct RawChunk {
+    id: String,
+    scope: Scope,
+    source_urn: String,
+    kind: String,
+    title: Option<String>,
+    content: String,
+    content_hash: String,
+    locator: String,
+    graph_refs: String,
+    metadata: String,
+    observed_at: Option<String>,
+    ordinal: i64,
+}
+
+fn row_to_chunk(r: &Row<'_>) -> rusqlite::Result<RawChunk> {
+    Ok(RawChunk {
+        id: r.get(0)?,
+        scope: Scope {
+            client_id: r.get(1)?,
+            project_id: r.get(2)?,
+            group_id: r.get(3)?,
+        },
+        source_urn: r.get(4)?,
+        kind: r.get(5)?,
+        title: r.get(6)?,
+        content: r.get(7)?,
+        content_hash: r.get(8)?,
+        locator: r.get(9)?,
+        graph_refs: r.get(10)?,
+        metadata: r.get(11)?,
+        observed_at: r.get(12)?,
+        ordinal: r.get(13)?,
+    })
+}
+
+fn decode(raw: RawChunk) -> Result<Chunk> {
+    Ok(Chunk {
+        id: raw.id,
+        scope: raw.scope,
+        source_urn: raw.source_urn,
+        kind: raw.kind,
+        title: raw.title,
+        content: raw.content,
+        content_hash: raw.content_hash,
+        locator: serde_json::from_str(&raw.locator).map_err(json_err)?,
+        graph_refs: serde_json::from_str::<Vec<String>>(&raw.graph_refs)
+            .map_err(json_err)?
+            .into_iter()
+            .map(NodeKey::from_canonical)
+            .collect(),
+        metadata: serde_json::from_str(&raw.metadata).map_err(json_err)?,
+        observed_at: raw.observed_at,
+        ordinal: raw.ordinal as usize,
+    })
+}
+
+pub(crate) fn embedding_to_blob(v: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+fn blob_to_embedding(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Inserts one chunk (replacing a row with the same id). Returns (new row id, replaced row id).
+pub(crate) fn insert_chunk(
+    conn: &Connection,
+    chunk: &Chunk,
+    embedding: &[f32],
+) -> Result<(u64, Option<u64>)> {
+    use rusqlite::OptionalExtension;
+    let old: Option<i64> = conn
+        .query_row("SELECT rid FROM chunks WHERE id = ?1", [&chunk.id], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(sqlite_err)?;
+    if let Some(rid) = old {
+        conn.execute("DELETE FROM chunks WHERE rid = ?1", [rid])
+            .map_err(sqlite_err)?;
+    }
+    let refs: Vec<&str> = chunk.graph_refs.iter().map(NodeKey::as_str).collect();
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO chunks(id, partition, client_id, project_id, group_id, source_urn, kind, title, content, \
+             content_hash, locator, graph_refs, metadata, observed_at, ordinal, created_at, embedding) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        )
+        .map_err(sqlite_err)?;
+    stmt.execute(rusqlite::params![
+        chunk.id,
+        chunk.scope.partition(),
+        chunk.scope.client_id,
+        chunk.scope.project_id,
+        chunk.scope.group_id,
+        chunk.source_urn,
+        chunk.kind,
+        chunk.title,
+        chunk.content,
+        chunk.content_hash,
+        serde_json::to_string(&chunk.locator).map_err(json_err)?,
+        serde_json::to_string(&refs).map_err(json_err)?,
+        serde_json::to_string(&chunk.metadata).map_err(json_err)?,
+        chunk.observed_at,
+        chunk.ordinal as i64,
+        now_millis(),
+        embedding_to_blob(embedding),
+    ])
+    .map_err(sqlite_err)?;
+    Ok((conn.last_insert_rowid() as u64, old.map(|r| r as u64)))
+}
+
+/// Updates the non-text fields of an existing chunk in place (its id pins its text).
+pub(crate) fn relocate_chunk(conn: &Connection, chunk: &Chunk) -> Result<()> {
+    let refs: Vec<&str> = chunk.graph_refs.iter().map(NodeKey::as_str).collect();
+    conn.prepare_cached(
+        "UPDATE chunks SET partition = ?2, client_id = ?3, project_id = ?4, group_id = ?5, source_urn = ?6, kind = ?7, \
+         title = ?8, locator = ?9, graph_refs = ?10, metadata = ?11, observed_at = ?12, ordinal = ?13 WHERE id = ?1",
+    )
+    .map_err(sqlite_err)?
+    .execute(rusqlite::params![
+        chunk.id,
+        chunk.scope.partition(),
+        chunk.scope.client_id,
+        chunk.scope.project_id,
+        chunk.scope.group_id,
+        chunk.source_urn,
+        chunk.kind,
+        chunk.title,
+        serde_json::to_string(&chunk.locator).map_err(json_err)?,
+        serde_json::to_string(&refs).map_err(json_err)?,
+        serde_json::to_string(&chunk.metadata).map_err(json_err)?,
+        chunk.observed_at,
+        chunk.ordinal as i64,
+    ])
+    .map_err(sqlite_err)?;
+    Ok(())
+}
+
+/// Deletes chunks of `partition` by id. Returns the row ids deleted.
+pub(crate) fn delete_chunks(
+    conn: &Connection,
+    partition: &str,
+    ids: &[String],
+) -> Result<Vec<u64>> {
+    let mut rids = Vec::with_capacity(ids.len());
+    let mut find = conn
+        .prepare_cached("SELECT rid FROM chunks WHERE id = ?1 AND partition = ?2")
+        .map_err(sqlite_err)?;
+    let mut del = conn
+        .prepare_cached("DELETE FROM chunks WHERE rid = ?1")
+        .map_err(sqlite_err)?;
+    for id in ids {
+        let found: Vec<i64> = find
+            .query_map(rusqlite::params![id, partition], |r| r.get(0))
+            .map_err(sqlite_err)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sqlite_err)?;
+        for rid in found {
+            del.execute([rid]).map_err(sqlite_err)?;
+            rids.push(rid as u64);
+        }
+    }
+    Ok(rids)
+}
+
+pub(crate) fn load_embeddings_above(conn: &Connection, above: u64) -> Result<Vec<(u64, Vec<f32>)>> {
+    let mut stmt = conn
+        .prepare("SELECT rid, embedding FROM chunks WHERE rid > ?1 ORDER BY rid")
+        .map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map([above as i64], |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                blob_to_embedding(&r.get::<_, Vec<u8>>(1)?),
+            ))
+        })
+        .map_err(sqlite_err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sqlite_err)
+}
+
+pub(crate) fn track_all_rows(conn: &Connection, vectors: &VectorIndex) -> Result<()> {
+    let mut stmt = conn
+        .prepare("SELECT rid, id, client_id, project_id, group_id, kind FROM chunks")
+        .map_err(sqlite_err)?;
+    let mut rows = stmt.query([]).map_err(sqlite_err)?;
+    while let Some(r) = rows.next().map_err(sqlite_err)? {
+        let scope = Scope {
+            client_id: r.get(2).map_err(sqlite_err)?,
+            project_id: r.get(3).map_err(sqlite_err)?,
+            group_id: r.get(4).map_err(sqlite_err)?,
+        };
+        let rid: i64 = r.get(0).map_err(sqlite_err)?;
+        let id: String = r.get(1).map_err(sqlite_err)?;
+        let kind: String = r.get(5).map_err(sqlite_err)?;
+        vectors.track_row(rid as u64, &id, &scope, &kind);
+    }
+    Ok(())
+}
+
+fn query_chunks(conn: &Connection, sql_text: &str, params: Vec<Value>) -> Result<Vec<Chunk>> {
+    let mut stmt = conn.prepare_cached(sql_text).map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map(params_from_iter(params), row_to_chunk)
+        .map_err(sqlite_err)?;
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(decode(r.map_err(sqlite_err)?)?);
+    }
+    Ok(out)
+}
+
+fn kinds_fragment(
+    filter: &ChunkFilter,
+    prefix: &str,
+    sql_text: &mut String,
+    params: &mut Vec<Value>,
+) {
+    if !filter.kinds.is_empty() {
+        sql_text.push_str(&format!(
+            " AND {prefix}kind IN {}",
+            sql::placeholders(filter.kinds.len())
+        ));
+        params.extend(sql::texts(filter.kinds.iter().map(String::as_str)));
+    }
+}
+
+fn search_fts(
+    conn: &Connection,
+    vis: &Visibility,
+    m: &str,
+    filter: &ChunkFilter,
+    limit: usize,
+) -> Result<Vec<ScoredId>> {
+    let mut q = format!(
+        "SELECT c.id, bm25(chunks_fts, 2.0, 1.0) AS s FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid \
+         WHERE chunks_fts MATCH ? AND "
+    );
+    let mut params = vec![Value::Text(m.to_string())];
+    sql::visibility(vis, "c.", &mut q, &mut params);
+    kinds_fragment(filter, "c.", &mut q, &mut params);
+    q.push_str(" ORDER BY s LIMIT ?");
+    params.push(Value::Integer(limit as i64));
+    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map(params_from_iter(params), |r| {
+            Ok(ScoredId {
+                chunk_id: r.get(0)?,
+                score: -(r.get::<_, f64>(1)? as f32),
+            })
+        })
+        .map_err(sqlite_err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sqlite_err)
+}
+
+#[async_trait]
+impl ChunkStore for EmbeddedStore {
+    async fn bind_vector_space(&self, space: &VectorSpace) -> Result<()> {
+        let ours = self.inner.vectors.space();
+        if ours != space {
+            return Err(StoreError::incompatible(format!(
+                "store holds `{}` ({} dims), caller embeds with `{}` ({} dims)",
+                ours.embedder, ours.dim, space.embedder, space.dim
+            )));
+        }
+        Ok(())
+    }
+
+    async fn upsert(&self, chunks: Vec<(Chunk, Vec<f32>)>) -> Result<()> {
+        let write = evident_store::SourceWrite {
+            upsert_chunks: chunks,
+            ..Default::default()
+        };
+        self.write(move |conn, inner| crate::write::apply_chunks_only(conn, inner, write))
+            .await
+    }
+
+    async fn relocate(&self, chunks: Vec<Chunk>) -> Result<()> {
+        self.write(move |conn, inner| {
+            let tx = conn.transaction().map_err(sqlite_err)?;
+            for chunk in &chunks {
+                relocate_chunk(&tx, chunk)?;
+            }
+            tx.commit().map_err(sqlite_err)?;
+            crate::write::retrack(conn, inner, &chunks)
+        })
+        .await
+    }
+
+    async fn delete(&self, partition: &str, ids: &[String]) -> Result<usize> {
+        let (partition, ids) = (partition.to_string(), ids.to_vec());
+        self.write(move |conn, inner| {
+            let tx = conn.transaction().map_err(sqlite_err)?;
+            let rids = delete_chunks(&tx, &partition, &ids)?;
+            tx.commit().map_err(sqlite_err)?;
+            inner.vectors.forget(&rids);
+            Ok(rids.len())
+        })
+        .await
+    }
+
+    async fn source_chunks(
+        &self,
+        partition: &str,
+        source_urn: &str,
+    ) -> Result<Vec<(String, String)>> {
+        let (partition, urn) = (partition.to_string(), source_urn.to_string());
+        self.read(move |conn, _| {
+            let mut stmt = conn
+                .prepare_cached("SELECT id, content_hash FROM chunks WHERE partition = ?1 AND source_urn = ?2 ORDER BY ordinal, rid")
+                .map_err(sqlite_err)?;
+            let rows = stmt.query_map([&partition, &urn], |r| Ok((r.get(0)?, r.get(1)?))).map_err(sqlite_err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sqlite_err)
+        })
+        .await
+    }
+
+    async fn get(&self, vis: &Visibility, ids: &[String]) -> Result<Vec<Chunk>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (vis, ids) = (vis.clone(), ids.to_vec());
+        self.read(move |conn, _| {
+            let mut found = Vec::with_capacity(ids.len());
+            for batch in ids.chunks(500) {
+                let mut q = format!(
+                    "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.id IN {} AND ",
+                    sql::placeholders(batch.len())
+                );
+                let mut params = sql::texts(batch.iter().map(String::as_str));
+                sql::visibility(&vis, "c.", &mut q, &mut params);
+                found.extend(query_chunks(conn, &q, params)?);
+            }
+            let mut by_id: std::collections::HashMap<String, Chunk> =
+                found.into_iter().map(|c| (c.id.clone(), c)).collect();
+            Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+        })
+        .await
+    }
+
+    async fn search_text(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredId>> {
+        let terms = sql::fts_terms(query);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let (vis, filter) = (vis.clone(), filter.clone());
+        self.read(move |conn, _| {
+            // All terms first (selective, cheap); widen to any term only if that is not enough.
+            let mut hits = search_fts(conn, &vis, &sql::fts_match(&terms, "AND"), &filter, limit)?;
+            if hits.len() < limit && terms.len() > 1 {
+                let more = search_fts(conn, &vis, &sql::fts_match(&terms, "OR"), &filter, limit)?;
+                // AND-hits rank first; OR-hits follow, scaled below the weakest AND hit.
+                let floor = hits.last().map(|h| h.score).unwrap_or(f32::INFINITY);
+                let top_or = more
+                    .first()
+                    .map(|h| h.score)
+                    .unwrap_or(1.0)
+                    .max(f32::EPSILON);
+                for h in more {
+                    if hits.len() >= limit {
+                        break;
+                    }
+                    if !hits.iter().any(|x| x.chunk_id == h.chunk_id) {
+                        let score = if floor.is_finite() {
+                            floor * 0.999 * (h.score / top_or)
+                        } else {
+                            h.score
+                        };
+                        hits.push(ScoredId {
+                            chunk_id: h.chunk_id,
+                            score,
+                        });
+                    }
+                }
+            }
+            Ok(hits)
+        })
+        .await
+    }
+
+    async fn search_vector(
+        &self,
+        vis: &Visibility,
+        vector: &[f32],
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredId>> {
+        let hits = self
+            .inner
+            .vectors
+            .search(vis, &filter.kinds, vector, limit)?;
+        Ok(hits
+            .into_iter()
+            .map(|(id, score)| ScoredId {
+                chunk_id: id.to_string(),
+                score,
+            })
+            .collect())
+    }
+
+    async fn by_kind(
+        &self,
+        vis: &Visibility,
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<Chunk>> {
+        let (vis, filter) = (vis.clone(), filter.clone());
+        self.read(move |conn, _| {
+            // One index-ordered scan per kind (kind, rid DESC), merged: avoids a sort over all
+            // chunks of several kinds.
+            let kinds: Vec<Option<String>> = if filter.kinds.is_empty() {
+                vec![None]
+            } else {
+                filter.kinds.iter().cloned().map(Some).collect()
+            };
+            let mut all: Vec<(i64, Chunk)> = Vec::new();
+            for kind in kinds {
+                let mut q = format!("SELECT {CHUNK_COLUMNS}, c.rid FROM chunks c WHERE ");
+                let mut params = Vec::new();
+                if let Some(k) = &kind {
+                    q.push_str("c.kind = ? AND ");
+                    params.push(Value::Text(k.clone()));
+                }
+                sql::visibility(&vis, "c.", &mut q, &mut params);
+                q.push_str(" ORDER BY c.rid DESC LIMIT ?");
+                params.push(Value::Integer(limit as i64));
+                let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+                let rows = stmt
+                    .query_map(params_from_iter(params), |r| {
+                        Ok((r.get::<_, i64>(14)?, row_to_chunk(r)?))
+                    })
+                    .map_err(sqlite_err)?;
+                for r in rows {
+                    let (rid, parts) = r.map_err(sqlite_err)?;
+                    all.push((rid, decode(parts)?));
+                }
+            }
+            all.sort_by(|a, b| b.0.cmp(&a.0));
+            all.truncate(limit);
+            Ok(all.into_iter().map(|(_, c)| c).collect())
+        })
+        .await
+    }
+}

@@ -1,0 +1,530 @@
+//! GraphStore over SQLite: nodes and edges per client partition, evidence rows per chunk.
+//!
+//! Visibility is evaluated in Rust with [`Visibility::admits`] on each evidence row's scope,
+//! so the graph uses exactly the rule the chunk search uses (one rule, one implementation).
+
+use std::collections::{HashMap, HashSet};
+
+use async_trait::async_trait;
+use evident_core::{Edge, EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Scope, Visibility};
+use evident_store::{Direction, GraphStore, RemovedCounts, Result, Subgraph, TraverseOptions};
+use rusqlite::types::Value;
+use rusqlite::{Connection, params_from_iter};
+use serde_json::{Map, Value as Json};
+
+use crate::{EmbeddedStore, json_err, now_millis, sql, sqlite_err};
+
+/// Most edges followed from one node in one hop: bounds expansion around hub nodes.
+const MAX_EDGES_PER_NODE: usize = 500;
+
+fn props_json(props: &Map<String, Json>) -> Result<String> {
+    serde_json::to_string(props).map_err(json_err)
+}
+
+fn add_evidence(
+    conn: &Connection,
+    table: &str,
+    id_col: &str,
+    id: i64,
+    evidence: &[Evidence],
+) -> Result<()> {
+    let q = format!(
+        "INSERT OR IGNORE INTO {table}({id_col}, chunk_id, client_id, project_id, group_id) VALUES (?1, ?2, ?3, ?4, ?5)"
+    );
+    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+    for ev in evidence {
+        stmt.execute(rusqlite::params![
+            id,
+            ev.chunk_id,
+            ev.scope.client_id,
+            ev.scope.project_id,
+            ev.scope.group_id
+        ])
+        .map_err(sqlite_err)?;
+    }
+    Ok(())
+}
+
+fn upsert_node(conn: &Connection, partition: &str, n: &NodeWrite) -> Result<i64> {
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO nodes(partition, key, type, label, props, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+             ON CONFLICT(partition, key) DO UPDATE SET type = excluded.type, label = excluded.label, \
+             props = json_patch(nodes.props, excluded.props), updated_at = excluded.updated_at RETURNING nid",
+        )
+        .map_err(sqlite_err)?;
+    let nid = stmt
+        .query_row(
+            rusqlite::params![
+                partition,
+                n.key.as_str(),
+                n.node_type,
+                n.label,
+                props_json(&n.props)?,
+                now_millis()
+            ],
+            |r| r.get(0),
+        )
+        .map_err(sqlite_err)?;
+    add_evidence(conn, "node_evidence", "nid", nid, &n.evidence)?;
+    Ok(nid)
+}
+
+/// Makes sure an edge endpoint exists without overwriting what is known about it.
+fn ensure_node(
+    conn: &Connection,
+    partition: &str,
+    key: &NodeKey,
+    evidence: &[Evidence],
+) -> Result<()> {
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO nodes(partition, key, type, label, props, updated_at) VALUES (?1, ?2, ?3, ?4, '{}', ?5) \
+             ON CONFLICT(partition, key) DO UPDATE SET updated_at = nodes.updated_at RETURNING nid",
+        )
+        .map_err(sqlite_err)?;
+    let label = if key.value().is_empty() {
+        key.as_str()
+    } else {
+        key.value()
+    };
+    let nid = stmt
+        .query_row(
+            rusqlite::params![
+                partition,
+                key.as_str(),
+                key.namespace(),
+                label,
+                now_millis()
+            ],
+            |r| r.get(0),
+        )
+        .map_err(sqlite_err)?;
+    add_evidence(conn, "node_evidence", "nid", nid, evidence)
+}
+
+pub(crate) fn upsert_graph(
+    conn: &Connection,
+    partition: &str,
+    nodes: &[NodeWrite],
+    edges: &[EdgeWrite],
+) -> Result<()> {
+    for n in nodes {
+        upsert_node(conn, partition, n)?;
+    }
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO edges(partition, from_key, edge_type, to_key, props) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT(partition, from_key, edge_type, to_key) DO UPDATE SET props = json_patch(edges.props, excluded.props) RETURNING eid",
+        )
+        .map_err(sqlite_err)?;
+    for e in edges {
+        if e.evidence.is_empty() {
+            return Err(evident_store::StoreError::invalid(format!(
+                "edge {} -{}-> {} has no evidence",
+                e.from, e.edge_type, e.to
+            )));
+        }
+        let eid: i64 = stmt
+            .query_row(
+                rusqlite::params![
+                    partition,
+                    e.from.as_str(),
+                    e.edge_type,
+                    e.to.as_str(),
+                    props_json(&e.props)?
+                ],
+                |r| r.get(0),
+            )
+            .map_err(sqlite_err)?;
+        add_evidence(conn, "edge_evidence", "eid", eid, &e.evidence)?;
+        // An edge's evidence also evidences both endpoints (so a node outlives its edges only
+        // while something still mentions it).
+        ensure_node(conn, partition, &e.from, &e.evidence)?;
+        ensure_node(conn, partition, &e.to, &e.evidence)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn remove_evidence(
+    conn: &Connection,
+    partition: &str,
+    chunk_ids: &[String],
+) -> Result<RemovedCounts> {
+    let mut affected_edges = HashSet::new();
+    let mut affected_nodes = HashSet::new();
+    {
+        let mut find_e = conn
+            .prepare_cached("SELECT ev.eid FROM edge_evidence ev JOIN edges e ON e.eid = ev.eid WHERE ev.chunk_id = ?1 AND e.partition = ?2")
+            .map_err(sqlite_err)?;
+        let mut find_n = conn
+            .prepare_cached("SELECT ev.nid FROM node_evidence ev JOIN nodes n ON n.nid = ev.nid WHERE ev.chunk_id = ?1 AND n.partition = ?2")
+            .map_err(sqlite_err)?;
+        let mut del_e = conn
+            .prepare_cached("DELETE FROM edge_evidence WHERE eid = ?1 AND chunk_id = ?2")
+            .map_err(sqlite_err)?;
+        let mut del_n = conn
+            .prepare_cached("DELETE FROM node_evidence WHERE nid = ?1 AND chunk_id = ?2")
+            .map_err(sqlite_err)?;
+        for chunk in chunk_ids {
+            let eids: Vec<i64> = find_e
+                .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
+                .map_err(sqlite_err)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(sqlite_err)?;
+            for eid in eids {
+                del_e
+                    .execute(rusqlite::params![eid, chunk])
+                    .map_err(sqlite_err)?;
+                affected_edges.insert(eid);
+            }
+            let nids: Vec<i64> = find_n
+                .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
+                .map_err(sqlite_err)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(sqlite_err)?;
+            for nid in nids {
+                del_n
+                    .execute(rusqlite::params![nid, chunk])
+                    .map_err(sqlite_err)?;
+                affected_nodes.insert(nid);
+            }
+        }
+    }
+    let mut removed = RemovedCounts::default();
+    let mut gc_e = conn
+        .prepare_cached("DELETE FROM edges WHERE eid = ?1 AND NOT EXISTS (SELECT 1 FROM edge_evidence WHERE eid = ?1)")
+        .map_err(sqlite_err)?;
+    for eid in affected_edges {
+        removed.edges += gc_e.execute([eid]).map_err(sqlite_err)?;
+    }
+    let mut gc_n = conn
+        .prepare_cached("DELETE FROM nodes WHERE nid = ?1 AND NOT EXISTS (SELECT 1 FROM node_evidence WHERE nid = ?1)")
+        .map_err(sqlite_err)?;
+    for nid in affected_nodes {
+        removed.nodes += gc_n.execute([nid]).map_err(sqlite_err)?;
+    }
+    Ok(removed)
+}
+
+fn visible_evidence(
+    conn: &Connection,
+    table: &str,
+    id_col: &str,
+    id: i64,
+    vis: &Visibility,
+) -> Result<Vec<String>> {
+    let q = format!(
+        "SELECT chunk_id, client_id, project_id, group_id FROM {table} WHERE {id_col} = ?1 ORDER BY chunk_id"
+    );
+    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map([id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                Scope {
+                    client_id: r.get(1)?,
+                    project_id: r.get(2)?,
+                    group_id: r.get(3)?,
+                },
+            ))
+        })
+        .map_err(sqlite_err)?;
+    let mut out = Vec::new();
+    for r in rows {
+        let (chunk, scope) = r.map_err(sqlite_err)?;
+        if vis.admits(&scope) {
+            out.push(chunk);
+        }
+    }
+    Ok(out)
+}
+
+fn partitions_params(vis: &Visibility) -> (String, Vec<Value>) {
+    let parts = vis.partitions();
+    (sql::placeholders(parts.len()), sql::texts(parts))
+}
+
+/// Reads one node across the reader's partitions; `None` unless some evidence is visible.
+fn read_node(conn: &Connection, vis: &Visibility, key: &NodeKey) -> Result<Option<Node>> {
+    let (ph, mut params) = partitions_params(vis);
+    params.insert(0, Value::Text(key.as_str().to_string()));
+    let q = format!(
+        "SELECT nid, partition, type, label, props FROM nodes WHERE key = ? AND partition IN {ph} ORDER BY partition"
+    );
+    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+    let rows: Vec<(i64, String, String, String, String)> = stmt
+        .query_map(params_from_iter(params), |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .map_err(sqlite_err)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(sqlite_err)?;
+    let mut node: Option<Node> = None;
+    // Ordered by partition: global ("") first, so the client's own record wins on conflicts.
+    for (nid, _partition, node_type, label, props) in rows {
+        let evidence = visible_evidence(conn, "node_evidence", "nid", nid, vis)?;
+        if evidence.is_empty() {
+            continue;
+        }
+        let props: Map<String, Json> = serde_json::from_str(&props).map_err(json_err)?;
+        match &mut node {
+            None => {
+                node = Some(Node {
+                    key: key.clone(),
+                    node_type,
+                    label,
+                    props,
+                    evidence_chunk_ids: evidence,
+                })
+            }
+            Some(n) => {
+                n.node_type = node_type;
+                n.label = label;
+                n.props.extend(props);
+                n.evidence_chunk_ids.extend(evidence);
+            }
+        }
+    }
+    Ok(node)
+}
+
+struct EdgeRow {
+    eid: i64,
+    from: String,
+    edge_type: String,
+    to: String,
+    props: String,
+}
+
+fn edges_at(
+    conn: &Connection,
+    vis: &Visibility,
+    key: &NodeKey,
+    outgoing: bool,
+    edge_types: &[String],
+) -> Result<Vec<EdgeRow>> {
+    let (ph, parts) = partitions_params(vis);
+    let col = if outgoing { "from_key" } else { "to_key" };
+    let mut q = format!(
+        "SELECT eid, from_key, edge_type, to_key, props FROM edges WHERE {col} = ? AND partition IN {ph}"
+    );
+    let mut params = vec![Value::Text(key.as_str().to_string())];
+    params.extend(parts);
+    if !edge_types.is_empty() {
+        q.push_str(&format!(
+            " AND edge_type IN {}",
+            sql::placeholders(edge_types.len())
+        ));
+        params.extend(sql::texts(edge_types.iter().map(String::as_str)));
+    }
+    q.push_str(&format!(" ORDER BY eid LIMIT {MAX_EDGES_PER_NODE}"));
+    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+    let rows = stmt
+        .query_map(params_from_iter(params), |r| {
+            Ok(EdgeRow {
+                eid: r.get(0)?,
+                from: r.get(1)?,
+                edge_type: r.get(2)?,
+                to: r.get(3)?,
+                props: r.get(4)?,
+            })
+        })
+        .map_err(sqlite_err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sqlite_err)
+}
+
+pub(crate) fn traverse(
+    conn: &Connection,
+    vis: &Visibility,
+    start: &[NodeKey],
+    opts: &TraverseOptions,
+) -> Result<Subgraph> {
+    let mut depth_of: HashMap<NodeKey, usize> = HashMap::new();
+    let mut order: Vec<NodeKey> = Vec::new();
+    let mut frontier: Vec<NodeKey> = Vec::new();
+    for key in start {
+        if !depth_of.contains_key(key) && read_node(conn, vis, key)?.is_some() {
+            depth_of.insert(key.clone(), 0);
+            order.push(key.clone());
+            frontier.push(key.clone());
+        }
+    }
+    // Edges keyed by identity so the same edge in the global and the client partition is one.
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut edge_index: HashMap<(NodeKey, String, NodeKey), usize> = HashMap::new();
+    let mut seen_eids: HashSet<i64> = HashSet::new();
+    let max_nodes = opts.max_nodes.max(1);
+    'outer: for depth in 1..=opts.max_depth.max(1) {
+        let mut next = Vec::new();
+        for key in &frontier {
+            let mut rows = Vec::new();
+            if matches!(opts.direction, Direction::Out | Direction::Any) {
+                rows.extend(edges_at(conn, vis, key, true, &opts.edge_types)?);
+            }
+            if matches!(opts.direction, Direction::In | Direction::Any) {
+                rows.extend(edges_at(conn, vis, key, false, &opts.edge_types)?);
+            }
+            for row in rows {
+                if !seen_eids.insert(row.eid) {
+                    continue;
+                }
+                let evidence = visible_evidence(conn, "edge_evidence", "eid", row.eid, vis)?;
+                if evidence.is_empty() {
+                    continue;
+                }
+                let (from, to) = (
+                    NodeKey::from_canonical(row.from),
+                    NodeKey::from_canonical(row.to),
+                );
+                let other = if &from == key {
+                    to.clone()
+                } else {
+                    from.clone()
+                };
+                if !depth_of.contains_key(&other) {
+                    if depth_of.len() >= max_nodes {
+                        continue;
+                    }
+                    depth_of.insert(other.clone(), depth);
+                    order.push(other.clone());
+                    next.push(other);
+                }
+                let identity = (from.clone(), row.edge_type.clone(), to.clone());
+                match edge_index.get(&identity) {
+                    Some(&i) => edges[i].evidence_chunk_ids.extend(evidence),
+                    None => {
+                        edge_index.insert(identity, edges.len());
+                        let props = serde_json::from_str(&row.props).map_err(json_err)?;
+                        edges.push(Edge {
+                            from,
+                            to,
+                            edge_type: row.edge_type,
+                            props,
+                            evidence_chunk_ids: evidence,
+                        });
+                    }
+                }
+            }
+        }
+        if next.is_empty() {
+            break 'outer;
+        }
+        frontier = next;
+    }
+    let mut nodes = Vec::with_capacity(order.len());
+    for key in order {
+        if let Some(node) = read_node(conn, vis, &key)? {
+            let d = depth_of[&key];
+            nodes.push((node, d));
+        }
+    }
+    Ok(Subgraph { nodes, edges })
+}
+
+#[async_trait]
+impl GraphStore for EmbeddedStore {
+    async fn upsert(
+        &self,
+        partition: &str,
+        nodes: Vec<NodeWrite>,
+        edges: Vec<EdgeWrite>,
+    ) -> Result<()> {
+        let partition = partition.to_string();
+        self.write(move |conn, _| {
+            let tx = conn.transaction().map_err(sqlite_err)?;
+            upsert_graph(&tx, &partition, &nodes, &edges)?;
+            tx.commit().map_err(sqlite_err)
+        })
+        .await
+    }
+
+    async fn remove_evidence(
+        &self,
+        partition: &str,
+        chunk_ids: &[String],
+    ) -> Result<RemovedCounts> {
+        let (partition, ids) = (partition.to_string(), chunk_ids.to_vec());
+        self.write(move |conn, _| {
+            let tx = conn.transaction().map_err(sqlite_err)?;
+            let removed = remove_evidence(&tx, &partition, &ids)?;
+            tx.commit().map_err(sqlite_err)?;
+            Ok(removed)
+        })
+        .await
+    }
+
+    async fn get_nodes(&self, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>> {
+        let (vis, keys) = (vis.clone(), keys.to_vec());
+        self.read(move |conn, _| {
+            let mut out = Vec::new();
+            for key in &keys {
+                if let Some(n) = read_node(conn, &vis, key)? {
+                    out.push(n);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn traverse(
+        &self,
+        vis: &Visibility,
+        start: &[NodeKey],
+        opts: &TraverseOptions,
+    ) -> Result<Subgraph> {
+        let (vis, start, opts) = (vis.clone(), start.to_vec(), opts.clone());
+        self.read(move |conn, _| traverse(conn, &vis, &start, &opts))
+            .await
+    }
+
+    async fn search_nodes(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        node_type: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Node>> {
+        let (vis, query, node_type) = (
+            vis.clone(),
+            query.to_lowercase(),
+            node_type.map(str::to_string),
+        );
+        self.read(move |conn, _| {
+            let (ph, parts) = partitions_params(&vis);
+            let pattern = format!("%{}%", sql::like_escape(&query));
+            let mut q = format!(
+                "SELECT DISTINCT key FROM nodes WHERE partition IN {ph} AND (key LIKE ? ESCAPE '\\' OR label LIKE ? ESCAPE '\\')"
+            );
+            let mut params = parts;
+            params.push(Value::Text(pattern.clone()));
+            params.push(Value::Text(pattern));
+            if let Some(t) = &node_type {
+                q.push_str(" AND type = ?");
+                params.push(Value::Text(t.clone()));
+            }
+            // Shortest keys first: an exact or near-exact match beats a long key containing it.
+            q.push_str(" ORDER BY length(key), key LIMIT ?");
+            params.push(Value::Integer((limit * 4 + 16) as i64));
+            let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+            let keys: Vec<String> = stmt
+                .query_map(params_from_iter(params), |r| r.get(0))
+                .map_err(sqlite_err)?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(sqlite_err)?;
+            let mut out = Vec::new();
+            for key in keys {
+                if out.len() >= limit {
+                    break;
+                }
+                if let Some(n) = read_node(conn, &vis, &NodeKey::from_canonical(key))? {
+                    out.push(n);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+}

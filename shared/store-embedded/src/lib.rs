@@ -1,0 +1,306 @@
+//! Evident's embedded backend: everything in one data directory, no servers.
+//!
+//! - `evident.db`: SQLite in WAL mode with `synchronous=FULL` — the system of record for
+//!   chunks (with their embeddings), the graph, aliases and sources. FTS5 (bm25) indexes
+//!   chunk text inside the same transactions, so full text is never behind.
+//! - `vectors.usearch` + `vectors.json`: the HNSW index, derived from the stored embeddings
+//!   and maintained in the background (see [`vectors`]).
+//!
+//! One writer connection serialises writes (SQLite allows one writer anyway); a small pool
+//! of reader connections serves reads in parallel. All SQLite work runs on tokio's blocking
+//! pool, never on the runtime threads.
+//!
+//! Must not: know about HTTP, embedders or ingest rules — it stores what it is given.
+
+mod aliases;
+mod chunks;
+mod graph;
+mod integrity;
+mod schema;
+mod sources;
+mod sql;
+pub mod vectors;
+mod write;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use evident_store::{HealthReport, Result, StoreError, Stores, VectorSpace};
+use parking_lot::{Mutex, MutexGuard};
+use rusqlite::Connection;
+
+pub use integrity::IntegrityReport;
+use vectors::VectorIndex;
+
+const READERS: usize = 4;
+
+/// Options for opening a data directory.
+#[derive(Debug, Clone)]
+pub struct EmbeddedOptions {
+    pub dir: PathBuf,
+    /// The embedder whose vectors this store holds; a mismatch with the stored one refuses to open.
+    pub vector_space: VectorSpace,
+    /// Run the background HNSW indexer thread (tests may drive [`EmbeddedStore::drain_vector_index`] instead).
+    pub background_indexer: bool,
+}
+
+pub(crate) struct Inner {
+    dir: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
+    pub(crate) vectors: Arc<VectorIndex>,
+    /// Alias seen counts accumulated by `resolve`, flushed in batches (resolve stays a read).
+    pub(crate) seen: Mutex<HashMap<(String, String), u64>>,
+    indexer: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Inner {
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        for i in 0..self.readers.len() {
+            if let Some(guard) = self.readers[(start + i) % self.readers.len()].try_lock() {
+                return guard;
+            }
+        }
+        self.readers[start % self.readers.len()].lock()
+    }
+}
+
+/// The embedded store. Cheap to clone; implements every storage trait.
+#[derive(Clone)]
+pub struct EmbeddedStore {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) fn sqlite_err(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode as C;
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            C::DatabaseBusy
+            | C::DatabaseLocked
+            | C::DiskFull
+            | C::SystemIoFailure
+            | C::CannotOpen
+            | C::OutOfMemory => StoreError::unavailable(format!("sqlite: {e}")),
+            C::ConstraintViolation => {
+                StoreError::new(evident_store::ErrorKind::Conflict, format!("sqlite: {e}"))
+            }
+            C::DatabaseCorrupt | C::NotADatabase => StoreError::corrupt(format!("sqlite: {e}")),
+            _ => StoreError::invalid(format!("sqlite: {e}")),
+        },
+        _ => StoreError::corrupt(format!("sqlite: {e}")),
+    }
+}
+
+pub(crate) fn json_err(e: serde_json::Error) -> StoreError {
+    StoreError::corrupt(format!("stored JSON: {e}"))
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+pub(crate) fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl EmbeddedStore {
+    /// Opens or creates the store in `opts.dir`. Blocking; call before serving.
+    pub fn open(opts: EmbeddedOptions) -> Result<EmbeddedStore> {
+        std::fs::create_dir_all(&opts.dir).map_err(|e| {
+            StoreError::unavailable(format!("creating data dir {}: {e}", opts.dir.display()))
+        })?;
+        let db_path = opts.dir.join("evident.db");
+        let writer = Connection::open(&db_path).map_err(sqlite_err)?;
+        schema::configure(&writer).map_err(sqlite_err)?;
+        writer.execute_batch(schema::DDL).map_err(sqlite_err)?;
+        check_meta(&writer, &opts.vector_space)?;
+
+        let max_rid: u64 = writer
+            .query_row("SELECT coalesce(max(rid), 0) FROM chunks", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_err(sqlite_err)? as u64;
+        let vectors = VectorIndex::open(&opts.dir, opts.vector_space.clone(), max_rid, |above| {
+            chunks::load_embeddings_above(&writer, above)
+        })?;
+        chunks::track_all_rows(&writer, &vectors)?;
+
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let conn = Connection::open(&db_path).map_err(sqlite_err)?;
+            schema::configure(&conn).map_err(sqlite_err)?;
+            readers.push(Mutex::new(conn));
+        }
+        let store = EmbeddedStore {
+            inner: Arc::new(Inner {
+                dir: opts.dir.clone(),
+                writer: Mutex::new(writer),
+                readers,
+                next_reader: AtomicUsize::new(0),
+                vectors: Arc::new(vectors),
+                seen: Mutex::new(HashMap::new()),
+                indexer: Mutex::new(None),
+            }),
+        };
+        if opts.background_indexer {
+            let vectors = store.inner.vectors.clone();
+            let handle = std::thread::Builder::new()
+                .name("evident-vector-indexer".into())
+                .spawn(move || vectors.run_indexer())
+                .map_err(|e| StoreError::unavailable(format!("starting vector indexer: {e}")))?;
+            *store.inner.indexer.lock() = Some(handle);
+        }
+        tracing::info!(dir = %opts.dir.display(), chunks = store.inner.vectors.live_rows(), pending_vectors = store.inner.vectors.pending(), "embedded store open");
+        Ok(store)
+    }
+
+    /// All roles served by this one store.
+    pub fn stores(&self) -> Stores {
+        let me = Arc::new(self.clone());
+        Stores {
+            graph: me.clone(),
+            chunks: me.clone(),
+            aliases: me.clone(),
+            sources: me.clone(),
+            writer: me.clone(),
+            health: vec![me],
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Moves every pending vector into the HNSW graph now (benchmarks, tests, shutdown).
+    pub fn drain_vector_index(&self) -> Result<()> {
+        self.inner.vectors.drain()
+    }
+
+    /// (indexed in HNSW, waiting in the exact-scan tail).
+    pub fn vector_index_status(&self) -> (usize, usize) {
+        (self.inner.vectors.indexed(), self.inner.vectors.pending())
+    }
+
+    /// Flushes alias counters, stops the indexer and saves the vector index.
+    pub fn close(&self) -> Result<()> {
+        aliases::flush_seen(&self.inner)?;
+        self.inner.vectors.shutdown();
+        if let Some(h) = self.inner.indexer.lock().take() {
+            let _ = h.join();
+        }
+        self.inner.vectors.save()
+    }
+
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &Inner) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = inner.reader();
+            f(&conn, &inner)
+        })
+        .await
+        .map_err(|e| StoreError::unavailable(format!("store task failed: {e}")))?
+    }
+
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection, &Inner) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = inner.writer.lock();
+            f(&mut conn, &inner)
+        })
+        .await
+        .map_err(|e| StoreError::unavailable(format!("store task failed: {e}")))?
+    }
+}
+
+fn check_meta(conn: &Connection, space: &VectorSpace) -> Result<()> {
+    let get = |key: &str| -> Result<Option<String>> {
+        use rusqlite::OptionalExtension;
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(sqlite_err)
+    };
+    match get("schema_version")? {
+        Some(v) if v.parse::<i64>().unwrap_or(i64::MAX) > schema::SCHEMA_VERSION => {
+            return Err(StoreError::incompatible(format!(
+                "data dir has schema version {v}; this build understands up to {}",
+                schema::SCHEMA_VERSION
+            )));
+        }
+        Some(_) => {}
+        None => {
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)",
+                [schema::SCHEMA_VERSION.to_string()],
+            )
+            .map_err(sqlite_err)?;
+        }
+    }
+    let wanted = serde_json::to_string(space).map_err(json_err)?;
+    match get("vector_space")? {
+        Some(stored) if stored != wanted => {
+            let stored: VectorSpace = serde_json::from_str(&stored).map_err(json_err)?;
+            Err(StoreError::incompatible(format!(
+                "this data dir holds vectors of embedder `{}` ({} dims) but the configured embedder is `{}` ({} dims); \
+                 configure the same embedder, or re-embed into a new data dir",
+                stored.embedder, stored.dim, space.embedder, space.dim
+            )))
+        }
+        Some(_) => Ok(()),
+        None => {
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('vector_space', ?1)",
+                [wanted],
+            )
+            .map_err(sqlite_err)?;
+            Ok(())
+        }
+    }
+}
+
+#[async_trait]
+impl evident_store::Health for EmbeddedStore {
+    async fn check(&self) -> HealthReport {
+        let result = self
+            .read(|conn, _| {
+                conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
+                    .map_err(sqlite_err)
+            })
+            .await;
+        HealthReport {
+            backend: "embedded".into(),
+            roles: vec![
+                "graph".into(),
+                "chunks".into(),
+                "aliases".into(),
+                "sources".into(),
+            ],
+            ready: result.is_ok(),
+            detail: match result {
+                Ok(_) => {
+                    let (indexed, pending) = self.vector_index_status();
+                    Some(format!(
+                        "{} ({indexed} vectors indexed, {pending} pending)",
+                        self.inner.dir.display()
+                    ))
+                }
+                Err(e) => Some(e.to_string()),
+            },
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The SQLite schema. One file per data directory is the system of record for chunks,
+//! graph, aliases and sources; the vector index beside it is derived state.
+
+use rusqlite::Connection;
+
+/// Bump when the schema changes incompatibly; `open` refuses a newer file.
+pub const SCHEMA_VERSION: i64 = 1;
+
+pub const DDL: &str = r#"
+CREATE TABLE IF NOT EXISTS meta(
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- AUTOINCREMENT: row ids are never reused, so the vector index's high-water mark is exact.
+CREATE TABLE IF NOT EXISTS chunks(
+    rid          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id           TEXT NOT NULL UNIQUE,
+    partition    TEXT NOT NULL,
+    client_id    TEXT,
+    project_id   TEXT,
+    group_id     TEXT,
+    source_urn   TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    title        TEXT,
+    content      TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    locator      TEXT NOT NULL,
+    graph_refs   TEXT NOT NULL,
+    metadata     TEXT NOT NULL,
+    observed_at  TEXT,
+    ordinal      INTEGER NOT NULL,
+    created_at   INTEGER NOT NULL,
+    embedding    BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_source ON chunks(partition, source_urn, ordinal);
+CREATE INDEX IF NOT EXISTS chunks_kind ON chunks(kind, rid);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, content,
+    content='chunks', content_rowid='rid',
+    tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, title, content) VALUES (new.rid, coalesce(new.title, ''), new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF title, content ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, content) VALUES ('delete', old.rid, coalesce(old.title, ''), old.content);
+    INSERT INTO chunks_fts(rowid, title, content) VALUES (new.rid, coalesce(new.title, ''), new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, content) VALUES ('delete', old.rid, coalesce(old.title, ''), old.content);
+END;
+
+CREATE TABLE IF NOT EXISTS nodes(
+    nid        INTEGER PRIMARY KEY,
+    partition  TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    type       TEXT NOT NULL,
+    label      TEXT NOT NULL,
+    props      TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE(partition, key)
+);
+CREATE INDEX IF NOT EXISTS nodes_type ON nodes(type);
+
+CREATE TABLE IF NOT EXISTS node_evidence(
+    nid        INTEGER NOT NULL REFERENCES nodes(nid) ON DELETE CASCADE,
+    chunk_id   TEXT NOT NULL,
+    client_id  TEXT,
+    project_id TEXT,
+    group_id   TEXT,
+    PRIMARY KEY(nid, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS node_evidence_chunk ON node_evidence(chunk_id);
+
+CREATE TABLE IF NOT EXISTS edges(
+    eid       INTEGER PRIMARY KEY,
+    partition TEXT NOT NULL,
+    from_key  TEXT NOT NULL,
+    edge_type TEXT NOT NULL,
+    to_key    TEXT NOT NULL,
+    props     TEXT NOT NULL,
+    UNIQUE(partition, from_key, edge_type, to_key)
+);
+CREATE INDEX IF NOT EXISTS edges_to ON edges(partition, to_key);
+
+CREATE TABLE IF NOT EXISTS edge_evidence(
+    eid        INTEGER NOT NULL REFERENCES edges(eid) ON DELETE CASCADE,
+    chunk_id   TEXT NOT NULL,
+    client_id  TEXT,
+    project_id TEXT,
+    group_id   TEXT,
+    PRIMARY KEY(eid, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edge_evidence_chunk ON edge_evidence(chunk_id);
+
+CREATE TABLE IF NOT EXISTS aliases(
+    client        TEXT NOT NULL,
+    alias_key     TEXT NOT NULL,
+    canonical_key TEXT NOT NULL,
+    seen_count    INTEGER NOT NULL DEFAULT 0,
+    first_seen_at TEXT NOT NULL,
+    last_seen_at  TEXT NOT NULL,
+    PRIMARY KEY(client, alias_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS aliases_canonical ON aliases(client, canonical_key);
+
+CREATE TABLE IF NOT EXISTS sources(
+    partition       TEXT NOT NULL,
+    source_urn      TEXT NOT NULL,
+    client_id       TEXT,
+    project_id      TEXT,
+    group_id        TEXT,
+    kind            TEXT NOT NULL,
+    title           TEXT,
+    content_hash    TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    chunk_count     INTEGER NOT NULL,
+    last_indexed_at TEXT NOT NULL,
+    last_error      TEXT,
+    PRIMARY KEY(partition, source_urn)
+) WITHOUT ROWID;
+"#;
+
+/// Connection settings. `synchronous=FULL` because a write is acknowledged only once durable.
+pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "busy_timeout", 10_000)?;
+    conn.pragma_update(None, "cache_size", -65_536)?; // 64 MiB page cache
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! SourceRegistry over SQLite.
+
+use async_trait::async_trait;
+use evident_core::{Scope, Visibility};
+use evident_store::{Result, SourceRecord, SourceRegistry, SourceStatus};
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
+
+use crate::{EmbeddedStore, sql, sqlite_err};
+
+const COLUMNS: &str = "client_id, project_id, group_id, source_urn, kind, title, content_hash, status, chunk_count, last_indexed_at, last_error";
+
+fn record(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRecord> {
+    let status: String = r.get(7)?;
+    Ok(SourceRecord {
+        scope: Scope {
+            client_id: r.get(0)?,
+            project_id: r.get(1)?,
+            group_id: r.get(2)?,
+        },
+        source_urn: r.get(3)?,
+        kind: r.get(4)?,
+        title: r.get(5)?,
+        content_hash: r.get(6)?,
+        status: if status == "error" {
+            SourceStatus::Error
+        } else {
+            SourceStatus::Indexed
+        },
+        chunk_count: r.get::<_, i64>(8)? as usize,
+        last_indexed_at: r.get(9)?,
+        last_error: r.get(10)?,
+    })
+}
+
+pub(crate) fn put(conn: &Connection, rec: &SourceRecord) -> Result<()> {
+    let status = match rec.status {
+        SourceStatus::Indexed => "indexed",
+        SourceStatus::Error => "error",
+    };
+    conn.prepare_cached(
+        "INSERT INTO sources(partition, source_urn, client_id, project_id, group_id, kind, title, content_hash, status, chunk_count, last_indexed_at, last_error) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
+         ON CONFLICT(partition, source_urn) DO UPDATE SET client_id = excluded.client_id, project_id = excluded.project_id, \
+         group_id = excluded.group_id, kind = excluded.kind, title = excluded.title, content_hash = excluded.content_hash, \
+         status = excluded.status, chunk_count = excluded.chunk_count, last_indexed_at = excluded.last_indexed_at, last_error = excluded.last_error",
+    )
+    .map_err(sqlite_err)?
+    .execute(rusqlite::params![
+        rec.scope.partition(),
+        rec.source_urn,
+        rec.scope.client_id,
+        rec.scope.project_id,
+        rec.scope.group_id,
+        rec.kind,
+        rec.title,
+        rec.content_hash,
+        status,
+        rec.chunk_count as i64,
+        rec.last_indexed_at,
+        rec.last_error,
+    ])
+    .map_err(sqlite_err)?;
+    Ok(())
+}
+
+pub(crate) fn remove(conn: &Connection, partition: &str, urn: &str) -> Result<()> {
+    conn.execute(
+        "DELETE FROM sources WHERE partition = ?1 AND source_urn = ?2",
+        [partition, urn],
+    )
+    .map_err(sqlite_err)?;
+    Ok(())
+}
+
+#[async_trait]
+impl SourceRegistry for EmbeddedStore {
+    async fn get(&self, partition: &str, source_urn: &str) -> Result<Option<SourceRecord>> {
+        let (partition, urn) = (partition.to_string(), source_urn.to_string());
+        self.read(move |conn, _| {
+            conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM sources WHERE partition = ?1 AND source_urn = ?2"
+            ))
+            .map_err(sqlite_err)?
+            .query_row([&partition, &urn], record)
+            .optional()
+            .map_err(sqlite_err)
+        })
+        .await
+    }
+
+    async fn list(&self, vis: &Visibility, limit: usize) -> Result<Vec<SourceRecord>> {
+        let vis = vis.clone();
+        self.read(move |conn, _| {
+            let mut q = format!("SELECT {COLUMNS} FROM sources WHERE ");
+            let mut params = Vec::new();
+            sql::visibility(&vis, "", &mut q, &mut params);
+            q.push_str(" ORDER BY last_indexed_at DESC, source_urn LIMIT ?");
+            params.push(rusqlite::types::Value::Integer(limit as i64));
+            let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map(params_from_iter(params), record)
+                .map_err(sqlite_err)?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sqlite_err)
+        })
+        .await
+    }
+}

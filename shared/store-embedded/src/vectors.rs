@@ -1,0 +1,440 @@
+//! The approximate vector index: HNSW (usearch) beside the SQLite file, kept consistent with it.
+//!
+//! Why this shape: HNSW queries are sub-millisecond, but inserts run at only hundreds to a
+//! thousand per second on this class of machine. So the write path never waits on the
+//! index: a chunk is acknowledged after its durable SQLite write, pushed onto an in-memory
+//! *tail*, and a background thread moves the tail into the HNSW graph. Searches query the
+//! graph and scan the tail exactly, so a chunk is findable the moment its write returns.
+//!
+//! Consistency: SQLite is the truth. Row ids are never reused (AUTOINCREMENT), so the saved
+//! index records a high-water mark: every row id ≤ mark is in the saved graph. On open, rows
+//! above the mark go to the tail; a missing, unreadable, foreign (other embedder) or
+//! too-new (mark above the newest row) index is rebuilt from the stored embeddings. Keys of
+//! deleted rows that linger in the graph are harmless: every hit is checked against the live
+//! row map, which is updated in the same critical section as the SQLite commit.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use evident_core::{Scope, Visibility};
+use evident_store::{StoreError, VectorSpace};
+use parking_lot::{Condvar, Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+
+/// Rows moved from the tail into the graph per batch.
+const BATCH: usize = 256;
+/// Save the graph after this many additions (and whenever the tail drains after changes).
+const SAVE_EVERY: usize = 20_000;
+
+/// What the filter needs to know about a live row, kept in memory for every chunk.
+#[derive(Debug, Clone)]
+pub struct RowMeta {
+    pub id: Arc<str>,
+    pub scope: u32,
+    pub kind: u32,
+}
+
+/// Interns small repeated values (scopes, kinds) so the row map stays compact.
+#[derive(Default)]
+struct Interner<T: std::hash::Hash + Eq + Clone> {
+    ids: HashMap<T, u32>,
+    values: Vec<T>,
+}
+
+impl<T: std::hash::Hash + Eq + Clone> Interner<T> {
+    fn intern(&mut self, v: &T) -> u32 {
+        if let Some(id) = self.ids.get(v) {
+            return *id;
+        }
+        let id = self.values.len() as u32;
+        self.values.push(v.clone());
+        self.ids.insert(v.clone(), id);
+        id
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedState {
+    space: VectorSpace,
+    high_water: u64,
+}
+
+struct Tail {
+    pending: BTreeMap<u64, Arc<[f32]>>,
+    /// Highest row id ever pushed (or loaded).
+    last_pushed: u64,
+    added_since_save: usize,
+}
+
+pub struct VectorIndex {
+    space: VectorSpace,
+    index_path: PathBuf,
+    state_path: PathBuf,
+    hnsw: RwLock<usearch::Index>,
+    tail: Mutex<Tail>,
+    wake: Condvar,
+    rows: RwLock<HashMap<u64, RowMeta>>,
+    scopes: RwLock<Interner<Scope>>,
+    kinds: RwLock<Interner<String>>,
+    stop: AtomicBool,
+}
+
+fn new_hnsw(dim: usize) -> Result<usearch::Index, StoreError> {
+    let options = usearch::IndexOptions {
+        dimensions: dim,
+        metric: usearch::MetricKind::Cos,
+        quantization: usearch::ScalarKind::F16,
+        connectivity: 16,
+        expansion_add: 64,
+        expansion_search: 96,
+        multi: false,
+    };
+    let index = usearch::Index::new(&options)
+        .map_err(|e| StoreError::corrupt(format!("creating vector index: {e}")))?;
+    index
+        .reserve(1024)
+        .map_err(|e| StoreError::corrupt(format!("reserving vector index: {e}")))?;
+    Ok(index)
+}
+
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl VectorIndex {
+    /// Opens (or prepares to rebuild) the index for `dir`. `rows` yields every live row as
+    /// (row id, meta, scope, kind) and `max_rid` is the newest row id in SQLite; `load_vectors`
+    /// fetches the stored embeddings of rows above a given row id, for the tail.
+    pub fn open(
+        dir: &Path,
+        space: VectorSpace,
+        max_rid: u64,
+        load_vectors: impl FnOnce(u64) -> Result<Vec<(u64, Vec<f32>)>, StoreError>,
+    ) -> Result<VectorIndex, StoreError> {
+        let index_path = dir.join("vectors.usearch");
+        let state_path = dir.join("vectors.json");
+        let saved: Option<SavedState> = std::fs::read(&state_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let mut hnsw = new_hnsw(space.dim)?;
+        let mut high_water = 0;
+        match saved {
+            Some(s) if s.space == space && s.high_water <= max_rid && index_path.exists() => {
+                match hnsw.load(index_path.to_string_lossy().as_ref()) {
+                    Ok(()) if hnsw.dimensions() == space.dim => high_water = s.high_water,
+                    Ok(()) | Err(_) => {
+                        tracing::warn!(path = %index_path.display(), "vector index unreadable; rebuilding from the record store");
+                        hnsw = new_hnsw(space.dim)?;
+                    }
+                }
+            }
+            Some(_) => tracing::warn!(
+                "vector index is stale or from another embedder; rebuilding from the record store"
+            ),
+            None => {
+                if max_rid > 0 {
+                    tracing::info!(
+                        "no vector index on disk; building it from the record store in the background"
+                    )
+                }
+            }
+        }
+        let mut pending = BTreeMap::new();
+        for (rid, mut v) in load_vectors(high_water)? {
+            if v.len() != space.dim {
+                return Err(StoreError::corrupt(format!(
+                    "row {rid} has a {}-d embedding, expected {}",
+                    v.len(),
+                    space.dim
+                )));
+            }
+            normalize(&mut v);
+            pending.insert(rid, Arc::from(v));
+        }
+        Ok(VectorIndex {
+            space,
+            index_path,
+            state_path,
+            hnsw: RwLock::new(hnsw),
+            tail: Mutex::new(Tail {
+                pending,
+                last_pushed: max_rid,
+                added_since_save: 0,
+            }),
+            wake: Condvar::new(),
+            rows: RwLock::new(HashMap::new()),
+            scopes: RwLock::new(Interner::default()),
+            kinds: RwLock::new(Interner::default()),
+            stop: AtomicBool::new(false),
+        })
+    }
+
+    pub fn space(&self) -> &VectorSpace {
+        &self.space
+    }
+
+    /// Registers a live row in the filter map (at open, and after each commit).
+    pub fn track_row(&self, rid: u64, id: &str, scope: &Scope, kind: &str) {
+        let scope = self.scopes.write().intern(scope);
+        let kind = self.kinds.write().intern(&kind.to_string());
+        self.rows.write().insert(
+            rid,
+            RowMeta {
+                id: Arc::from(id),
+                scope,
+                kind,
+            },
+        );
+    }
+
+    /// Called with the writer lock held, right after the SQLite commit, in row-id order.
+    pub fn push(&self, rid: u64, mut vector: Vec<f32>) {
+        normalize(&mut vector);
+        let mut tail = self.tail.lock();
+        tail.pending.insert(rid, Arc::from(vector));
+        tail.last_pushed = tail.last_pushed.max(rid);
+        drop(tail);
+        self.wake.notify_one();
+    }
+
+    /// Called with the writer lock held, right after the SQLite commit that deleted the rows.
+    pub fn forget(&self, rids: &[u64]) {
+        if rids.is_empty() {
+            return;
+        }
+        {
+            let mut rows = self.rows.write();
+            for rid in rids {
+                rows.remove(rid);
+            }
+        }
+        let mut tail = self.tail.lock();
+        for rid in rids {
+            tail.pending.remove(rid);
+        }
+        drop(tail);
+        let hnsw = self.hnsw.write();
+        for rid in rids {
+            // A key may be absent (still in the tail, or never indexed): nothing to do then.
+            let _ = hnsw.remove(*rid);
+        }
+    }
+
+    pub fn pending(&self) -> usize {
+        self.tail.lock().pending.len()
+    }
+
+    pub fn indexed(&self) -> usize {
+        self.hnsw.read().size()
+    }
+
+    pub fn live_rows(&self) -> usize {
+        self.rows.read().len()
+    }
+
+    /// Top `k` visible rows by cosine similarity: graph search plus an exact scan of the tail.
+    pub fn search(
+        &self,
+        vis: &Visibility,
+        kinds: &[String],
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<(Arc<str>, f32)>, StoreError> {
+        if query.len() != self.space.dim {
+            return Err(StoreError::invalid(format!(
+                "query vector has {} dimensions, the index {}",
+                query.len(),
+                self.space.dim
+            )));
+        }
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut q = query.to_vec();
+        normalize(&mut q);
+        let allowed_scopes: Vec<bool> = self
+            .scopes
+            .read()
+            .values
+            .iter()
+            .map(|s| vis.admits(s))
+            .collect();
+        let allowed_kinds: Option<Vec<bool>> = if kinds.is_empty() {
+            None
+        } else {
+            Some(
+                self.kinds
+                    .read()
+                    .values
+                    .iter()
+                    .map(|kd| kinds.iter().any(|x| x == kd))
+                    .collect(),
+            )
+        };
+        let rows = self.rows.read();
+        let admits = |rid: u64| -> bool {
+            rows.get(&rid).is_some_and(|m| {
+                allowed_scopes
+                    .get(m.scope as usize)
+                    .copied()
+                    .unwrap_or(false)
+                    && allowed_kinds
+                        .as_ref()
+                        .is_none_or(|ks| ks.get(m.kind as usize).copied().unwrap_or(false))
+            })
+        };
+        let mut best: HashMap<u64, f32> = HashMap::new();
+        {
+            let hnsw = self.hnsw.read();
+            if hnsw.size() > 0 {
+                let matches = hnsw
+                    .filtered_search(&q, k, |key| admits(key))
+                    .map_err(|e| StoreError::corrupt(format!("vector search: {e}")))?;
+                for (key, dist) in matches.keys.iter().zip(matches.distances.iter()) {
+                    best.insert(*key, 1.0 - *dist);
+                }
+            }
+        }
+        {
+            let tail = self.tail.lock();
+            for (rid, v) in tail.pending.iter() {
+                if admits(*rid) {
+                    let sim = dot(&q, v);
+                    let e = best.entry(*rid).or_insert(sim);
+                    *e = e.max(sim);
+                }
+            }
+        }
+        let mut hits: Vec<(u64, f32)> = best.into_iter().collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(k);
+        Ok(hits
+            .into_iter()
+            .filter_map(|(rid, s)| rows.get(&rid).map(|m| (m.id.clone(), s)))
+            .collect())
+    }
+
+    /// Moves up to one batch from the tail into the graph. Returns how many were moved.
+    pub fn index_batch(&self) -> Result<usize, StoreError> {
+        let batch: Vec<(u64, Arc<[f32]>)> = {
+            let tail = self.tail.lock();
+            tail.pending
+                .iter()
+                .take(BATCH)
+                .map(|(k, v)| (*k, v.clone()))
+                .collect()
+        };
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        {
+            let needed = self.hnsw.read().size() + batch.len();
+            if needed > self.hnsw.read().capacity() {
+                let hnsw = self.hnsw.write();
+                let target = (needed * 2).max(4096);
+                hnsw.reserve(target)
+                    .map_err(|e| StoreError::corrupt(format!("growing vector index: {e}")))?;
+            }
+        }
+        {
+            let hnsw = self.hnsw.read();
+            for (rid, v) in &batch {
+                if hnsw.contains(*rid) {
+                    continue;
+                }
+                hnsw.add(*rid, v)
+                    .map_err(|e| StoreError::corrupt(format!("adding to vector index: {e}")))?;
+            }
+        }
+        let mut tail = self.tail.lock();
+        for (rid, _) in &batch {
+            tail.pending.remove(rid);
+        }
+        tail.added_since_save += batch.len();
+        Ok(batch.len())
+    }
+
+    /// Persists the graph and its high-water mark (atomically: temp file + rename).
+    pub fn save(&self) -> Result<(), StoreError> {
+        let hnsw = self.hnsw.write(); // no additions while saving
+        let high_water = {
+            let mut tail = self.tail.lock();
+            tail.added_since_save = 0;
+            match tail.pending.keys().next() {
+                Some(first) => first - 1,
+                None => tail.last_pushed,
+            }
+        };
+        let tmp = self.index_path.with_extension("usearch.tmp");
+        hnsw.save(tmp.to_string_lossy().as_ref())
+            .map_err(|e| StoreError::unavailable(format!("saving vector index: {e}")))?;
+        std::fs::rename(&tmp, &self.index_path)
+            .map_err(|e| StoreError::unavailable(format!("saving vector index: {e}")))?;
+        let state = SavedState {
+            space: self.space.clone(),
+            high_water,
+        };
+        let tmp = self.state_path.with_extension("json.tmp");
+        let bytes = serde_json::to_vec(&state).map_err(|e| StoreError::corrupt(e.to_string()))?;
+        std::fs::write(&tmp, bytes)
+            .and_then(|_| std::fs::rename(&tmp, &self.state_path))
+            .map_err(|e| StoreError::unavailable(format!("saving vector index state: {e}")))?;
+        tracing::debug!(high_water, indexed = hnsw.size(), "vector index saved");
+        Ok(())
+    }
+
+    /// Background loop: index the tail, save now and then. Returns when `shutdown` is called.
+    pub fn run_indexer(self: &Arc<Self>) {
+        let mut last_save = Instant::now();
+        while !self.stop.load(Ordering::Acquire) {
+            match self.index_batch() {
+                Ok(0) => {
+                    let dirty = self.tail.lock().added_since_save;
+                    if dirty > 0 && last_save.elapsed() > Duration::from_secs(30) {
+                        if let Err(e) = self.save() {
+                            tracing::warn!(error = %e, "vector index save failed; will retry");
+                        }
+                        last_save = Instant::now();
+                    }
+                    let mut tail = self.tail.lock();
+                    if tail.pending.is_empty() && !self.stop.load(Ordering::Acquire) {
+                        self.wake.wait_for(&mut tail, Duration::from_secs(5));
+                    }
+                }
+                Ok(_) => {
+                    if self.tail.lock().added_since_save >= SAVE_EVERY {
+                        if let Err(e) = self.save() {
+                            tracing::warn!(error = %e, "vector index save failed; will retry");
+                        }
+                        last_save = Instant::now();
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "vector indexing failed; the tail stays searchable exactly");
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+
+    /// Blocks until the tail is empty (tests and benchmarks use this to measure the graph).
+    pub fn drain(&self) -> Result<(), StoreError> {
+        while self.index_batch()? > 0 {}
+        Ok(())
+    }
+
+    pub fn shutdown(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.wake.notify_all();
+    }
+}

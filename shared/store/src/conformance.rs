@@ -1,0 +1,907 @@
+//! The conformance suite: behaviour every backend must show, written once.
+//!
+//! A backend crate runs it with [`conformance_tests!`](crate::conformance_tests), giving an
+//! async expression that builds a fresh, empty [`Harness`]. Production backends run the same
+//! suite against a real server when their `EVIDENT_TEST_*_URL` variable is set.
+
+use evident_core::{Chunk, EdgeWrite, Evidence, Locator, NodeKey, NodeWrite, Scope, Visibility};
+use serde_json::Map;
+
+use crate::{
+    ChunkFilter, Direction, SourceRecord, SourceStatus, SourceWrite, Stores, TraverseOptions,
+};
+
+/// A fresh store set plus whatever must live as long as it (a temp dir, a client).
+pub struct Harness {
+    pub stores: Stores,
+    /// Dimension of the vectors the stores were opened for.
+    pub dim: usize,
+    pub keep: Box<dyn std::any::Any + Send>,
+}
+
+/// Runs every conformance case as its own `#[tokio::test]`.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::conformance_tests!(@cases $make;
+            chunks_roundtrip_and_text_search,
+            vector_search_finds_nearest_and_is_immediate,
+            every_read_path_applies_visibility,
+            kind_filters_are_exact,
+            graph_merges_evidence_and_collects_garbage,
+            traversal_respects_depth_direction_and_types,
+            graph_visibility_follows_evidence,
+            alias_register_resolve_merge_list_stats,
+            source_writer_applies_and_purges,
+            relocate_updates_without_reembedding,
+        );
+    };
+    (@cases $make:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let harness = $make.await;
+                $crate::conformance::$case(&harness).await;
+            }
+        )*
+    };
+}
+
+fn key(s: &str) -> NodeKey {
+    NodeKey::from_canonical(s)
+}
+
+/// A unit vector along axis `i` (mod dim), nudged towards axis `i+1` by `tilt`.
+pub fn axis(dim: usize, i: usize, tilt: f32) -> Vec<f32> {
+    let mut v = vec![0.0; dim];
+    v[i % dim] = 1.0;
+    v[(i + 1) % dim] = tilt;
+    v
+}
+
+pub fn chunk(
+    scope: &Scope,
+    urn: &str,
+    id: &str,
+    kind: &str,
+    content: &str,
+    ordinal: usize,
+) -> Chunk {
+    Chunk {
+        id: id.to_string(),
+        scope: scope.clone(),
+        source_urn: urn.to_string(),
+        kind: kind.to_string(),
+        title: None,
+        content: content.to_string(),
+        content_hash: format!("sha256:{id}"),
+        locator: Locator::Document {
+            uri: urn.to_string(),
+            char_start: 0,
+            char_end: content.chars().count(),
+            page: None,
+            section: None,
+        },
+        graph_refs: Vec::new(),
+        metadata: Map::new(),
+        observed_at: None,
+        ordinal,
+    }
+}
+
+fn ev(id: &str, scope: &Scope) -> Evidence {
+    Evidence {
+        chunk_id: id.to_string(),
+        scope: scope.clone(),
+    }
+}
+
+fn record(scope: &Scope, urn: &str, chunks: usize) -> SourceRecord {
+    SourceRecord {
+        scope: scope.clone(),
+        source_urn: urn.to_string(),
+        kind: "doc".into(),
+        title: None,
+        content_hash: format!("sha256:{urn}"),
+        status: SourceStatus::Indexed,
+        chunk_count: chunks,
+        last_indexed_at: "2026-11-22T00:00:00Z".into(),
+        last_error: None,
+    }
+}
+
+async fn write_source(h: &Harness, scope: &Scope, urn: &str, items: &[(&str, &str, &str, usize)]) {
+    let upsert_chunks = items
+        .iter()
+        .enumerate()
+        .map(|(i, (id, kind, content, ax))| {
+            (
+                chunk(scope, urn, id, kind, content, i),
+                axis(h.dim, *ax, 0.0),
+            )
+        })
+        .collect();
+    h.stores
+        .writer
+        .apply(SourceWrite {
+            partition: scope.partition().to_string(),
+            source_urn: urn.to_string(),
+            upsert_chunks,
+            record: Some(record(scope, urn, items.len())),
+            ..Default::default()
+        })
+        .await
+        .expect("source write");
+}
+
+fn vis(s: &Scope) -> Visibility {
+    Visibility::of(s.clone())
+}
+
+fn ids(v: &[crate::ScoredId]) -> Vec<&str> {
+    v.iter().map(|s| s.chunk_id.as_str()).collect()
+}
+
+pub async fn chunks_roundtrip_and_text_search(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:a",
+        &[
+            ("a1", "doc", "The qualification queue drains by priority", 0),
+            ("a2", "doc", "Leases expire and return tasks", 1),
+        ],
+    )
+    .await;
+    let got = h
+        .stores
+        .chunks
+        .get(&vis(&c1), &["a2".into(), "a1".into(), "missing".into()])
+        .await
+        .expect("get");
+    assert_eq!(
+        got.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        vec!["a2", "a1"],
+        "get keeps order, skips missing"
+    );
+    assert_eq!(got[1].content, "The qualification queue drains by priority");
+    assert_eq!(
+        got[1].locator,
+        chunk(
+            &c1,
+            "urn:a",
+            "a1",
+            "doc",
+            "The qualification queue drains by priority",
+            0
+        )
+        .locator
+    );
+    let hits = h
+        .stores
+        .chunks
+        .search_text(&vis(&c1), "priority queue", &ChunkFilter::default(), 10)
+        .await
+        .expect("bm25");
+    assert_eq!(ids(&hits).first(), Some(&"a1"));
+    assert!(
+        hits.iter().all(|h| h.score > 0.0),
+        "bm25 scores are positive, higher is better"
+    );
+    let none = h
+        .stores
+        .chunks
+        .search_text(&vis(&c1), "zebra", &ChunkFilter::default(), 10)
+        .await
+        .expect("bm25");
+    assert!(none.is_empty());
+    let listed = h
+        .stores
+        .chunks
+        .source_chunks("c1", "urn:a")
+        .await
+        .expect("source chunks");
+    assert_eq!(
+        listed.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+        vec!["a1", "a2"]
+    );
+}
+
+pub async fn vector_search_finds_nearest_and_is_immediate(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:v",
+        &[
+            ("v0", "doc", "zero", 0),
+            ("v1", "doc", "one", 1),
+            ("v2", "doc", "two", 2),
+        ],
+    )
+    .await;
+    // No waiting for any background indexing: findable as soon as the write returned.
+    let hits = h
+        .stores
+        .chunks
+        .search_vector(&vis(&c1), &axis(h.dim, 1, 0.1), &ChunkFilter::default(), 2)
+        .await
+        .expect("knn");
+    assert_eq!(ids(&hits).first(), Some(&"v1"));
+    assert!(
+        hits[0].score > 0.9,
+        "cosine similarity of near-identical vectors, got {}",
+        hits[0].score
+    );
+    assert!(hits.len() <= 2);
+}
+
+pub async fn every_read_path_applies_visibility(h: &Harness) {
+    let global = Scope::global();
+    let client = Scope::client("c1");
+    let group = Scope::client("c1").with_group("g1");
+    let own = Scope::client("c1").with_project("p1").with_group("g1");
+    let other_project = Scope::client("c1").with_project("p2").with_group("g1");
+    let other_client = Scope::client("c2");
+    let all = [
+        (&global, "g"),
+        (&client, "c"),
+        (&group, "gr"),
+        (&own, "own"),
+        (&other_project, "op"),
+        (&other_client, "oc"),
+    ];
+    for (i, (scope, name)) in all.iter().enumerate() {
+        write_source(
+            h,
+            scope,
+            &format!("urn:{name}"),
+            &[(
+                &format!("vis-{name}"),
+                "note",
+                "shared visibility marker text",
+                i,
+            )],
+        )
+        .await;
+    }
+    let reader = vis(&Scope::client("c1").with_project("p1").with_group("g1"));
+    let expected: std::collections::BTreeSet<String> = ["vis-g", "vis-c", "vis-gr", "vis-own"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let bm25: std::collections::BTreeSet<String> = h
+        .stores
+        .chunks
+        .search_text(&reader, "visibility marker", &ChunkFilter::default(), 50)
+        .await
+        .expect("bm25")
+        .into_iter()
+        .map(|s| s.chunk_id)
+        .collect();
+    assert_eq!(bm25, expected, "bm25");
+    let mut vec_ids = std::collections::BTreeSet::new();
+    for i in 0..all.len() {
+        for hit in h
+            .stores
+            .chunks
+            .search_vector(&reader, &axis(h.dim, i, 0.0), &ChunkFilter::default(), 50)
+            .await
+            .expect("knn")
+        {
+            vec_ids.insert(hit.chunk_id);
+        }
+    }
+    assert_eq!(vec_ids, expected, "vector");
+    let by_kind: std::collections::BTreeSet<String> = h
+        .stores
+        .chunks
+        .by_kind(
+            &reader,
+            &ChunkFilter {
+                kinds: vec!["note".into()],
+            },
+            50,
+        )
+        .await
+        .expect("by kind")
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(by_kind, expected, "by kind");
+    let all_ids: Vec<String> = all.iter().map(|(_, n)| format!("vis-{n}")).collect();
+    let got: std::collections::BTreeSet<String> = h
+        .stores
+        .chunks
+        .get(&reader, &all_ids)
+        .await
+        .expect("get")
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(got, expected, "get");
+    let sources: std::collections::BTreeSet<String> = h
+        .stores
+        .sources
+        .list(&reader, 100)
+        .await
+        .expect("sources")
+        .into_iter()
+        .map(|s| s.source_urn)
+        .collect();
+    assert_eq!(
+        sources,
+        ["urn:g", "urn:c", "urn:gr", "urn:own"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        "sources"
+    );
+}
+
+pub async fn kind_filters_are_exact(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:k",
+        &[
+            ("k1", "email", "release notes alpha", 0),
+            ("k2", "email-draft", "release notes beta", 1),
+            ("k3", "doc", "release notes gamma", 2),
+        ],
+    )
+    .await;
+    let f = ChunkFilter {
+        kinds: vec!["email".into()],
+    };
+    assert_eq!(
+        ids(&h
+            .stores
+            .chunks
+            .search_text(&vis(&c1), "release notes", &f, 10)
+            .await
+            .expect("bm25")),
+        vec!["k1"]
+    );
+    let listed = h
+        .stores
+        .chunks
+        .by_kind(
+            &vis(&c1),
+            &ChunkFilter {
+                kinds: vec!["email".into(), "doc".into()],
+            },
+            10,
+        )
+        .await
+        .expect("by kind");
+    assert_eq!(
+        listed.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        vec!["k3", "k1"],
+        "newest first, exact kinds"
+    );
+    let knn = h
+        .stores
+        .chunks
+        .search_vector(&vis(&c1), &axis(h.dim, 1, 0.0), &f, 10)
+        .await
+        .expect("knn");
+    assert_eq!(ids(&knn), vec!["k1"]);
+    let limited = h
+        .stores
+        .chunks
+        .by_kind(&vis(&c1), &ChunkFilter::default(), 2)
+        .await
+        .expect("by kind");
+    assert_eq!(limited.len(), 2);
+}
+
+fn node(k: &str, evidence: Vec<Evidence>) -> NodeWrite {
+    let key = key(k);
+    NodeWrite {
+        node_type: key.namespace().to_string(),
+        label: key.value().to_string(),
+        key,
+        props: Map::new(),
+        evidence,
+    }
+}
+
+fn edge(from: &str, t: &str, to: &str, evidence: Vec<Evidence>) -> EdgeWrite {
+    EdgeWrite {
+        from: key(from),
+        to: key(to),
+        edge_type: t.to_string(),
+        props: Map::new(),
+        evidence,
+    }
+}
+
+pub async fn graph_merges_evidence_and_collects_garbage(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:g1",
+        &[("e1", "doc", "one", 0), ("e2", "doc", "two", 1)],
+    )
+    .await;
+    let g = &h.stores.graph;
+    g.upsert(
+        "c1",
+        vec![node("jira:a-1", vec![ev("e1", &c1)])],
+        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e1", &c1)])],
+    )
+    .await
+    .expect("upsert");
+    // Same edge, more evidence: merged, not replaced. Upserting twice is idempotent.
+    g.upsert(
+        "c1",
+        vec![],
+        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e2", &c1)])],
+    )
+    .await
+    .expect("upsert");
+    g.upsert(
+        "c1",
+        vec![],
+        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e2", &c1)])],
+    )
+    .await
+    .expect("upsert");
+    let sub = g
+        .traverse(
+            &vis(&c1),
+            &[key("jira:a-1")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traverse");
+    assert_eq!(sub.edges.len(), 1);
+    let mut evidence = sub.edges[0].evidence_chunk_ids.clone();
+    evidence.sort();
+    assert_eq!(evidence, vec!["e1", "e2"]);
+    // Endpoint created by the edge exists.
+    assert_eq!(
+        g.get_nodes(&vis(&c1), &[key("jira:a-2")])
+            .await
+            .expect("get")
+            .len(),
+        1
+    );
+    let removed = g
+        .remove_evidence("c1", &["e1".into()])
+        .await
+        .expect("remove");
+    assert_eq!((removed.edges, removed.nodes), (0, 0), "edge still has e2");
+    let removed = g
+        .remove_evidence("c1", &["e2".into()])
+        .await
+        .expect("remove");
+    assert_eq!(
+        (removed.edges, removed.nodes),
+        (1, 2),
+        "edge and both nodes lost their last evidence"
+    );
+    assert!(
+        g.get_nodes(&vis(&c1), &[key("jira:a-1"), key("jira:a-2")])
+            .await
+            .expect("get")
+            .is_empty()
+    );
+}
+
+pub async fn traversal_respects_depth_direction_and_types(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(h, &c1, "urn:t", &[("t1", "doc", "chain", 0)]).await;
+    let e = || vec![ev("t1", &c1)];
+    h.stores
+        .graph
+        .upsert(
+            "c1",
+            vec![],
+            vec![
+                edge("file:a", "imports", "file:b", e()),
+                edge("file:b", "imports", "file:c", e()),
+                edge("commit:x", "modifies", "file:a", e()),
+            ],
+        )
+        .await
+        .expect("upsert");
+    let g = &h.stores.graph;
+    let names = |sub: &crate::Subgraph| {
+        let mut v: Vec<(String, usize)> = sub
+            .nodes
+            .iter()
+            .map(|(n, d)| (n.key.to_string(), *d))
+            .collect();
+        v.sort();
+        v
+    };
+    let one = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(
+        names(&one),
+        vec![
+            ("commit:x".into(), 1),
+            ("file:a".into(), 0),
+            ("file:b".into(), 1)
+        ]
+    );
+    let two_out = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 2,
+                direction: Direction::Out,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(
+        names(&two_out),
+        vec![
+            ("file:a".into(), 0),
+            ("file:b".into(), 1),
+            ("file:c".into(), 2)
+        ]
+    );
+    let incoming = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 3,
+                direction: Direction::In,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(
+        names(&incoming),
+        vec![("commit:x".into(), 1), ("file:a".into(), 0)]
+    );
+    let typed = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 3,
+                edge_types: vec!["modifies".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(typed.edges.len(), 1);
+    assert_eq!(typed.edges[0].edge_type, "modifies");
+    let capped = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 3,
+                max_nodes: 2,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(capped.nodes.len(), 2);
+    let found = g
+        .search_nodes(&vis(&c1), "FILE:B", None, 10)
+        .await
+        .expect("search");
+    assert_eq!(
+        found.iter().map(|n| n.key.as_str()).collect::<Vec<_>>(),
+        vec!["file:b"]
+    );
+    assert!(
+        g.search_nodes(&vis(&c1), "file", Some("commit"), 10)
+            .await
+            .expect("search")
+            .is_empty()
+    );
+}
+
+pub async fn graph_visibility_follows_evidence(h: &Harness) {
+    let p1 = Scope::client("c1").with_project("p1");
+    let p2 = Scope::client("c1").with_project("p2");
+    write_source(h, &p1, "urn:p1", &[("gp1", "doc", "p1 text", 0)]).await;
+    write_source(h, &p2, "urn:p2", &[("gp2", "doc", "p2 text", 1)]).await;
+    let g = &h.stores.graph;
+    g.upsert(
+        "c1",
+        vec![node("user:jan", vec![ev("gp1", &p1)])],
+        vec![edge(
+            "user:jan",
+            "works_on",
+            "project:alpha",
+            vec![ev("gp1", &p1)],
+        )],
+    )
+    .await
+    .expect("u");
+    g.upsert(
+        "c1",
+        vec![node("user:jan", vec![ev("gp2", &p2)])],
+        vec![edge(
+            "user:jan",
+            "works_on",
+            "project:secret",
+            vec![ev("gp2", &p2)],
+        )],
+    )
+    .await
+    .expect("u");
+    let r1 = vis(&p1);
+    let jan = g.get_nodes(&r1, &[key("user:jan")]).await.expect("get");
+    assert_eq!(jan.len(), 1);
+    assert_eq!(
+        jan[0].evidence_chunk_ids,
+        vec!["gp1"],
+        "only the reader's evidence is shown"
+    );
+    assert!(
+        g.get_nodes(&r1, &[key("project:secret")])
+            .await
+            .expect("get")
+            .is_empty()
+    );
+    let sub = g
+        .traverse(&r1, &[key("user:jan")], &TraverseOptions::default())
+        .await
+        .expect("t");
+    assert!(
+        sub.nodes
+            .iter()
+            .all(|(n, _)| n.key.as_str() != "project:secret")
+    );
+    assert_eq!(sub.edges.len(), 1);
+    assert!(
+        g.search_nodes(&r1, "secret", None, 10)
+            .await
+            .expect("search")
+            .is_empty()
+    );
+    assert!(
+        g.get_nodes(&vis(&Scope::client("c2")), &[key("user:jan")])
+            .await
+            .expect("get")
+            .is_empty()
+    );
+}
+
+pub async fn alias_register_resolve_merge_list_stats(h: &Harness) {
+    let a = &h.stores.aliases;
+    let unknown = a
+        .resolve("c1", &[key("user:nobody")])
+        .await
+        .expect("resolve");
+    assert_eq!(
+        unknown,
+        vec![key("user:nobody")],
+        "unknown resolves to itself"
+    );
+    a.register("c1", &key("user:jnovak"), &key("user:jan_novak"))
+        .await
+        .expect("register");
+    a.register(
+        "c1",
+        &key("user:jan_novak_example_com"),
+        &key("user:jan_novak"),
+    )
+    .await
+    .expect("register");
+    assert_eq!(
+        a.resolve("c1", &[key("user:jnovak")])
+            .await
+            .expect("resolve"),
+        vec![key("user:jan_novak")]
+    );
+    assert_eq!(
+        a.resolve("c2", &[key("user:jnovak")])
+            .await
+            .expect("resolve"),
+        vec![key("user:jnovak")],
+        "per client"
+    );
+    let moved = a
+        .merge("c1", &key("user:jan_novak"), &key("user:jan"))
+        .await
+        .expect("merge");
+    assert_eq!(moved, 3, "two aliases re-pointed plus the source itself");
+    for k in [
+        "user:jnovak",
+        "user:jan_novak_example_com",
+        "user:jan_novak",
+    ] {
+        assert_eq!(
+            a.resolve("c1", &[key(k)]).await.expect("resolve"),
+            vec![key("user:jan")],
+            "{k}"
+        );
+    }
+    let listed: Vec<String> = a
+        .list("c1", &key("user:jan"))
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|e| e.alias.to_string())
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            "user:jan_novak",
+            "user:jan_novak_example_com",
+            "user:jnovak"
+        ]
+    );
+    assert!(
+        a.merge("c1", &key("user:jan"), &key("user:jnovak"))
+            .await
+            .is_err(),
+        "cycle refused"
+    );
+    for _ in 0..3 {
+        a.resolve("c1", &[key("user:jnovak")])
+            .await
+            .expect("resolve");
+    }
+    let stats = a.stats("c1", 1).await.expect("stats");
+    assert_eq!((stats.total_aliases, stats.unique_canonicals), (3, 1));
+    assert_eq!(
+        stats.top_aliases[0].alias,
+        key("user:jnovak"),
+        "seen counts were flushed"
+    );
+}
+
+pub async fn source_writer_applies_and_purges(h: &Harness) {
+    let c1 = Scope::client("c1");
+    let chunks = vec![
+        (
+            chunk(&c1, "urn:w", "w1", "doc", "alpha text", 0),
+            axis(h.dim, 3, 0.0),
+        ),
+        (
+            chunk(&c1, "urn:w", "w2", "doc", "beta text", 1),
+            axis(h.dim, 4, 0.0),
+        ),
+    ];
+    let write = SourceWrite {
+        partition: "c1".into(),
+        source_urn: "urn:w".into(),
+        upsert_chunks: chunks,
+        nodes: vec![node("doc:w", vec![ev("w1", &c1), ev("w2", &c1)])],
+        edges: vec![edge(
+            "doc:w",
+            "mentions",
+            "concept:alpha",
+            vec![ev("w1", &c1)],
+        )],
+        record: Some(record(&c1, "urn:w", 2)),
+        ..Default::default()
+    };
+    h.stores.writer.apply(write.clone()).await.expect("apply");
+    h.stores
+        .writer
+        .apply(write)
+        .await
+        .expect("apply twice is idempotent");
+    assert_eq!(
+        h.stores
+            .chunks
+            .source_chunks("c1", "urn:w")
+            .await
+            .expect("chunks")
+            .len(),
+        2
+    );
+    assert_eq!(
+        h.stores
+            .sources
+            .get("c1", "urn:w")
+            .await
+            .expect("get")
+            .expect("record")
+            .chunk_count,
+        2
+    );
+    let purge = SourceWrite {
+        partition: "c1".into(),
+        source_urn: "urn:w".into(),
+        delete_chunk_ids: vec!["w1".into(), "w2".into()],
+        record: None,
+        ..Default::default()
+    };
+    let removed = h.stores.writer.apply(purge).await.expect("purge");
+    assert_eq!((removed.chunks, removed.edges, removed.nodes), (2, 1, 2));
+    assert!(
+        h.stores
+            .sources
+            .get("c1", "urn:w")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert!(
+        h.stores
+            .chunks
+            .search_text(&vis(&c1), "alpha", &ChunkFilter::default(), 5)
+            .await
+            .expect("bm25")
+            .is_empty()
+    );
+    assert!(
+        h.stores
+            .chunks
+            .search_vector(&vis(&c1), &axis(h.dim, 3, 0.0), &ChunkFilter::default(), 5)
+            .await
+            .expect("knn")
+            .is_empty()
+    );
+}
+
+pub async fn relocate_updates_without_reembedding(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(h, &c1, "urn:r", &[("r1", "doc", "stable paragraph", 0)]).await;
+    let mut moved = chunk(&c1, "urn:r", "r1", "doc", "stable paragraph", 5);
+    moved.title = Some("Renamed heading".into());
+    moved.locator = Locator::Document {
+        uri: "urn:r".into(),
+        char_start: 100,
+        char_end: 116,
+        page: None,
+        section: None,
+    };
+    h.stores
+        .chunks
+        .relocate(vec![moved.clone()])
+        .await
+        .expect("relocate");
+    let got = h
+        .stores
+        .chunks
+        .get(&vis(&c1), &["r1".into()])
+        .await
+        .expect("get");
+    assert_eq!(got[0].ordinal, 5);
+    assert_eq!(got[0].locator, moved.locator);
+    assert_eq!(
+        ids(&h
+            .stores
+            .chunks
+            .search_text(&vis(&c1), "renamed", &ChunkFilter::default(), 5)
+            .await
+            .expect("bm25")),
+        vec!["r1"],
+        "title re-indexed"
+    );
+    assert_eq!(
+        ids(&h
+            .stores
+            .chunks
+            .search_vector(&vis(&c1), &axis(h.dim, 0, 0.0), &ChunkFilter::default(), 5)
+            .await
+            .expect("knn")),
+        vec!["r1"]
+    );
+}

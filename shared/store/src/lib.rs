@@ -1,0 +1,36 @@
+//! Storage traits for Evident, with their contracts, and the conformance suite.
+//!
+//! The API and the workers see only these traits; only `store-*` crates know a database.
+//! Every read takes a [`Visibility`] and must apply it (and nothing narrower or wider) —
+//! the conformance suite checks each backend does.
+//!
+//! Must not: contain a backend, do I/O, or depend on a runtime.
+
+pub mod conformance;
+mod error;
+mod traits;
+mod types;
+mod writer;
+
+pub use error::{ErrorKind, StoreError};
+pub use traits::{AliasRegistry, ChunkStore, GraphStore, Health, SourceRegistry, SourceWriter};
+pub use types::*;
+pub use writer::{SequencedWriter, SourceRecordWriter};
+
+use std::sync::Arc;
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The set of stores one deployment uses; each role may come from a different backend.
+#[derive(Clone)]
+pub struct Stores {
+    pub graph: Arc<dyn GraphStore>,
+    pub chunks: Arc<dyn ChunkStore>,
+    pub aliases: Arc<dyn AliasRegistry>,
+    pub sources: Arc<dyn SourceRegistry>,
+    /// Applies one source's changes across the stores above, atomically where the backend
+    /// can (embedded) and as an idempotent ordered sequence where it cannot.
+    pub writer: Arc<dyn SourceWriter>,
+    /// Every backend in use, for readiness checks.
+    pub health: Vec<Arc<dyn Health>>,
+}

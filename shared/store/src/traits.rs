@@ -1,0 +1,140 @@
+use async_trait::async_trait;
+use evident_core::{Chunk, EdgeWrite, Node, NodeKey, NodeWrite, Visibility};
+
+use crate::Result;
+use crate::types::*;
+
+/// The per-client knowledge graph.
+///
+/// Contract:
+/// - Nodes are identified by (partition, key); edges by (partition, from, edge type, to).
+///   Partition `""` holds global data.
+/// - `upsert` merges: node props are merged key by key (new values win), evidence sets are
+///   unioned. Upserting the same write twice leaves the same state as once.
+/// - Every edge has at least one evidence chunk; every node has at least one (a chunk that
+///   mentions it). `remove_evidence` deletes evidence rows for the given chunk ids and then
+///   deletes every edge and node left without evidence, returning how many.
+/// - Reads see a node or edge only when one of its evidence chunks is admitted by the
+///   reader's visibility, and return only the admitted evidence ids. Reads span the global
+///   partition and the reader's client partition; the same key in both is one node.
+#[async_trait]
+pub trait GraphStore: Send + Sync {
+    async fn upsert(
+        &self,
+        partition: &str,
+        nodes: Vec<NodeWrite>,
+        edges: Vec<EdgeWrite>,
+    ) -> Result<()>;
+    async fn remove_evidence(&self, partition: &str, chunk_ids: &[String])
+    -> Result<RemovedCounts>;
+    /// Visible nodes among `keys`, in the order of `keys`, missing ones skipped.
+    async fn get_nodes(&self, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>>;
+    /// Breadth-first traversal from `start` (which count as depth 0 when visible).
+    /// Each edge walked is returned once; nodes with their smallest depth.
+    async fn traverse(
+        &self,
+        vis: &Visibility,
+        start: &[NodeKey],
+        opts: &TraverseOptions,
+    ) -> Result<Subgraph>;
+    /// Nodes whose key or label contains `query` (case-insensitive), optionally of one type.
+    async fn search_nodes(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        node_type: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Node>>;
+}
+
+/// Searchable chunks with their vectors.
+///
+/// Contract:
+/// - Chunk ids are unique per partition; `upsert` of an existing id replaces it.
+/// - A chunk is findable by every search as soon as `upsert` (or the writer) returns.
+/// - Every read applies the visibility rule to the chunk's scope, and kind filters exactly.
+/// - Vectors belong to one [`VectorSpace`]; `bind_vector_space` fails with
+///   `ErrorKind::Incompatible` when the store already holds vectors of another space.
+#[async_trait]
+pub trait ChunkStore: Send + Sync {
+    async fn bind_vector_space(&self, space: &VectorSpace) -> Result<()>;
+    async fn upsert(&self, chunks: Vec<(Chunk, Vec<f32>)>) -> Result<()>;
+    /// Updates everything but text and vector of existing chunks (matched by id).
+    async fn relocate(&self, chunks: Vec<Chunk>) -> Result<()>;
+    async fn delete(&self, partition: &str, ids: &[String]) -> Result<usize>;
+    /// (chunk id, chunk content hash) of every chunk of a source, in ordinal order.
+    async fn source_chunks(
+        &self,
+        partition: &str,
+        source_urn: &str,
+    ) -> Result<Vec<(String, String)>>;
+    /// Visible chunks among `ids`, in the order of `ids`.
+    async fn get(&self, vis: &Visibility, ids: &[String]) -> Result<Vec<Chunk>>;
+    /// BM25 full-text candidates, best first.
+    async fn search_text(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredId>>;
+    /// Nearest neighbours by cosine similarity, best first.
+    async fn search_vector(
+        &self,
+        vis: &Visibility,
+        vector: &[f32],
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredId>>;
+    /// Newest-first listing of visible chunks of the given kinds (no embedding work).
+    async fn by_kind(
+        &self,
+        vis: &Visibility,
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<Chunk>>;
+}
+
+/// Per-client alias registry (reference-behaviour §2).
+///
+/// Contract: unique on (client, alias). `resolve` is a read: it never writes synchronously
+/// (seen counts are accumulated and flushed). Unknown aliases resolve to themselves.
+/// `merge(source, target)` re-points every alias of `source` (and `source` itself) to `target`.
+#[async_trait]
+pub trait AliasRegistry: Send + Sync {
+    async fn resolve(&self, client: &str, aliases: &[NodeKey]) -> Result<Vec<NodeKey>>;
+    async fn register(
+        &self,
+        client: &str,
+        alias: &NodeKey,
+        canonical: &NodeKey,
+    ) -> Result<AliasEntry>;
+    async fn merge(&self, client: &str, source: &NodeKey, target: &NodeKey) -> Result<u64>;
+    async fn list(&self, client: &str, canonical: &NodeKey) -> Result<Vec<AliasEntry>>;
+    async fn stats(&self, client: &str, top: usize) -> Result<AliasStats>;
+    /// Persist accumulated seen counts.
+    async fn flush(&self) -> Result<()>;
+}
+
+/// sourceUrn → content hash, status and counts.
+#[async_trait]
+pub trait SourceRegistry: Send + Sync {
+    async fn get(&self, partition: &str, source_urn: &str) -> Result<Option<SourceRecord>>;
+    async fn list(&self, vis: &Visibility, limit: usize) -> Result<Vec<SourceRecord>>;
+}
+
+/// Applies a [`SourceWrite`] — chunks, graph and registry record of one source — as a unit.
+///
+/// Contract: after `apply` returns Ok, all of it is durable and visible; after an error or a
+/// crash, either none of it is visible (transactional backends) or re-applying the same
+/// write converges to the same state (sequenced backends). Returns what was removed.
+#[async_trait]
+pub trait SourceWriter: Send + Sync {
+    async fn apply(&self, write: SourceWrite) -> Result<RemovedCounts>;
+}
+
+/// Readiness of one backend.
+#[async_trait]
+pub trait Health: Send + Sync {
+    async fn check(&self) -> HealthReport;
+}

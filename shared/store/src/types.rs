@@ -1,0 +1,144 @@
+use evident_core::{Chunk, EdgeWrite, NodeKey, NodeWrite, Scope};
+use serde::{Deserialize, Serialize};
+
+/// Direction of a traversal step relative to the node being expanded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Out,
+    In,
+    #[default]
+    Any,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraverseOptions {
+    /// Hops from the start nodes, at least 1.
+    pub max_depth: usize,
+    pub direction: Direction,
+    /// Only follow these edge types; empty = all.
+    pub edge_types: Vec<String>,
+    /// Stop expanding once this many nodes have been reached (the start nodes count).
+    pub max_nodes: usize,
+}
+
+impl Default for TraverseOptions {
+    fn default() -> Self {
+        TraverseOptions {
+            max_depth: 2,
+            direction: Direction::Any,
+            edge_types: Vec::new(),
+            max_nodes: 200,
+        }
+    }
+}
+
+/// The result of a traversal: reached nodes with their hop distance, and the edges walked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Subgraph {
+    pub nodes: Vec<(evident_core::Node, usize)>,
+    pub edges: Vec<evident_core::Edge>,
+}
+
+/// A scored candidate from one retrieval channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredId {
+    pub chunk_id: String,
+    /// Higher is better. BM25: the positive bm25 score; vector: cosine similarity.
+    pub score: f32,
+}
+
+/// Filters common to chunk searches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChunkFilter {
+    /// Only these kinds; empty = all kinds.
+    pub kinds: Vec<String>,
+}
+
+/// Identity of the vectors stored: never mix vectors from two embedders.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorSpace {
+    pub embedder: String,
+    pub dim: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceStatus {
+    Indexed,
+    Error,
+}
+
+/// What the registry knows about one source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceRecord {
+    pub scope: Scope,
+    pub source_urn: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub content_hash: String,
+    pub status: SourceStatus,
+    pub chunk_count: usize,
+    pub last_indexed_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// Everything one ingest or purge changes, applied as one unit by a [`crate::SourceWriter`].
+#[derive(Debug, Clone, Default)]
+pub struct SourceWrite {
+    /// Client partition the source lives in ("" = global).
+    pub partition: String,
+    pub source_urn: String,
+    /// Chunks to insert (new ids) with their vectors.
+    pub upsert_chunks: Vec<(Chunk, Vec<f32>)>,
+    /// Chunks whose text (and so id and vector) is unchanged but whose position, locator,
+    /// title, refs, metadata or scope changed: updated in place, never re-embedded.
+    pub relocate_chunks: Vec<Chunk>,
+    /// Chunk ids of this source to delete; their graph evidence goes with them.
+    pub delete_chunk_ids: Vec<String>,
+    pub nodes: Vec<NodeWrite>,
+    pub edges: Vec<EdgeWrite>,
+    /// New registry record; `None` removes the source from the registry (purge).
+    pub record: Option<SourceRecord>,
+}
+
+/// Counts of what a write removed from the graph because no evidence was left.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemovedCounts {
+    pub chunks: usize,
+    pub nodes: usize,
+    pub edges: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AliasEntry {
+    pub alias: NodeKey,
+    pub canonical: NodeKey,
+    pub seen_count: u64,
+    pub first_seen_at: String,
+    pub last_seen_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AliasStats {
+    pub total_aliases: u64,
+    pub unique_canonicals: u64,
+    pub top_aliases: Vec<AliasEntry>,
+}
+
+/// Readiness of one backend.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthReport {
+    pub backend: String,
+    pub roles: Vec<String>,
+    pub ready: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}

@@ -1,0 +1,63 @@
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::{ChunkStore, GraphStore, RemovedCounts, Result, SourceWrite, SourceWriter};
+
+/// A [`SourceWriter`] for deployments whose roles live in different backends, where one
+/// transaction cannot span them. Steps are ordered so that a crash at any point leaves a
+/// state that re-applying the same write repairs, and a reader never sees an edge whose
+/// evidence chunk does not exist yet:
+/// 1. insert new chunks; 2. upsert nodes and edges (evidence now exists);
+/// 3. remove evidence of deleted chunks (graph first, so no edge cites a missing chunk);
+/// 4. delete the chunks; 5. write (or remove) the registry record last — until then the
+///    source still looks stale and the ingest is redone.
+pub struct SequencedWriter {
+    pub chunks: Arc<dyn ChunkStore>,
+    pub graph: Arc<dyn GraphStore>,
+    pub sources: Arc<dyn SourceRecordWriter>,
+}
+
+/// The write half of a source registry, used by [`SequencedWriter`] as its final step.
+#[async_trait]
+pub trait SourceRecordWriter: Send + Sync {
+    async fn put(&self, record: &crate::SourceRecord) -> Result<()>;
+    async fn remove(&self, partition: &str, source_urn: &str) -> Result<()>;
+}
+
+#[async_trait]
+impl SourceWriter for SequencedWriter {
+    async fn apply(&self, write: SourceWrite) -> Result<RemovedCounts> {
+        if !write.upsert_chunks.is_empty() {
+            self.chunks.upsert(write.upsert_chunks).await?;
+        }
+        if !write.relocate_chunks.is_empty() {
+            self.chunks.relocate(write.relocate_chunks).await?;
+        }
+        if !write.nodes.is_empty() || !write.edges.is_empty() {
+            self.graph
+                .upsert(&write.partition, write.nodes, write.edges)
+                .await?;
+        }
+        let mut removed = RemovedCounts::default();
+        if !write.delete_chunk_ids.is_empty() {
+            removed = self
+                .graph
+                .remove_evidence(&write.partition, &write.delete_chunk_ids)
+                .await?;
+            removed.chunks = self
+                .chunks
+                .delete(&write.partition, &write.delete_chunk_ids)
+                .await?;
+        }
+        match &write.record {
+            Some(record) => self.sources.put(record).await?,
+            None => {
+                self.sources
+                    .remove(&write.partition, &write.source_urn)
+                    .await?
+            }
+        }
+        Ok(removed)
+    }
+}

@@ -1,0 +1,128 @@
+//! Test harness: a real router over a fresh embedded store in a temp dir, driven in-process
+//! through `tower::ServiceExt::oneshot` (no sockets, no sleeps).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use evident_ai::{Embedder, HashingEmbedder, StaticEmbedder};
+use evident_kb::{Kb, PoolConfig};
+use evident_store::VectorSpace;
+use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+pub struct TestApp {
+    pub router: axum::Router,
+    pub kb: Kb,
+    pub store: EmbeddedStore,
+    pub dir: tempfile::TempDir,
+}
+
+/// Which embedder a test needs: semantics (the built-in static table) or none (hashing).
+pub enum Embed {
+    Static,
+    Hashing,
+}
+
+impl TestApp {
+    pub async fn new(embed: Embed) -> TestApp {
+        Self::with_body_limit(embed, 1024 * 1024).await
+    }
+
+    pub async fn with_body_limit(embed: Embed, max_body_bytes: usize) -> TestApp {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let embedder: Arc<dyn Embedder> = match embed {
+            Embed::Static => Arc::new(StaticEmbedder::builtin()),
+            Embed::Hashing => Arc::new(HashingEmbedder::new(64).expect("dim")),
+        };
+        let store = EmbeddedStore::open(EmbeddedOptions {
+            dir: dir.path().to_path_buf(),
+            vector_space: VectorSpace {
+                embedder: embedder.identity().to_string(),
+                dim: embedder.dim(),
+            },
+            background_indexer: true,
+        })
+        .expect("open store");
+        let kb = Kb::new(store.stores(), embedder, PoolConfig::default())
+            .await
+            .expect("kb");
+        let router = evident_api::router(
+            kb.clone(),
+            None,
+            evident_api::ApiConfig {
+                max_body_bytes,
+                ..Default::default()
+            },
+        );
+        TestApp {
+            router,
+            kb,
+            store,
+            dir,
+        }
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        body: Option<Body>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, Value) {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", "application/json");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(body.unwrap_or_else(Body::empty)).expect("request");
+        let resp = self
+            .router
+            .clone()
+            .oneshot(req)
+            .await
+            .expect("router answers");
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+        let value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        (status, value)
+    }
+
+    pub async fn post(&self, uri: &str, body: &Value) -> (StatusCode, Value) {
+        self.call("POST", uri, Some(Body::from(body.to_string())), &[])
+            .await
+    }
+
+    pub async fn get(&self, uri: &str) -> (StatusCode, Value) {
+        self.call("GET", uri, None, &[]).await
+    }
+
+    /// Row counts of every table: a cheap "store unchanged" fingerprint for bad-input tests.
+    pub async fn fingerprint(&self) -> (i64, i64, i64) {
+        let r = self.store.check_integrity().await.expect("integrity");
+        assert!(r.is_ok(), "integrity: {r:?}");
+        (r.chunks, r.nodes, r.edges)
+    }
+}
+
+/// Percent-encodes a string for a query value or path segment.
+pub fn enc(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
