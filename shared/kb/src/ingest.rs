@@ -409,6 +409,18 @@ impl Kb {
                 node_ev.entry(k.clone()).or_default().push(evidence(i));
             }
         }
+        // Relationship endpoints are nodes too, evidenced by the relationship's chunks.
+        for (rel, ev) in &rel_evidence {
+            for key in [&rel.from, &rel.to] {
+                let entry = node_ev.entry(key.clone()).or_default();
+                for i in ev {
+                    let item = evidence(*i);
+                    if !entry.contains(&item) {
+                        entry.push(item);
+                    }
+                }
+            }
+        }
         let mut nodes: Vec<NodeWrite> = node_ev
             .into_iter()
             .map(|(key, evidence)| plain_node(key, evidence))

@@ -83,10 +83,16 @@ pub fn like_escape(s: &str) -> String {
 /// English function words that match most documents: dropping them keeps OR queries
 /// selective (FTS5 scores every match) without changing what a query is about.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "has",
-    "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so",
-    "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when",
-    "where", "which", "who", "why", "will", "with", "you", "your",
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
+    "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our",
+    "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
+    "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
+    "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
 /// Query terms as FTS5 sees them (the `unicode61` tokenizer splits on anything that is not a

@@ -32,11 +32,24 @@ impl TestApp {
     }
 
     pub async fn with_body_limit(embed: Embed, max_body_bytes: usize) -> TestApp {
-        let dir = tempfile::tempdir().expect("temp dir");
         let embedder: Arc<dyn Embedder> = match embed {
             Embed::Static => Arc::new(StaticEmbedder::builtin()),
             Embed::Hashing => Arc::new(HashingEmbedder::new(64).expect("dim")),
         };
+        Self::with_embedder(
+            embedder,
+            max_body_bytes,
+            tempfile::tempdir().expect("temp dir"),
+        )
+        .await
+    }
+
+    /// A router over the store in `dir` (which may already hold data) with `embedder`.
+    pub async fn with_embedder(
+        embedder: Arc<dyn Embedder>,
+        max_body_bytes: usize,
+        dir: tempfile::TempDir,
+    ) -> TestApp {
         let store = EmbeddedStore::open(EmbeddedOptions {
             dir: dir.path().to_path_buf(),
             vector_space: VectorSpace {
@@ -111,6 +124,43 @@ impl TestApp {
         let r = self.store.check_integrity().await.expect("integrity");
         assert!(r.is_ok(), "integrity: {r:?}");
         (r.chunks, r.nodes, r.edges)
+    }
+}
+
+/// Wraps an embedder and counts the texts it was asked to embed.
+pub struct CountingEmbedder {
+    pub inner: Arc<dyn Embedder>,
+    pub texts: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingEmbedder {
+    pub fn hashing() -> Arc<CountingEmbedder> {
+        Arc::new(CountingEmbedder {
+            inner: Arc::new(HashingEmbedder::new(64).expect("dim")),
+            texts: Default::default(),
+        })
+    }
+    pub fn count(&self) -> usize {
+        self.texts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[async_trait::async_trait]
+impl Embedder for CountingEmbedder {
+    fn identity(&self) -> &str {
+        self.inner.identity()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    async fn embed(
+        &self,
+        texts: &[String],
+        priority: evident_ai::Priority,
+    ) -> Result<Vec<Vec<f32>>, evident_ai::EmbedError> {
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts, priority).await
     }
 }
 
