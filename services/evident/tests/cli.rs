@@ -1,0 +1,213 @@
+//! The real binary: serve with --ingest, the ingest and search commands against it, bad
+//! input, graceful shutdown on SIGTERM, and data surviving a restart. No sleeps: the test
+//! reads the server's own progress lines.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStderr, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_evident");
+
+struct Server {
+    child: Child,
+    stderr: BufReader<ChildStderr>,
+    url: String,
+}
+
+impl Server {
+    fn start(data: &Path, ingest: Option<&Path>) -> Server {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .env("RUST_LOG", "warn")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null());
+        if let Some(dir) = ingest {
+            cmd.arg("--ingest").arg(dir).args(["--client", "acme"]);
+        }
+        let mut child = cmd.spawn().expect("start evident serve");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let line = read_until(&mut stderr, "listening on ");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("url in banner")
+            .to_string();
+        Server { child, stderr, url }
+    }
+
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        read_until(&mut self.stderr, "evident stopped");
+        self.child.wait().expect("wait")
+    }
+}
+
+fn read_until(r: &mut BufReader<ChildStderr>, needle: &str) -> String {
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = r.read_line(&mut line).expect("read stderr");
+        assert!(
+            n > 0,
+            "server exited before printing `{needle}`; it said:\n{seen}"
+        );
+        seen.push_str(&line);
+        if line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+fn cli(server: &str, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("EVIDENT_SERVER", server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run evident");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(text.as_bytes())
+            .expect("write stdin");
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().expect("output");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn serve_ingest_search_shutdown_and_restart() {
+    let data = tempfile::tempdir().expect("data dir");
+    let docs = tempfile::tempdir().expect("docs dir");
+    std::fs::write(docs.path().join("runbook.md"), "# Runbook\n\nWhen the ledger queue backs up, drain it with the ledger-drain job and page the payments on-call.\n").expect("write");
+    std::fs::create_dir(docs.path().join("adr")).expect("mkdir");
+    std::fs::write(
+        docs.path().join("adr/0001-storage.md"),
+        "# ADR 1: storage\n\nWe keep chunks in SQLite with FTS5 because it needs no server.\n",
+    )
+    .expect("write");
+    std::fs::write(docs.path().join("image.png"), [0u8, 1, 2]).expect("write");
+
+    let mut server = Server::start(data.path(), Some(docs.path()));
+    let done = read_until(&mut server.stderr, "document(s), ");
+    assert!(done.contains("ingested 2 document(s)"), "{done}");
+
+    let (ok, out, err) = cli(
+        &server.url,
+        &[
+            "search",
+            "how do I drain the ledger queue",
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("runbook.md#chars="), "citation printed: {out}");
+    assert!(out.contains("ledger-drain"), "{out}");
+
+    let (ok, out, err) = cli(
+        &server.url,
+        &[
+            "ingest", "-", "--client", "acme", "--urn", "note:1", "--kind", "note",
+        ],
+        Some("Deploys freeze on Fridays after 14:00."),
+    );
+    assert!(ok, "{err}");
+    assert!(out.starts_with("ingested"), "{out}");
+    let (ok, out, _) = cli(
+        &server.url,
+        &["search", "deploy freeze", "--client", "acme", "--json"],
+        None,
+    );
+    assert!(ok);
+    let pack: serde_json::Value = serde_json::from_str(&out).expect("--json prints the pack");
+    assert_eq!(pack["items"][0]["sourceUrn"], "note:1");
+
+    let (ok, _, err) = cli(
+        &server.url,
+        &["ingest", "-", "--client", "acme", "--urn", "note:2"],
+        Some("token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"),
+    );
+    assert!(!ok, "a credential is refused with a non-zero exit");
+    assert!(err.contains("credential_detected"), "{err}");
+    let (ok, _, err) = cli(
+        &server.url,
+        &["ingest", "/nonexistent/path", "--client", "acme"],
+        None,
+    );
+    assert!(!ok);
+    assert!(err.contains("cannot read"), "{err}");
+
+    let (ok, out, err) = cli(
+        &server.url,
+        &[
+            "alias",
+            "register",
+            "user:jn",
+            "User:Jan Novák",
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("user:jan_novák"), "{out}");
+
+    let status = server.terminate();
+    assert!(status.success(), "graceful shutdown exits 0: {status:?}");
+    assert!(
+        data.path().join("vectors.json").exists(),
+        "vector index saved on shutdown"
+    );
+
+    // Restart on the same data: everything is still there, no re-ingest needed.
+    let server = Server::start(data.path(), None);
+    let (ok, out, err) = cli(
+        &server.url,
+        &["search", "why SQLite for chunks", "--client", "acme"],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("0001-storage.md"), "{out}");
+    assert!(server.terminate().success());
+}
+
+#[test]
+fn bad_configuration_is_a_clear_error() {
+    let data = tempfile::tempdir().expect("data dir");
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path())
+        .env("EVIDENT__SERVER__LISTN", "x")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("listn"), "names the unknown key: {err}");
+    let out = Command::new(BIN)
+        .args(["search", "x"])
+        .env("EVIDENT_SERVER", "http://127.0.0.1:9")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot reach"),
+        "unreachable server is explained"
+    );
+}
