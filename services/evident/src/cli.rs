@@ -43,7 +43,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub listen: Option<SocketAddr>,
     /// Ingest these files or directories (Markdown, text) once the server is up.
-    #[arg(long = "ingest", value_name = "PATH")]
+    #[arg(long = "ingest", value_name = "PATH", num_args = 1..)]
     pub ingest: Vec<PathBuf>,
     /// Client id for `--ingest`.
     #[arg(long, default_value = "default")]

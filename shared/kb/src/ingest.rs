@@ -14,7 +14,7 @@ use evident_core::chunking::{TextChunk, chunk_text};
 use evident_core::hashing::{chunk_id, content_hash};
 use evident_core::refs::{self, NodeKey, Relationship};
 use evident_core::{Chunk, EdgeWrite, Evidence, Locator, NodeWrite, Scope, secrets, validate};
-use evident_store::{SourceRecord, SourceStatus, SourceWrite};
+use evident_store::{RecordUpdate, SourceRecord, SourceStatus, SourceWrite};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -497,7 +497,7 @@ impl Kb {
                 delete_chunk_ids,
                 nodes,
                 edges,
-                record: Some(record),
+                record: RecordUpdate::Put(record),
             })
             .await?;
         let status = if previous.is_some() {
@@ -596,7 +596,7 @@ impl Kb {
                 partition,
                 source_urn: source_urn.to_string(),
                 delete_chunk_ids: ids,
-                record: None,
+                record: RecordUpdate::Remove,
                 ..Default::default()
             })
             .await?;

@@ -292,12 +292,7 @@ impl ChunkStore for EmbeddedStore {
     }
 
     async fn upsert(&self, chunks: Vec<(Chunk, Vec<f32>)>) -> Result<()> {
-        let write = evident_store::SourceWrite {
-            upsert_chunks: chunks,
-            ..Default::default()
-        };
-        self.write(move |conn, inner| crate::write::apply_chunks_only(conn, inner, write))
-            .await
+        crate::write::apply_chunks_only(self, chunks).await
     }
 
     async fn relocate(&self, chunks: Vec<Chunk>) -> Result<()> {

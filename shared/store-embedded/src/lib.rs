@@ -16,6 +16,7 @@ mod aliases;
 mod chunks;
 mod graph;
 mod integrity;
+mod queue;
 mod schema;
 mod sources;
 mod sql;
@@ -56,6 +57,11 @@ pub(crate) struct Inner {
     /// Alias seen counts accumulated by `resolve`, flushed in batches (resolve stays a read).
     pub(crate) seen: Mutex<HashMap<(String, String), u64>>,
     indexer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Source writes go to the group-commit thread through this channel.
+    pub(crate) writes: Mutex<Option<std::sync::mpsc::Sender<write::Job>>>,
+    committer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Held until `close` (or drop): one process per data directory.
+    lock: Mutex<Option<std::fs::File>>,
 }
 
 impl Inner {
@@ -117,6 +123,20 @@ impl EmbeddedStore {
         std::fs::create_dir_all(&opts.dir).map_err(|e| {
             StoreError::unavailable(format!("creating data dir {}: {e}", opts.dir.display()))
         })?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(opts.dir.join("LOCK"))
+            .map_err(|e| {
+                StoreError::unavailable(format!("opening {}: {e}", opts.dir.join("LOCK").display()))
+            })?;
+        lock.try_lock().map_err(|_| {
+            StoreError::unavailable(format!(
+                "data dir {} is in use by another Evident process",
+                opts.dir.display()
+            ))
+        })?;
         let db_path = opts.dir.join("evident.db");
         let writer = Connection::open(&db_path).map_err(sqlite_err)?;
         schema::configure(&writer).map_err(sqlite_err)?;
@@ -148,8 +168,19 @@ impl EmbeddedStore {
                 vectors: Arc::new(vectors),
                 seen: Mutex::new(HashMap::new()),
                 indexer: Mutex::new(None),
+                writes: Mutex::new(None),
+                committer: Mutex::new(None),
+                lock: Mutex::new(Some(lock)),
             }),
         };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let weak = Arc::downgrade(&store.inner);
+        let committer = std::thread::Builder::new()
+            .name("evident-group-commit".into())
+            .spawn(move || write::run_writer(weak, rx))
+            .map_err(|e| StoreError::unavailable(format!("starting writer: {e}")))?;
+        *store.inner.writes.lock() = Some(tx);
+        *store.inner.committer.lock() = Some(committer);
         if opts.background_indexer {
             let vectors = store.inner.vectors.clone();
             let handle = std::thread::Builder::new()
@@ -171,6 +202,7 @@ impl EmbeddedStore {
             aliases: me.clone(),
             sources: me.clone(),
             writer: me.clone(),
+            queue: me.clone(),
             health: vec![me],
         }
     }
@@ -191,12 +223,19 @@ impl EmbeddedStore {
 
     /// Flushes alias counters, stops the indexer and saves the vector index.
     pub fn close(&self) -> Result<()> {
+        // Stop taking writes; the committer finishes what it has and exits.
+        drop(self.inner.writes.lock().take());
+        if let Some(h) = self.inner.committer.lock().take() {
+            let _ = h.join();
+        }
         aliases::flush_seen(&self.inner)?;
         self.inner.vectors.shutdown();
         if let Some(h) = self.inner.indexer.lock().take() {
             let _ = h.join();
         }
-        self.inner.vectors.save()
+        let saved = self.inner.vectors.save();
+        drop(self.inner.lock.lock().take());
+        saved
     }
 
     pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>

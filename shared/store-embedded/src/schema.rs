@@ -121,6 +121,40 @@ CREATE TABLE IF NOT EXISTS sources(
     last_error      TEXT,
     PRIMARY KEY(partition, source_urn)
 ) WITHOUT ROWID;
+
+-- The qualification queue. Payloads are stored once by content hash, however often a task
+-- is retried or re-enqueued.
+CREATE TABLE IF NOT EXISTS task_payloads(
+    hash TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS tasks(
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id               TEXT NOT NULL UNIQUE,
+    kind             TEXT NOT NULL,
+    partition        TEXT NOT NULL,
+    client_id        TEXT,
+    project_id       TEXT,
+    group_id         TEXT,
+    source_urn       TEXT NOT NULL,
+    priority         INTEGER NOT NULL,
+    queue_position   INTEGER,
+    state            TEXT NOT NULL,
+    retries          INTEGER NOT NULL DEFAULT 0,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_retry_at    INTEGER,
+    last_error       TEXT,
+    lease_owner      TEXT,
+    lease_expires_at INTEGER,
+    lease_epoch      INTEGER NOT NULL DEFAULT 0,
+    payload_hash     TEXT NOT NULL,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+-- Claim order scan, and the per-source "older unfinished task" check, both by index.
+CREATE INDEX IF NOT EXISTS tasks_claim ON tasks(state, priority, queue_position, seq);
+CREATE INDEX IF NOT EXISTS tasks_source ON tasks(partition, source_urn, seq);
 "#;
 
 /// Connection settings. `synchronous=FULL` because a write is acknowledged only once durable.

@@ -77,6 +77,8 @@ pub struct VectorIndex {
     tail: Mutex<Tail>,
     wake: Condvar,
     rows: RwLock<HashMap<u64, RowMeta>>,
+    /// Serialises `index_batch` (background thread vs. `drain`), so a batch is added once.
+    indexing: Mutex<()>,
     scopes: RwLock<Interner<Scope>>,
     kinds: RwLock<Interner<String>>,
     stop: AtomicBool,
@@ -173,6 +175,7 @@ impl VectorIndex {
             }),
             wake: Condvar::new(),
             rows: RwLock::new(HashMap::new()),
+            indexing: Mutex::new(()),
             scopes: RwLock::new(Interner::default()),
             kinds: RwLock::new(Interner::default()),
             stop: AtomicBool::new(false),
@@ -326,6 +329,7 @@ impl VectorIndex {
 
     /// Moves up to one batch from the tail into the graph. Returns how many were moved.
     pub fn index_batch(&self) -> Result<usize, StoreError> {
+        let _one_at_a_time = self.indexing.lock();
         let batch: Vec<(u64, Arc<[f32]>)> = {
             let tail = self.tail.lock();
             tail.pending

@@ -1,51 +1,132 @@
-//! The transactional SourceWriter: one SQLite transaction per source write, and the vector
-//! index updated in the same writer critical section right after the commit.
+//! The transactional SourceWriter with group commit.
+//!
+//! Each source write is applied inside its own SAVEPOINT, and every write waiting at the
+//! moment is committed in one transaction — one fsync for many ingests (`synchronous=FULL`
+//! makes the fsync the dominant cost of a small write). A write that fails rolls back to its
+//! savepoint without touching its neighbours; the caller is answered only after COMMIT, so
+//! acknowledgement still means durable. The vector index is updated after the commit, in the
+//! same writer critical section, so its tail receives row ids in commit order.
+
+use std::sync::mpsc;
 
 use async_trait::async_trait;
-use evident_store::{RemovedCounts, Result, SourceWrite, SourceWriter};
+use evident_store::{RecordUpdate, RemovedCounts, Result, SourceWrite, SourceWriter, StoreError};
 use rusqlite::Connection;
+use tokio::sync::oneshot;
 
 use crate::{EmbeddedStore, Inner, chunks, graph, sources, sqlite_err};
 
-/// Applies `w` in one transaction; on success updates the in-memory vector index.
-pub(crate) fn apply(conn: &mut Connection, inner: &Inner, w: SourceWrite) -> Result<RemovedCounts> {
-    let tx = conn.transaction().map_err(sqlite_err)?;
+/// Most writes committed together.
+const MAX_GROUP: usize = 64;
+
+pub(crate) struct Job {
+    write: SourceWrite,
+    reply: oneshot::Sender<Result<RemovedCounts>>,
+}
+
+/// Row-level effects of an applied write, published to the vector index after commit.
+struct Applied {
+    removed: RemovedCounts,
+    forgotten: Vec<u64>,
+    inserted: Vec<u64>,
+}
+
+fn apply_in(conn: &Connection, w: &SourceWrite) -> Result<Applied> {
     let mut removed = RemovedCounts::default();
     let mut forgotten = Vec::new();
     if !w.delete_chunk_ids.is_empty() {
-        removed = graph::remove_evidence(&tx, &w.partition, &w.delete_chunk_ids)?;
-        forgotten = chunks::delete_chunks(&tx, &w.partition, &w.delete_chunk_ids)?;
+        removed = graph::remove_evidence(conn, &w.partition, &w.delete_chunk_ids)?;
+        forgotten = chunks::delete_chunks(conn, &w.partition, &w.delete_chunk_ids)?;
         removed.chunks = forgotten.len();
     }
     let mut inserted = Vec::with_capacity(w.upsert_chunks.len());
     for (chunk, vector) in &w.upsert_chunks {
-        let (rid, replaced) = chunks::insert_chunk(&tx, chunk, vector)?;
-        if let Some(old) = replaced {
-            forgotten.push(old);
-        }
+        let (rid, replaced) = chunks::insert_chunk(conn, chunk, vector)?;
+        forgotten.extend(replaced);
         inserted.push(rid);
     }
     for chunk in &w.relocate_chunks {
-        chunks::relocate_chunk(&tx, chunk)?;
+        chunks::relocate_chunk(conn, chunk)?;
     }
-    graph::upsert_graph(&tx, &w.partition, &w.nodes, &w.edges)?;
+    graph::upsert_graph(conn, &w.partition, &w.nodes, &w.edges)?;
     match &w.record {
-        Some(rec) => sources::put(&tx, rec)?,
-        None => sources::remove(&tx, &w.partition, &w.source_urn)?,
+        RecordUpdate::Put(rec) => sources::put(conn, rec)?,
+        RecordUpdate::Remove => sources::remove(conn, &w.partition, &w.source_urn)?,
+        RecordUpdate::Keep => {}
     }
-    tx.commit().map_err(sqlite_err)?;
+    Ok(Applied {
+        removed,
+        forgotten,
+        inserted,
+    })
+}
 
-    // Durable now. Publish to the vector index while still holding the writer lock, so the
-    // tail receives row ids in commit order.
-    inner.vectors.forget(&forgotten);
-    for (rid, (chunk, vector)) in inserted.into_iter().zip(w.upsert_chunks) {
+fn publish(conn: &Connection, inner: &Inner, w: SourceWrite, applied: &Applied) -> Result<()> {
+    inner.vectors.forget(&applied.forgotten);
+    for (rid, (chunk, vector)) in applied.inserted.iter().zip(w.upsert_chunks) {
         inner
             .vectors
-            .track_row(rid, &chunk.id, &chunk.scope, &chunk.kind);
-        inner.vectors.push(rid, vector);
+            .track_row(*rid, &chunk.id, &chunk.scope, &chunk.kind);
+        inner.vectors.push(*rid, vector);
     }
-    retrack(conn, inner, &w.relocate_chunks)?;
-    Ok(removed)
+    retrack(conn, inner, &w.relocate_chunks)
+}
+
+/// Commits a group of writes, answering each.
+fn commit_group(inner: &Inner, jobs: Vec<Job>) {
+    let mut conn = inner.writer.lock();
+    let outcome = (|| -> Result<Vec<(Job, Result<Applied>)>> {
+        let tx = conn.transaction().map_err(sqlite_err)?;
+        let mut results = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            tx.execute_batch("SAVEPOINT source_write")
+                .map_err(sqlite_err)?;
+            let r = apply_in(&tx, &job.write);
+            if r.is_err() {
+                tx.execute_batch("ROLLBACK TO source_write")
+                    .map_err(sqlite_err)?;
+            }
+            tx.execute_batch("RELEASE source_write")
+                .map_err(sqlite_err)?;
+            results.push((job, r));
+        }
+        tx.commit().map_err(sqlite_err)?;
+        Ok(results)
+    })();
+    match outcome {
+        Ok(results) => {
+            for (job, r) in results {
+                let reply = match r {
+                    Ok(applied) => {
+                        publish(&conn, inner, job.write, &applied).map(|_| applied.removed)
+                    }
+                    Err(e) => Err(e),
+                };
+                let _ = job.reply.send(reply);
+            }
+        }
+        Err(e) => {
+            // The commit (or the transaction itself) failed: nothing of the group is durable.
+            // The jobs were consumed by the closure, so their senders are dropped and every
+            // caller sees the channel close; report the cause in the log.
+            tracing::error!(error = %e, "group commit failed; the writes of this group were not applied");
+        }
+    }
+}
+
+/// The writer thread: takes every waiting write and commits them together.
+pub(crate) fn run_writer(inner: std::sync::Weak<Inner>, jobs: mpsc::Receiver<Job>) {
+    while let Ok(first) = jobs.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match jobs.try_recv() {
+                Ok(j) => group.push(j),
+                Err(_) => break,
+            }
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        commit_group(&inner, group);
+    }
 }
 
 /// Relocated chunks may have changed scope or kind: refresh the vector filter's row map.
@@ -71,45 +152,58 @@ pub(crate) fn retrack(
     Ok(())
 }
 
-/// Chunk-only upsert (the ChunkStore trait method) with the same publication rules.
-pub(crate) fn apply_chunks_only(
-    conn: &mut Connection,
-    inner: &Inner,
-    w: SourceWrite,
+/// Chunk-only upsert (the ChunkStore trait method): the same path as a source write.
+pub(crate) async fn apply_chunks_only(
+    store: &EmbeddedStore,
+    chunks: Vec<(evident_core::Chunk, Vec<f32>)>,
 ) -> Result<()> {
-    let tx = conn.transaction().map_err(sqlite_err)?;
-    let mut inserted = Vec::with_capacity(w.upsert_chunks.len());
-    let mut forgotten = Vec::new();
-    for (chunk, vector) in &w.upsert_chunks {
-        let (rid, replaced) = chunks::insert_chunk(&tx, chunk, vector)?;
-        forgotten.extend(replaced);
-        inserted.push(rid);
+    let Some(first) = chunks.first() else {
+        return Ok(());
+    };
+    let (partition, urn) = (
+        first.0.scope.partition().to_string(),
+        first.0.source_urn.clone(),
+    );
+    let write = SourceWrite {
+        partition,
+        source_urn: urn,
+        upsert_chunks: chunks,
+        record: RecordUpdate::Keep,
+        ..Default::default()
+    };
+    store.submit(write).await.map(drop)
+}
+
+impl EmbeddedStore {
+    /// Sends a write to the group-commit thread and waits for its durable outcome.
+    pub(crate) async fn submit(&self, write: SourceWrite) -> Result<RemovedCounts> {
+        let dim = self.inner.vectors.space().dim;
+        for (chunk, v) in &write.upsert_chunks {
+            if v.len() != dim {
+                return Err(StoreError::invalid(format!(
+                    "chunk {} has a {}-d vector; the store holds {dim}-d vectors",
+                    chunk.id,
+                    v.len()
+                )));
+            }
+        }
+        let (reply, answer) = oneshot::channel();
+        self.inner
+            .writes
+            .lock()
+            .as_ref()
+            .ok_or_else(|| StoreError::unavailable("store is closed"))?
+            .send(Job { write, reply })
+            .map_err(|_| StoreError::unavailable("store writer stopped"))?;
+        answer.await.map_err(|_| {
+            StoreError::unavailable("the write was not committed (see the log); retry")
+        })?
     }
-    tx.commit().map_err(sqlite_err)?;
-    inner.vectors.forget(&forgotten);
-    for (rid, (chunk, vector)) in inserted.into_iter().zip(w.upsert_chunks) {
-        inner
-            .vectors
-            .track_row(rid, &chunk.id, &chunk.scope, &chunk.kind);
-        inner.vectors.push(rid, vector);
-    }
-    Ok(())
 }
 
 #[async_trait]
 impl SourceWriter for EmbeddedStore {
     async fn apply(&self, write: SourceWrite) -> Result<RemovedCounts> {
-        for (chunk, v) in &write.upsert_chunks {
-            if v.len() != self.inner.vectors.space().dim {
-                return Err(evident_store::StoreError::invalid(format!(
-                    "chunk {} has a {}-d vector; the store holds {}-d vectors",
-                    chunk.id,
-                    v.len(),
-                    self.inner.vectors.space().dim
-                )));
-            }
-        }
-        self.write(move |conn, inner| apply(conn, inner, write))
-            .await
+        self.submit(write).await
     }
 }

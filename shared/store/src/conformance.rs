@@ -8,7 +8,8 @@ use evident_core::{Chunk, EdgeWrite, Evidence, Locator, NodeKey, NodeWrite, Scop
 use serde_json::Map;
 
 use crate::{
-    ChunkFilter, Direction, SourceRecord, SourceStatus, SourceWrite, Stores, TraverseOptions,
+    ChunkFilter, Direction, RecordUpdate, SourceRecord, SourceStatus, SourceWrite, Stores,
+    TraverseOptions,
 };
 
 /// A fresh store set plus whatever must live as long as it (a temp dir, a client).
@@ -127,7 +128,7 @@ async fn write_source(h: &Harness, scope: &Scope, urn: &str, items: &[(&str, &st
             partition: scope.partition().to_string(),
             source_urn: urn.to_string(),
             upsert_chunks,
-            record: Some(record(scope, urn, items.len())),
+            record: RecordUpdate::Put(record(scope, urn, items.len())),
             ..Default::default()
         })
         .await
@@ -797,7 +798,7 @@ pub async fn source_writer_applies_and_purges(h: &Harness) {
             "concept:alpha",
             vec![ev("w1", &c1)],
         )],
-        record: Some(record(&c1, "urn:w", 2)),
+        record: RecordUpdate::Put(record(&c1, "urn:w", 2)),
         ..Default::default()
     };
     h.stores.writer.apply(write.clone()).await.expect("apply");
@@ -829,7 +830,7 @@ pub async fn source_writer_applies_and_purges(h: &Harness) {
         partition: "c1".into(),
         source_urn: "urn:w".into(),
         delete_chunk_ids: vec!["w1".into(), "w2".into()],
-        record: None,
+        record: RecordUpdate::Remove,
         ..Default::default()
     };
     let removed = h.stores.writer.apply(purge).await.expect("purge");

@@ -8,6 +8,7 @@
 
 pub mod conformance;
 mod error;
+pub mod queue;
 mod traits;
 mod types;
 mod writer;
@@ -31,6 +32,8 @@ pub struct Stores {
     /// Applies one source's changes across the stores above, atomically where the backend
     /// can (embedded) and as an idempotent ordered sequence where it cannot.
     pub writer: Arc<dyn SourceWriter>,
+    /// The qualification queue.
+    pub queue: Arc<dyn queue::TaskQueue>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

@@ -101,8 +101,20 @@ pub struct SourceWrite {
     pub delete_chunk_ids: Vec<String>,
     pub nodes: Vec<NodeWrite>,
     pub edges: Vec<EdgeWrite>,
-    /// New registry record; `None` removes the source from the registry (purge).
-    pub record: Option<SourceRecord>,
+    /// What happens to the source's registry record.
+    pub record: RecordUpdate,
+}
+
+/// The registry side of a [`SourceWrite`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum RecordUpdate {
+    /// Leave the registry as it is (chunk-only writes).
+    #[default]
+    Keep,
+    /// Write this record (ingest).
+    Put(SourceRecord),
+    /// Remove the source from the registry (purge).
+    Remove,
 }
 
 /// Counts of what a write removed from the graph because no evidence was left.

@@ -2,7 +2,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::{ChunkStore, GraphStore, RemovedCounts, Result, SourceWrite, SourceWriter};
+use crate::{
+    ChunkStore, GraphStore, RecordUpdate, RemovedCounts, Result, SourceWrite, SourceWriter,
+};
 
 /// A [`SourceWriter`] for deployments whose roles live in different backends, where one
 /// transaction cannot span them. Steps are ordered so that a crash at any point leaves a
@@ -51,12 +53,13 @@ impl SourceWriter for SequencedWriter {
                 .await?;
         }
         match &write.record {
-            Some(record) => self.sources.put(record).await?,
-            None => {
+            RecordUpdate::Put(record) => self.sources.put(record).await?,
+            RecordUpdate::Remove => {
                 self.sources
                     .remove(&write.partition, &write.source_urn)
                     .await?
             }
+            RecordUpdate::Keep => {}
         }
         Ok(removed)
     }

@@ -15,7 +15,7 @@ async fn bad_input_is_rejected_with_a_code_and_changes_nothing() {
     assert_eq!(s, 200);
     let before = app.fingerprint().await;
 
-    let mut with = |k: &str, v: serde_json::Value| {
+    let with = |k: &str, v: serde_json::Value| {
         let mut b = valid();
         b[k] = v;
         b
