@@ -1,12 +1,12 @@
 //! ChunkStore over SQLite + FTS5 + the vector index.
 
 use async_trait::async_trait;
+use crate::vectors::VectorIndex;
 use evident_core::{Chunk, NodeKey, Scope, Visibility};
 use evident_store::{ChunkFilter, ChunkStore, Result, ScoredId, StoreError, VectorSpace};
 use rusqlite::types::Value;
 use rusqlite::{Connection, Row, params_from_iter};
 
-use crate::vectors::VectorIndex;
 use crate::{EmbeddedStore, json_err, now_millis, sql, sqlite_err};
 
 const CHUNK_COLUMNS: &str = "c.id, c.client_id, c.project_id, c.group_id, c.source_urn, c.kind, c.title, c.content, \
@@ -203,21 +203,20 @@ pub(crate) fn load_embeddings_above(conn: &Connection, above: u64) -> Result<Vec
         .map_err(sqlite_err)
 }
 
-pub(crate) fn track_all_rows(conn: &Connection, vectors: &VectorIndex) -> Result<()> {
-    let mut stmt = conn
-        .prepare("SELECT rid, id, client_id, project_id, group_id, kind FROM chunks")
-        .map_err(sqlite_err)?;
+/// Loads every live row into the in-memory indexes: the row map (visibility, kinds, ids) and
+/// the BM25 text index.
+pub(crate) fn track_all_rows(conn: &Connection, vectors: &VectorIndex, text: &crate::text_index::TextIndex) -> Result<()> {
+    let mut stmt = conn.prepare("SELECT rid, id, client_id, project_id, group_id, kind, title, content FROM chunks").map_err(sqlite_err)?;
     let mut rows = stmt.query([]).map_err(sqlite_err)?;
     while let Some(r) = rows.next().map_err(sqlite_err)? {
-        let scope = Scope {
-            client_id: r.get(2).map_err(sqlite_err)?,
-            project_id: r.get(3).map_err(sqlite_err)?,
-            group_id: r.get(4).map_err(sqlite_err)?,
-        };
+        let scope = Scope { client_id: r.get(2).map_err(sqlite_err)?, project_id: r.get(3).map_err(sqlite_err)?, group_id: r.get(4).map_err(sqlite_err)? };
         let rid: i64 = r.get(0).map_err(sqlite_err)?;
         let id: String = r.get(1).map_err(sqlite_err)?;
         let kind: String = r.get(5).map_err(sqlite_err)?;
+        let title: Option<String> = r.get(6).map_err(sqlite_err)?;
+        let content: String = r.get(7).map_err(sqlite_err)?;
         vectors.track_row(rid as u64, &id, &scope, &kind);
+        text.add(rid as u64, title.as_deref(), &content);
     }
     Ok(())
 }
@@ -234,49 +233,7 @@ fn query_chunks(conn: &Connection, sql_text: &str, params: Vec<Value>) -> Result
     Ok(out)
 }
 
-fn kinds_fragment(
-    filter: &ChunkFilter,
-    prefix: &str,
-    sql_text: &mut String,
-    params: &mut Vec<Value>,
-) {
-    if !filter.kinds.is_empty() {
-        sql_text.push_str(&format!(
-            " AND {prefix}kind IN {}",
-            sql::placeholders(filter.kinds.len())
-        ));
-        params.extend(sql::texts(filter.kinds.iter().map(String::as_str)));
-    }
-}
 
-fn search_fts(
-    conn: &Connection,
-    vis: &Visibility,
-    m: &str,
-    filter: &ChunkFilter,
-    limit: usize,
-) -> Result<Vec<ScoredId>> {
-    let mut q = format!(
-        "SELECT c.id, bm25(chunks_fts, 2.0, 1.0) AS s FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid \
-         WHERE chunks_fts MATCH ? AND "
-    );
-    let mut params = vec![Value::Text(m.to_string())];
-    sql::visibility(vis, "c.", &mut q, &mut params);
-    kinds_fragment(filter, "c.", &mut q, &mut params);
-    q.push_str(" ORDER BY s LIMIT ?");
-    params.push(Value::Integer(limit as i64));
-    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-    let rows = stmt
-        .query_map(params_from_iter(params), |r| {
-            Ok(ScoredId {
-                chunk_id: r.get(0)?,
-                score: -(r.get::<_, f64>(1)? as f32),
-            })
-        })
-        .map_err(sqlite_err)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(sqlite_err)
-}
 
 #[async_trait]
 impl ChunkStore for EmbeddedStore {
@@ -313,7 +270,7 @@ impl ChunkStore for EmbeddedStore {
             let tx = conn.transaction().map_err(sqlite_err)?;
             let rids = delete_chunks(&tx, &partition, &ids)?;
             tx.commit().map_err(sqlite_err)?;
-            inner.vectors.forget(&rids);
+            crate::write::unpublish(inner, &rids);
             Ok(rids.len())
         })
         .await
@@ -358,50 +315,20 @@ impl ChunkStore for EmbeddedStore {
         .await
     }
 
-    async fn search_text(
-        &self,
-        vis: &Visibility,
-        query: &str,
-        filter: &ChunkFilter,
-        limit: usize,
-    ) -> Result<Vec<ScoredId>> {
-        let terms = sql::fts_terms(query);
-        if terms.is_empty() || limit == 0 {
-            return Ok(Vec::new());
-        }
-        let (vis, filter) = (vis.clone(), filter.clone());
-        self.read(move |conn, _| {
-            // All terms first (selective, cheap); widen to any term only if that is not enough.
-            let mut hits = search_fts(conn, &vis, &sql::fts_match(&terms, "AND"), &filter, limit)?;
-            if hits.len() < limit && terms.len() > 1 {
-                let more = search_fts(conn, &vis, &sql::fts_match(&terms, "OR"), &filter, limit)?;
-                // AND-hits rank first; OR-hits follow, scaled below the weakest AND hit.
-                let floor = hits.last().map(|h| h.score).unwrap_or(f32::INFINITY);
-                let top_or = more
-                    .first()
-                    .map(|h| h.score)
-                    .unwrap_or(1.0)
-                    .max(f32::EPSILON);
-                for h in more {
-                    if hits.len() >= limit {
-                        break;
-                    }
-                    if !hits.iter().any(|x| x.chunk_id == h.chunk_id) {
-                        let score = if floor.is_finite() {
-                            floor * 0.999 * (h.score / top_or)
-                        } else {
-                            h.score
-                        };
-                        hits.push(ScoredId {
-                            chunk_id: h.chunk_id,
-                            score,
-                        });
-                    }
-                }
-            }
-            Ok(hits)
+    async fn search_text(&self, vis: &Visibility, query: &str, filter: &ChunkFilter, limit: usize) -> Result<Vec<ScoredId>> {
+        let inner = self.inner.clone();
+        let (vis, filter, query) = (vis.clone(), filter.clone(), query.to_string());
+        tokio::task::spawn_blocking(move || {
+            let rows = inner.vectors.row_filter(&vis, &filter.kinds);
+            inner
+                .text
+                .search(&query, &rows, limit)
+                .into_iter()
+                .filter_map(|(rid, score)| rows.id(rid).map(|id| ScoredId { chunk_id: id.to_string(), score }))
+                .collect()
         })
         .await
+        .map_err(|e| StoreError::unavailable(format!("search task failed: {e}")))
     }
 
     async fn search_vector(
@@ -431,39 +358,42 @@ impl ChunkStore for EmbeddedStore {
         limit: usize,
     ) -> Result<Vec<Chunk>> {
         let (vis, filter) = (vis.clone(), filter.clone());
-        self.read(move |conn, _| {
-            // One index-ordered scan per kind (kind, rid DESC), merged: avoids a sort over all
-            // chunks of several kinds.
-            let kinds: Vec<Option<String>> = if filter.kinds.is_empty() {
-                vec![None]
+        self.read(move |conn, inner| {
+            // Newest first: walk the (kind, rid) index — row ids only, no row reads — keeping
+            // rows the reader may see, then load just the `limit` newest.
+            let rows = inner.vectors.row_filter(&vis, &filter.kinds);
+            let scans: Vec<(String, Vec<Value>)> = if filter.kinds.is_empty() {
+                vec![("SELECT rid FROM chunks ORDER BY rid DESC".to_string(), Vec::new())]
             } else {
-                filter.kinds.iter().cloned().map(Some).collect()
+                filter
+                    .kinds
+                    .iter()
+                    .map(|k| ("SELECT rid FROM chunks WHERE kind = ?1 ORDER BY rid DESC".to_string(), vec![Value::Text(k.clone())]))
+                    .collect()
             };
-            let mut all: Vec<(i64, Chunk)> = Vec::new();
-            for kind in kinds {
-                let mut q = format!("SELECT {CHUNK_COLUMNS}, c.rid FROM chunks c WHERE ");
-                let mut params = Vec::new();
-                if let Some(k) = &kind {
-                    q.push_str("c.kind = ? AND ");
-                    params.push(Value::Text(k.clone()));
-                }
-                sql::visibility(&vis, "c.", &mut q, &mut params);
-                q.push_str(" ORDER BY c.rid DESC LIMIT ?");
-                params.push(Value::Integer(limit as i64));
+            let mut rids: Vec<i64> = Vec::new();
+            for (q, params) in scans {
                 let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-                let rows = stmt
-                    .query_map(params_from_iter(params), |r| {
-                        Ok((r.get::<_, i64>(14)?, row_to_chunk(r)?))
-                    })
-                    .map_err(sqlite_err)?;
-                for r in rows {
-                    let (rid, parts) = r.map_err(sqlite_err)?;
-                    all.push((rid, decode(parts)?));
+                let mut cursor = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
+                let mut taken = 0;
+                while taken < limit {
+                    let Some(row) = cursor.next().map_err(sqlite_err)? else { break };
+                    let rid: i64 = row.get(0).map_err(sqlite_err)?;
+                    if rows.admits(rid as u64) {
+                        rids.push(rid);
+                        taken += 1;
+                    }
                 }
             }
-            all.sort_by(|a, b| b.0.cmp(&a.0));
-            all.truncate(limit);
-            Ok(all.into_iter().map(|(_, c)| c).collect())
+            drop(rows);
+            rids.sort_unstable_by(|a, b| b.cmp(a));
+            rids.dedup();
+            rids.truncate(limit);
+            if rids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let q = format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC", sql::placeholders(rids.len()));
+            query_chunks(conn, &q, rids.into_iter().map(Value::Integer).collect())
         })
         .await
     }

@@ -63,12 +63,6 @@ fn check(conn: &Connection) -> Result<IntegrityReport> {
         .collect::<rusqlite::Result<_>>()
         .map_err(sqlite_err)?;
     report.sqlite.extend(rows.into_iter().filter(|r| r != "ok"));
-    if let Err(e) = conn.execute(
-        "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)",
-        [],
-    ) {
-        report.sqlite.push(format!("fts: {e}"));
-    }
     for (name, q) in INVARIANTS {
         let n: i64 = conn.query_row(q, [], |r| r.get(0)).map_err(sqlite_err)?;
         if n > 0 {

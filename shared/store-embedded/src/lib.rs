@@ -20,6 +20,7 @@ mod queue;
 mod schema;
 mod sources;
 mod sql;
+mod text_index;
 pub mod vectors;
 mod write;
 
@@ -54,6 +55,8 @@ pub(crate) struct Inner {
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     pub(crate) vectors: Arc<VectorIndex>,
+    /// BM25 over chunk text, derived from SQLite at open.
+    pub(crate) text: text_index::TextIndex,
     /// Alias seen counts accumulated by `resolve`, flushed in batches (resolve stays a read).
     pub(crate) seen: Mutex<HashMap<(String, String), u64>>,
     indexer: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -141,6 +144,7 @@ impl EmbeddedStore {
         let writer = Connection::open(&db_path).map_err(sqlite_err)?;
         schema::configure(&writer).map_err(sqlite_err)?;
         writer.execute_batch(schema::DDL).map_err(sqlite_err)?;
+
         check_meta(&writer, &opts.vector_space)?;
 
         let max_rid: u64 = writer
@@ -151,7 +155,8 @@ impl EmbeddedStore {
         let vectors = VectorIndex::open(&opts.dir, opts.vector_space.clone(), max_rid, |above| {
             chunks::load_embeddings_above(&writer, above)
         })?;
-        chunks::track_all_rows(&writer, &vectors)?;
+        let text = text_index::TextIndex::default();
+        chunks::track_all_rows(&writer, &vectors, &text)?;
 
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
@@ -166,6 +171,7 @@ impl EmbeddedStore {
                 readers,
                 next_reader: AtomicUsize::new(0),
                 vectors: Arc::new(vectors),
+                text,
                 seen: Mutex::new(HashMap::new()),
                 indexer: Mutex::new(None),
                 writes: Mutex::new(None),

@@ -1,5 +1,5 @@
 //! The SQLite schema. One file per data directory is the system of record for chunks,
-//! graph, aliases and sources; the vector index beside it is derived state.
+//! graph, aliases, sources and the queue; the text and vector indexes are derived state.
 
 use rusqlite::Connection;
 
@@ -35,22 +35,6 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_source ON chunks(partition, source_urn, ordinal);
 CREATE INDEX IF NOT EXISTS chunks_kind ON chunks(kind, rid);
-
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, content,
-    content='chunks', content_rowid='rid',
-    tokenize='unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, title, content) VALUES (new.rid, coalesce(new.title, ''), new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE OF title, content ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, title, content) VALUES ('delete', old.rid, coalesce(old.title, ''), old.content);
-    INSERT INTO chunks_fts(rowid, title, content) VALUES (new.rid, coalesce(new.title, ''), new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, title, content) VALUES ('delete', old.rid, coalesce(old.title, ''), old.content);
-END;
 
 CREATE TABLE IF NOT EXISTS nodes(
     nid        INTEGER PRIMARY KEY,

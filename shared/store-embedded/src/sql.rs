@@ -1,4 +1,4 @@
-//! Small SQL builders: the visibility rule as a WHERE fragment, `IN` lists, FTS5 queries.
+//! Small SQL builders: the visibility rule as a WHERE fragment, `IN` lists, LIKE escaping.
 
 use evident_core::Visibility;
 use rusqlite::types::Value;
@@ -80,63 +80,10 @@ pub fn like_escape(s: &str) -> String {
     out
 }
 
-/// English function words that match most documents: dropping them keeps OR queries
-/// selective (FTS5 scores every match) without changing what a query is about.
-const STOPWORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
-    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
-    "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our",
-    "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
-    "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
-    "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
-    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
-];
-
-/// Query terms as FTS5 sees them (the `unicode61` tokenizer splits on anything that is not a
-/// letter or digit), lower-cased, stop words removed, de-duplicated, at most 24.
-pub fn fts_terms(query: &str) -> Vec<String> {
-    let mut terms: Vec<String> = Vec::new();
-    for word in query.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
-            continue;
-        }
-        let w = word.to_lowercase();
-        if STOPWORDS.contains(&w.as_str()) || terms.contains(&w) {
-            continue;
-        }
-        terms.push(w);
-        if terms.len() == 24 {
-            break;
-        }
-    }
-    terms
-}
-
-/// An FTS5 MATCH expression over quoted terms joined by `op` ("AND" / "OR").
-pub fn fts_match(terms: &[String], op: &str) -> String {
-    terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(&format!(" {op} "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use evident_core::Scope;
-
-    #[test]
-    fn terms_split_like_fts_and_drop_stopwords() {
-        assert_eq!(
-            fts_terms("How is parse_config() used in Příliš?"),
-            vec!["parse", "config", "used", "příliš"]
-        );
-        assert_eq!(fts_match(&fts_terms("a b\"c"), "OR"), "\"b\" OR \"c\"");
-    }
 
     #[test]
     fn visibility_fragment_has_one_param_per_value() {

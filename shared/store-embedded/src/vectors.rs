@@ -26,6 +26,8 @@ use serde::{Deserialize, Serialize};
 
 /// Rows moved from the tail into the graph per batch.
 const BATCH: usize = 256;
+/// Threads adding one batch to the graph.
+const INDEX_THREADS: usize = 2;
 /// Save the graph after this many additions (and whenever the tail drains after changes).
 const SAVE_EVERY: usize = 20_000;
 
@@ -88,7 +90,7 @@ fn new_hnsw(dim: usize) -> Result<usearch::Index, StoreError> {
     let options = usearch::IndexOptions {
         dimensions: dim,
         metric: usearch::MetricKind::Cos,
-        quantization: usearch::ScalarKind::F16,
+        quantization: usearch::ScalarKind::F32,
         connectivity: 16,
         expansion_add: 64,
         expansion_search: 96,
@@ -113,7 +115,35 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// The visibility and kind filter over live rows, evaluated from the in-memory row map (no
+/// SQLite access): used by vector search, full-text search and by-kind listing alike.
+pub struct RowFilter<'a> {
+    rows: parking_lot::RwLockReadGuard<'a, HashMap<u64, RowMeta>>,
+    allowed_scopes: Vec<bool>,
+    allowed_kinds: Option<Vec<bool>>,
+}
+
+impl RowFilter<'_> {
+    pub fn admits(&self, rid: u64) -> bool {
+        self.rows.get(&rid).is_some_and(|m| {
+            self.allowed_scopes.get(m.scope as usize).copied().unwrap_or(false)
+                && self.allowed_kinds.as_ref().is_none_or(|ks| ks.get(m.kind as usize).copied().unwrap_or(false))
+        })
+    }
+
+    pub fn id(&self, rid: u64) -> Option<Arc<str>> {
+        self.rows.get(&rid).map(|m| m.id.clone())
+    }
+}
+
 impl VectorIndex {
+    /// A filter admitting live rows visible to `vis` and of one of `kinds` (all when empty).
+    pub fn row_filter(&self, vis: &Visibility, kinds: &[String]) -> RowFilter<'_> {
+        let allowed_scopes = self.scopes.read().values.iter().map(|s| vis.admits(s)).collect();
+        let allowed_kinds = (!kinds.is_empty()).then(|| self.kinds.read().values.iter().map(|k| kinds.iter().any(|x| x == k)).collect());
+        RowFilter { rows: self.rows.read(), allowed_scopes, allowed_kinds }
+    }
+
     /// Opens (or prepares to rebuild) the index for `dir`. `rows` yields every live row as
     /// (row id, meta, scope, kind) and `max_rid` is the newest row id in SQLite; `load_vectors`
     /// fetches the stored embeddings of rows above a given row id, for the tail.
@@ -265,37 +295,8 @@ impl VectorIndex {
         }
         let mut q = query.to_vec();
         normalize(&mut q);
-        let allowed_scopes: Vec<bool> = self
-            .scopes
-            .read()
-            .values
-            .iter()
-            .map(|s| vis.admits(s))
-            .collect();
-        let allowed_kinds: Option<Vec<bool>> = if kinds.is_empty() {
-            None
-        } else {
-            Some(
-                self.kinds
-                    .read()
-                    .values
-                    .iter()
-                    .map(|kd| kinds.iter().any(|x| x == kd))
-                    .collect(),
-            )
-        };
-        let rows = self.rows.read();
-        let admits = |rid: u64| -> bool {
-            rows.get(&rid).is_some_and(|m| {
-                allowed_scopes
-                    .get(m.scope as usize)
-                    .copied()
-                    .unwrap_or(false)
-                    && allowed_kinds
-                        .as_ref()
-                        .is_none_or(|ks| ks.get(m.kind as usize).copied().unwrap_or(false))
-            })
-        };
+        let filter = self.row_filter(vis, kinds);
+        let admits = |rid: u64| filter.admits(rid);
         let mut best: HashMap<u64, f32> = HashMap::new();
         {
             let hnsw = self.hnsw.read();
@@ -323,7 +324,7 @@ impl VectorIndex {
         hits.truncate(k);
         Ok(hits
             .into_iter()
-            .filter_map(|(rid, s)| rows.get(&rid).map(|m| (m.id.clone(), s)))
+            .filter_map(|(rid, s)| filter.id(rid).map(|id| (id, s)))
             .collect())
     }
 
@@ -346,19 +347,30 @@ impl VectorIndex {
             if needed > self.hnsw.read().capacity() {
                 let hnsw = self.hnsw.write();
                 let target = (needed * 2).max(4096);
-                hnsw.reserve(target)
+                hnsw.reserve_capacity_and_threads(target, INDEX_THREADS)
                     .map_err(|e| StoreError::corrupt(format!("growing vector index: {e}")))?;
             }
         }
         {
+            // HNSW insertion is the slow part; usearch takes concurrent adds, so split the batch.
             let hnsw = self.hnsw.read();
-            for (rid, v) in &batch {
-                if hnsw.contains(*rid) {
-                    continue;
-                }
-                hnsw.add(*rid, v)
-                    .map_err(|e| StoreError::corrupt(format!("adding to vector index: {e}")))?;
-            }
+            let fresh: Vec<&(u64, Arc<[f32]>)> = batch.iter().filter(|(rid, _)| !hnsw.contains(*rid)).collect();
+            let per_thread = fresh.len().div_ceil(INDEX_THREADS).max(1);
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = fresh
+                    .chunks(per_thread)
+                    .map(|part| {
+                        let hnsw = &hnsw;
+                        scope.spawn(move || -> Result<(), StoreError> {
+                            for (rid, v) in part {
+                                hnsw.add(*rid, v).map_err(|e| StoreError::corrupt(format!("adding to vector index: {e}")))?;
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                workers.into_iter().try_for_each(|w| w.join().unwrap_or_else(|_| Err(StoreError::corrupt("vector indexing thread panicked"))))
+            })?;
         }
         let mut tail = self.tail.lock();
         for (rid, _) in &batch {

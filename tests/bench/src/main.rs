@@ -119,20 +119,25 @@ struct Args {
     chunks: usize,
     queries: usize,
     dir: Option<std::path::PathBuf>,
+    /// Build the HNSW graph after ingest instead of during it (bulk-load mode).
+    index_after: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let suite = it
         .next()
-        .ok_or("usage: evident-bench retrieve [--chunks N] [--queries N] [--dir PATH]")?;
+        .ok_or("usage: evident-bench retrieve [--chunks N] [--queries N] [--dir PATH] [--index-after]")?;
     let mut args = Args {
         suite,
         chunks: 100_000,
         queries: 500,
-        dir: None,
-    };
+        dir: None, index_after: false };
     while let Some(flag) = it.next() {
+        if flag == "--index-after" {
+            args.index_after = true;
+            continue;
+        }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--chunks" => args.chunks = value.parse().map_err(|e| format!("--chunks: {e}"))?,
@@ -176,7 +181,7 @@ async fn retrieve_suite(args: &Args) {
             embedder: embedder.identity().to_string(),
             dim: embedder.dim(),
         },
-        background_indexer: true,
+        background_indexer: !args.index_after,
     })
     .expect("open store");
     let kb = Kb::new(
@@ -210,7 +215,7 @@ async fn retrieve_suite(args: &Args) {
                 client_id: Some("bench".into()),
                 project_id: Some(format!("p{}", doc % 4)),
                 source_urn: format!("bench:doc/{doc}"),
-                kind: if doc % 10 == 0 {
+                kind: if doc % 10 == 1 {
                     "decision".into()
                 } else {
                     "doc".into()
@@ -285,28 +290,35 @@ async fn retrieve_suite(args: &Args) {
     }
     retrieve_times.sort();
 
-    // Floor: the raw indexes alone (query embedding + BM25 top-50 + vector top-50).
+    // Floor: the raw indexes alone (query embedding + BM25 top-50 + vector top-50), each
+    // channel timed separately too.
     let mut floor_times = Vec::new();
+    let (mut embed_t, mut bm25_t, mut vector_t) = (Vec::new(), Vec::new(), Vec::new());
     for q in &queries {
         let t = Instant::now();
-        let v = embedder
-            .embed(std::slice::from_ref(q), Priority::INTERACTIVE)
-            .await
-            .expect("embed");
-        let _ = kb
-            .stores()
-            .chunks
-            .search_text(&vis, q, &ChunkFilter::default(), 50)
-            .await
-            .expect("bm25");
-        let _ = kb
-            .stores()
-            .chunks
-            .search_vector(&vis, &v[0], &ChunkFilter::default(), 50)
-            .await
-            .expect("knn");
-        floor_times.push(t.elapsed());
+        let v = embedder.embed(std::slice::from_ref(q), Priority::INTERACTIVE).await.expect("embed");
+        let t1 = Instant::now();
+        let _ = kb.stores().chunks.search_text(&vis, q, &ChunkFilter::default(), 50).await.expect("bm25");
+        let t2 = Instant::now();
+        let _ = kb.stores().chunks.search_vector(&vis, &v[0], &ChunkFilter::default(), 50).await.expect("knn");
+        let t3 = Instant::now();
+        floor_times.push(t3 - t);
+        embed_t.push(t1 - t);
+        bm25_t.push(t2 - t1);
+        vector_t.push(t3 - t2);
     }
+    embed_t.sort();
+    bm25_t.sort();
+    vector_t.sort();
+    println!(
+        "channels p50/p99: embed {:.3}/{:.3} ms, bm25 {:.2}/{:.2} ms, vector {:.2}/{:.2} ms",
+        percentile(&embed_t, 0.5),
+        percentile(&embed_t, 0.99),
+        percentile(&bm25_t, 0.5),
+        percentile(&bm25_t, 0.99),
+        percentile(&vector_t, 0.5),
+        percentile(&vector_t, 0.99)
+    );
     floor_times.sort();
 
     let mut by_kind_times = Vec::new();
