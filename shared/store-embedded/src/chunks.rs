@@ -1,7 +1,7 @@
-//! ChunkStore over SQLite + FTS5 + the vector index.
+//! ChunkStore over SQLite, the in-memory BM25 index and the vector index.
 
-use async_trait::async_trait;
 use crate::vectors::VectorIndex;
+use async_trait::async_trait;
 use evident_core::{Chunk, NodeKey, Scope, Visibility};
 use evident_store::{ChunkFilter, ChunkStore, Result, ScoredId, StoreError, VectorSpace};
 use rusqlite::types::Value;
@@ -205,11 +205,23 @@ pub(crate) fn load_embeddings_above(conn: &Connection, above: u64) -> Result<Vec
 
 /// Loads every live row into the in-memory indexes: the row map (visibility, kinds, ids) and
 /// the BM25 text index.
-pub(crate) fn track_all_rows(conn: &Connection, vectors: &VectorIndex, text: &crate::text_index::TextIndex) -> Result<()> {
-    let mut stmt = conn.prepare("SELECT rid, id, client_id, project_id, group_id, kind, title, content FROM chunks").map_err(sqlite_err)?;
+pub(crate) fn track_all_rows(
+    conn: &Connection,
+    vectors: &VectorIndex,
+    text: &crate::text_index::TextIndex,
+) -> Result<()> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT rid, id, client_id, project_id, group_id, kind, title, content FROM chunks",
+        )
+        .map_err(sqlite_err)?;
     let mut rows = stmt.query([]).map_err(sqlite_err)?;
     while let Some(r) = rows.next().map_err(sqlite_err)? {
-        let scope = Scope { client_id: r.get(2).map_err(sqlite_err)?, project_id: r.get(3).map_err(sqlite_err)?, group_id: r.get(4).map_err(sqlite_err)? };
+        let scope = Scope {
+            client_id: r.get(2).map_err(sqlite_err)?,
+            project_id: r.get(3).map_err(sqlite_err)?,
+            group_id: r.get(4).map_err(sqlite_err)?,
+        };
         let rid: i64 = r.get(0).map_err(sqlite_err)?;
         let id: String = r.get(1).map_err(sqlite_err)?;
         let kind: String = r.get(5).map_err(sqlite_err)?;
@@ -232,8 +244,6 @@ fn query_chunks(conn: &Connection, sql_text: &str, params: Vec<Value>) -> Result
     }
     Ok(out)
 }
-
-
 
 #[async_trait]
 impl ChunkStore for EmbeddedStore {
@@ -315,7 +325,13 @@ impl ChunkStore for EmbeddedStore {
         .await
     }
 
-    async fn search_text(&self, vis: &Visibility, query: &str, filter: &ChunkFilter, limit: usize) -> Result<Vec<ScoredId>> {
+    async fn search_text(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredId>> {
         let inner = self.inner.clone();
         let (vis, filter, query) = (vis.clone(), filter.clone(), query.to_string());
         tokio::task::spawn_blocking(move || {
@@ -324,7 +340,12 @@ impl ChunkStore for EmbeddedStore {
                 .text
                 .search(&query, &rows, limit)
                 .into_iter()
-                .filter_map(|(rid, score)| rows.id(rid).map(|id| ScoredId { chunk_id: id.to_string(), score }))
+                .filter_map(|(rid, score)| {
+                    rows.id(rid).map(|id| ScoredId {
+                        chunk_id: id.to_string(),
+                        score,
+                    })
+                })
                 .collect()
         })
         .await
@@ -363,12 +384,20 @@ impl ChunkStore for EmbeddedStore {
             // rows the reader may see, then load just the `limit` newest.
             let rows = inner.vectors.row_filter(&vis, &filter.kinds);
             let scans: Vec<(String, Vec<Value>)> = if filter.kinds.is_empty() {
-                vec![("SELECT rid FROM chunks ORDER BY rid DESC".to_string(), Vec::new())]
+                vec![(
+                    "SELECT rid FROM chunks ORDER BY rid DESC".to_string(),
+                    Vec::new(),
+                )]
             } else {
                 filter
                     .kinds
                     .iter()
-                    .map(|k| ("SELECT rid FROM chunks WHERE kind = ?1 ORDER BY rid DESC".to_string(), vec![Value::Text(k.clone())]))
+                    .map(|k| {
+                        (
+                            "SELECT rid FROM chunks WHERE kind = ?1 ORDER BY rid DESC".to_string(),
+                            vec![Value::Text(k.clone())],
+                        )
+                    })
                     .collect()
             };
             let mut rids: Vec<i64> = Vec::new();
@@ -377,7 +406,9 @@ impl ChunkStore for EmbeddedStore {
                 let mut cursor = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
                 let mut taken = 0;
                 while taken < limit {
-                    let Some(row) = cursor.next().map_err(sqlite_err)? else { break };
+                    let Some(row) = cursor.next().map_err(sqlite_err)? else {
+                        break;
+                    };
                     let rid: i64 = row.get(0).map_err(sqlite_err)?;
                     if rows.admits(rid as u64) {
                         rids.push(rid);
@@ -392,7 +423,10 @@ impl ChunkStore for EmbeddedStore {
             if rids.is_empty() {
                 return Ok(Vec::new());
             }
-            let q = format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC", sql::placeholders(rids.len()));
+            let q = format!(
+                "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
+                sql::placeholders(rids.len())
+            );
             query_chunks(conn, &q, rids.into_iter().map(Value::Integer).collect())
         })
         .await

@@ -1,19 +1,21 @@
 //! Evident's embedded backend: everything in one data directory, no servers.
 //!
 //! - `evident.db`: SQLite in WAL mode with `synchronous=FULL` — the system of record for
-//!   chunks (with their embeddings), the graph, aliases and sources. FTS5 (bm25) indexes
-//!   chunk text inside the same transactions, so full text is never behind.
+//!   chunks (with their embeddings), the graph, aliases, sources and the task queue.
+//! - In memory, derived from SQLite at open and updated at every commit: the BM25 text index
+//!   and the row map (visibility and kind per chunk row) that every search filters with.
 //! - `vectors.usearch` + `vectors.json`: the HNSW index, derived from the stored embeddings
 //!   and maintained in the background (see [`vectors`]).
 //!
-//! One writer connection serialises writes (SQLite allows one writer anyway); a small pool
-//! of reader connections serves reads in parallel. All SQLite work runs on tokio's blocking
-//! pool, never on the runtime threads.
+//! One writer connection serialises writes (SQLite allows one writer anyway) and source writes
+//! are group-committed; a small pool of reader connections serves reads in parallel. All
+//! SQLite work runs on blocking threads, never on the async runtime threads.
 //!
 //! Must not: know about HTTP, embedders or ingest rules — it stores what it is given.
 
 mod aliases;
 mod chunks;
+mod dense;
 mod graph;
 mod integrity;
 mod queue;

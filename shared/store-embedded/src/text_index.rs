@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use parking_lot::RwLock;
 use unicode_normalization::UnicodeNormalization;
 
+use crate::dense::DenseMap;
 use crate::vectors::RowFilter;
 
 const K1: f32 = 1.2;
@@ -22,15 +23,16 @@ const TITLE_WEIGHT: u16 = 2;
 
 /// English function words that match most documents and carry no topic.
 pub const STOPWORDS: &[&str] = &[
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be",
-    "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do",
-    "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he",
-    "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me",
-    "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
-    "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs",
-    "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very",
-    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
-    "you", "your", "yours",
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
+    "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our",
+    "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
+    "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
+    "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
 /// Terms of a text: runs of letters and digits, lower-cased, diacritics removed, stop words
@@ -45,7 +47,11 @@ pub fn terms(text: &str, mut each: impl FnMut(&str)) {
         if word.is_ascii() {
             buf.extend(word.chars().map(|c| c.to_ascii_lowercase()));
         } else {
-            buf.extend(word.nfd().filter(|c| !unicode_normalization::char::is_combining_mark(*c)).flat_map(char::to_lowercase));
+            buf.extend(
+                word.nfd()
+                    .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+                    .flat_map(char::to_lowercase),
+            );
         }
         if !STOPWORDS.contains(&buf.as_str()) {
             each(&buf);
@@ -64,7 +70,7 @@ struct Inner {
     term_ids: HashMap<Box<str>, u32>,
     postings: Vec<Postings>,
     /// Live rows and their length in terms.
-    doc_len: HashMap<u32, u32>,
+    doc_len: DenseMap<u32>,
     total_len: u64,
     /// Postings of removed rows still in the lists (dropped on compaction).
     dead: usize,
@@ -97,7 +103,7 @@ impl TextIndex {
             len += 1;
         });
         let mut inner = self.inner.write();
-        if inner.doc_len.contains_key(&rid) {
+        if inner.doc_len.contains(rid as u64) {
             return; // already indexed (idempotent publish)
         }
         for (term, n) in tf {
@@ -115,7 +121,7 @@ impl TextIndex {
             p.tfs.push(n);
             inner.live_postings += 1;
         }
-        inner.doc_len.insert(rid, len);
+        inner.doc_len.insert(rid as u64, len);
         inner.total_len += len as u64;
     }
 
@@ -123,7 +129,7 @@ impl TextIndex {
     pub fn remove(&self, rids: &[u64]) {
         let mut inner = self.inner.write();
         for rid in rids {
-            if let Some(len) = inner.doc_len.remove(&(*rid as u32)) {
+            if let Some(len) = inner.doc_len.remove(*rid) {
                 inner.total_len -= len as u64;
                 let _ = len;
                 inner.dead += 1;
@@ -131,12 +137,14 @@ impl TextIndex {
         }
         // Compact when dead rows could hold a large share of the postings.
         if inner.dead * 4 > inner.doc_len.len().max(1) {
-            let Inner { postings, doc_len, .. } = &mut *inner;
+            let Inner {
+                postings, doc_len, ..
+            } = &mut *inner;
             let mut live = 0;
             for p in postings.iter_mut() {
                 let mut k = 0;
                 for i in 0..p.rids.len() {
-                    if doc_len.contains_key(&p.rids[i]) {
+                    if doc_len.contains(p.rids[i] as u64) {
                         p.rids[k] = p.rids[i];
                         p.tfs[k] = p.tfs[i];
                         k += 1;
@@ -150,7 +158,6 @@ impl TextIndex {
             inner.dead = 0;
         }
     }
-
 
     /// Top `k` rows admitted by `filter`, by BM25 over the query's terms (any term matches;
     /// documents matching more and rarer terms score higher). Scores are positive.
@@ -176,7 +183,9 @@ impl TextIndex {
                 let df = p.rids.len() as f32;
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 for (&rid, &tf) in p.rids.iter().zip(&p.tfs) {
-                    let Some(&dl) = inner.doc_len.get(&rid) else { continue };
+                    let Some(&dl) = inner.doc_len.get(rid as u64) else {
+                        continue;
+                    };
                     let slot = rid as usize;
                     if slot >= scores.len() {
                         scores.resize((slot + 1).next_power_of_two(), 0.0);
@@ -185,7 +194,8 @@ impl TextIndex {
                         touched.push(rid);
                     }
                     let tf = tf as f32;
-                    scores[slot] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl as f32 / avgdl));
+                    scores[slot] +=
+                        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl as f32 / avgdl));
                 }
             }
             let mut hits: Vec<(u64, f32)> = Vec::with_capacity(k + 1);
@@ -215,7 +225,9 @@ mod tests {
     #[test]
     fn terms_fold_case_and_diacritics_and_drop_stop_words() {
         let mut out = Vec::new();
-        terms("How is parse_config() used in Příliš?", |w| out.push(w.to_string()));
+        terms("How is parse_config() used in Příliš?", |w| {
+            out.push(w.to_string())
+        });
         assert_eq!(out, vec!["parse", "config", "used", "prilis"]);
     }
 }

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use evident_core::{Scope, Visibility};
 use evident_store::{StoreError, VectorSpace};
 use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::dense::DenseMap;
 use serde::{Deserialize, Serialize};
 
 /// Rows moved from the tail into the graph per batch.
@@ -78,7 +80,7 @@ pub struct VectorIndex {
     hnsw: RwLock<usearch::Index>,
     tail: Mutex<Tail>,
     wake: Condvar,
-    rows: RwLock<HashMap<u64, RowMeta>>,
+    rows: RwLock<DenseMap<RowMeta>>,
     /// Serialises `index_batch` (background thread vs. `drain`), so a batch is added once.
     indexing: Mutex<()>,
     scopes: RwLock<Interner<Scope>>,
@@ -93,7 +95,7 @@ fn new_hnsw(dim: usize) -> Result<usearch::Index, StoreError> {
         quantization: usearch::ScalarKind::F32,
         connectivity: 16,
         expansion_add: 64,
-        expansion_search: 96,
+        expansion_search: 64,
         multi: false,
     };
     let index = usearch::Index::new(&options)
@@ -118,30 +120,53 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// The visibility and kind filter over live rows, evaluated from the in-memory row map (no
 /// SQLite access): used by vector search, full-text search and by-kind listing alike.
 pub struct RowFilter<'a> {
-    rows: parking_lot::RwLockReadGuard<'a, HashMap<u64, RowMeta>>,
+    rows: parking_lot::RwLockReadGuard<'a, DenseMap<RowMeta>>,
     allowed_scopes: Vec<bool>,
     allowed_kinds: Option<Vec<bool>>,
 }
 
 impl RowFilter<'_> {
     pub fn admits(&self, rid: u64) -> bool {
-        self.rows.get(&rid).is_some_and(|m| {
-            self.allowed_scopes.get(m.scope as usize).copied().unwrap_or(false)
-                && self.allowed_kinds.as_ref().is_none_or(|ks| ks.get(m.kind as usize).copied().unwrap_or(false))
+        self.rows.get(rid).is_some_and(|m| {
+            self.allowed_scopes
+                .get(m.scope as usize)
+                .copied()
+                .unwrap_or(false)
+                && self
+                    .allowed_kinds
+                    .as_ref()
+                    .is_none_or(|ks| ks.get(m.kind as usize).copied().unwrap_or(false))
         })
     }
 
     pub fn id(&self, rid: u64) -> Option<Arc<str>> {
-        self.rows.get(&rid).map(|m| m.id.clone())
+        self.rows.get(rid).map(|m| m.id.clone())
     }
 }
 
 impl VectorIndex {
     /// A filter admitting live rows visible to `vis` and of one of `kinds` (all when empty).
     pub fn row_filter(&self, vis: &Visibility, kinds: &[String]) -> RowFilter<'_> {
-        let allowed_scopes = self.scopes.read().values.iter().map(|s| vis.admits(s)).collect();
-        let allowed_kinds = (!kinds.is_empty()).then(|| self.kinds.read().values.iter().map(|k| kinds.iter().any(|x| x == k)).collect());
-        RowFilter { rows: self.rows.read(), allowed_scopes, allowed_kinds }
+        let allowed_scopes = self
+            .scopes
+            .read()
+            .values
+            .iter()
+            .map(|s| vis.admits(s))
+            .collect();
+        let allowed_kinds = (!kinds.is_empty()).then(|| {
+            self.kinds
+                .read()
+                .values
+                .iter()
+                .map(|k| kinds.iter().any(|x| x == k))
+                .collect()
+        });
+        RowFilter {
+            rows: self.rows.read(),
+            allowed_scopes,
+            allowed_kinds,
+        }
     }
 
     /// Opens (or prepares to rebuild) the index for `dir`. `rows` yields every live row as
@@ -204,7 +229,7 @@ impl VectorIndex {
                 added_since_save: 0,
             }),
             wake: Condvar::new(),
-            rows: RwLock::new(HashMap::new()),
+            rows: RwLock::new(DenseMap::default()),
             indexing: Mutex::new(()),
             scopes: RwLock::new(Interner::default()),
             kinds: RwLock::new(Interner::default()),
@@ -248,7 +273,7 @@ impl VectorIndex {
         {
             let mut rows = self.rows.write();
             for rid in rids {
-                rows.remove(rid);
+                rows.remove(*rid);
             }
         }
         let mut tail = self.tail.lock();
@@ -354,7 +379,10 @@ impl VectorIndex {
         {
             // HNSW insertion is the slow part; usearch takes concurrent adds, so split the batch.
             let hnsw = self.hnsw.read();
-            let fresh: Vec<&(u64, Arc<[f32]>)> = batch.iter().filter(|(rid, _)| !hnsw.contains(*rid)).collect();
+            let fresh: Vec<&(u64, Arc<[f32]>)> = batch
+                .iter()
+                .filter(|(rid, _)| !hnsw.contains(*rid))
+                .collect();
             let per_thread = fresh.len().div_ceil(INDEX_THREADS).max(1);
             std::thread::scope(|scope| {
                 let workers: Vec<_> = fresh
@@ -363,13 +391,19 @@ impl VectorIndex {
                         let hnsw = &hnsw;
                         scope.spawn(move || -> Result<(), StoreError> {
                             for (rid, v) in part {
-                                hnsw.add(*rid, v).map_err(|e| StoreError::corrupt(format!("adding to vector index: {e}")))?;
+                                hnsw.add(*rid, v).map_err(|e| {
+                                    StoreError::corrupt(format!("adding to vector index: {e}"))
+                                })?;
                             }
                             Ok(())
                         })
                     })
                     .collect();
-                workers.into_iter().try_for_each(|w| w.join().unwrap_or_else(|_| Err(StoreError::corrupt("vector indexing thread panicked"))))
+                workers.into_iter().try_for_each(|w| {
+                    w.join().unwrap_or_else(|_| {
+                        Err(StoreError::corrupt("vector indexing thread panicked"))
+                    })
+                })
             })?;
         }
         let mut tail = self.tail.lock();

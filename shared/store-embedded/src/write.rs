@@ -70,7 +70,9 @@ pub(crate) fn unpublish(inner: &Inner, rids: &[u64]) {
 fn publish(conn: &Connection, inner: &Inner, w: SourceWrite, applied: &Applied) -> Result<()> {
     unpublish(inner, &applied.forgotten);
     for (rid, (chunk, vector)) in applied.inserted.iter().zip(w.upsert_chunks) {
-        inner.vectors.track_row(*rid, &chunk.id, &chunk.scope, &chunk.kind);
+        inner
+            .vectors
+            .track_row(*rid, &chunk.id, &chunk.scope, &chunk.kind);
         inner.text.add(*rid, chunk.title.as_deref(), &chunk.content);
         inner.vectors.push(*rid, vector);
     }
@@ -135,14 +137,24 @@ pub(crate) fn run_writer(inner: std::sync::Weak<Inner>, jobs: mpsc::Receiver<Job
 }
 
 /// Relocated chunks may have changed scope, kind or title: refresh the in-memory indexes.
-pub(crate) fn retrack(conn: &Connection, inner: &Inner, relocated: &[evident_core::Chunk]) -> Result<()> {
+pub(crate) fn retrack(
+    conn: &Connection,
+    inner: &Inner,
+    relocated: &[evident_core::Chunk],
+) -> Result<()> {
     use rusqlite::OptionalExtension;
     for chunk in relocated {
-        let rid: Option<i64> =
-            conn.query_row("SELECT rid FROM chunks WHERE id = ?1", [&chunk.id], |r| r.get(0)).optional().map_err(sqlite_err)?;
+        let rid: Option<i64> = conn
+            .query_row("SELECT rid FROM chunks WHERE id = ?1", [&chunk.id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sqlite_err)?;
         if let Some(rid) = rid {
             let rid = rid as u64;
-            inner.vectors.track_row(rid, &chunk.id, &chunk.scope, &chunk.kind);
+            inner
+                .vectors
+                .track_row(rid, &chunk.id, &chunk.scope, &chunk.kind);
             // The title may have changed: re-index the row's text.
             inner.text.remove(&[rid]);
             inner.text.add(rid, chunk.title.as_deref(), &chunk.content);

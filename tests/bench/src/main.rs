@@ -125,14 +125,16 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let suite = it
-        .next()
-        .ok_or("usage: evident-bench retrieve [--chunks N] [--queries N] [--dir PATH] [--index-after]")?;
+    let suite = it.next().ok_or(
+        "usage: evident-bench retrieve [--chunks N] [--queries N] [--dir PATH] [--index-after]",
+    )?;
     let mut args = Args {
         suite,
         chunks: 100_000,
         queries: 500,
-        dir: None, index_after: false };
+        dir: None,
+        index_after: false,
+    };
     while let Some(flag) = it.next() {
         if flag == "--index-after" {
             args.index_after = true;
@@ -296,11 +298,24 @@ async fn retrieve_suite(args: &Args) {
     let (mut embed_t, mut bm25_t, mut vector_t) = (Vec::new(), Vec::new(), Vec::new());
     for q in &queries {
         let t = Instant::now();
-        let v = embedder.embed(std::slice::from_ref(q), Priority::INTERACTIVE).await.expect("embed");
+        let v = embedder
+            .embed(std::slice::from_ref(q), Priority::INTERACTIVE)
+            .await
+            .expect("embed");
         let t1 = Instant::now();
-        let _ = kb.stores().chunks.search_text(&vis, q, &ChunkFilter::default(), 50).await.expect("bm25");
+        let _ = kb
+            .stores()
+            .chunks
+            .search_text(&vis, q, &ChunkFilter::default(), 50)
+            .await
+            .expect("bm25");
         let t2 = Instant::now();
-        let _ = kb.stores().chunks.search_vector(&vis, &v[0], &ChunkFilter::default(), 50).await.expect("knn");
+        let _ = kb
+            .stores()
+            .chunks
+            .search_vector(&vis, &v[0], &ChunkFilter::default(), 50)
+            .await
+            .expect("knn");
         let t3 = Instant::now();
         floor_times.push(t3 - t);
         embed_t.push(t1 - t);
