@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use evident_kb::Kb;
+use evident_kb::{Kb, TaskSubmitter};
+use evident_store::queue::{Clock, SystemClock};
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -40,14 +41,37 @@ impl Default for ApiConfig {
 #[derive(Clone)]
 pub struct AppState {
     pub kb: Kb,
+    pub tasks: TaskSubmitter,
+    pub clock: Arc<dyn Clock>,
     pub metrics: Option<&'static PrometheusHandle>,
     pub(crate) config: Arc<ApiConfig>,
 }
 
+/// What the API serves: the knowledge base, the queue's enqueue side, and a clock.
+pub struct App {
+    pub kb: Kb,
+    pub tasks: TaskSubmitter,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl App {
+    /// The usual wiring: the queue of the kb's stores and the system clock.
+    pub fn new(kb: Kb) -> App {
+        let tasks = TaskSubmitter::new(kb.stores().queue.clone());
+        App {
+            kb,
+            tasks,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
 /// The full router: `/api/v1/*` plus `/healthz`, `/readyz`, `/metrics`.
-pub fn router(kb: Kb, metrics: Option<&'static PrometheusHandle>, config: ApiConfig) -> Router {
+pub fn router(app: App, metrics: Option<&'static PrometheusHandle>, config: ApiConfig) -> Router {
     let state = AppState {
-        kb,
+        kb: app.kb,
+        tasks: app.tasks,
+        clock: app.clock,
         metrics,
         config: Arc::new(config.clone()),
     };

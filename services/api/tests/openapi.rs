@@ -51,11 +51,12 @@ async fn every_listed_route_is_served() {
     let kb = evident_kb::Kb::new(store.stores(), embedder, Default::default())
         .await
         .expect("kb");
-    let router = evident_api::router(kb, None, Default::default());
+    let router = evident_api::router(evident_api::App::new(kb), None, Default::default());
     for (method, path) in ROUTES {
         let uri = path
             .replace("{key}", "jira:x-1")
-            .replace("{canonical}", "user:x");
+            .replace("{canonical}", "user:x")
+            .replace("{taskId}", "t000000000001");
         let req = Request::builder()
             .method(method.to_uppercase().as_str())
             .uri(&uri)

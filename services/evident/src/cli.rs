@@ -21,8 +21,12 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the HTTP API on the embedded store.
+    /// Run the HTTP API and the queue workers on the embedded store.
     Serve(ServeArgs),
+    /// Run queue workers only (no HTTP API), for scale-out.
+    Worker(WorkerArgs),
+    /// Inspect and steer the qualification queue of a running server.
+    Queue(QueueArgs),
     /// Ingest a file, a directory of documents, or stdin (`-`) through a running server.
     Ingest(IngestArgs),
     /// Ask a running server; prints the evidence pack with citations.
@@ -48,6 +52,47 @@ pub struct ServeArgs {
     /// Client id for `--ingest`.
     #[arg(long, default_value = "default")]
     pub client: String,
+    /// Serve the API only; leave the queue to `evident worker` processes.
+    #[arg(long)]
+    pub no_workers: bool,
+}
+
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// Config file (TOML); also EVIDENT_CONFIG.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Data directory of the embedded store [default: ./evident-data].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct QueueArgs {
+    #[command(subcommand)]
+    op: QueueOp,
+    #[command(flatten)]
+    server: Server,
+}
+
+#[derive(Subcommand)]
+enum QueueOp {
+    /// List tasks (newest last), with counts by state.
+    Ls {
+        /// queued, processing, retry_wait, done or error.
+        #[arg(long)]
+        state: Option<String>,
+        #[arg(long)]
+        client: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Move a task to the front of its priority.
+    Prioritize { task_id: String },
+    /// Put a task at an explicit position within its priority (1 = first).
+    Reorder { task_id: String, position: i64 },
+    /// Re-queue a task that ended in `error` (after fixing its cause).
+    Retry { task_id: String },
 }
 
 #[derive(Args)]
@@ -96,6 +141,9 @@ struct IngestArgs {
     /// Main node key, e.g. `jira:ABC-12`.
     #[arg(long)]
     main_node: Option<String>,
+    /// Put the ingests on the qualification queue (202 + task id) instead of waiting.
+    #[arg(long)]
+    queue: bool,
     /// Priority 0..=9 (≤ 2 is interactive).
     #[arg(long, default_value_t = 4)]
     priority: u8,
@@ -153,6 +201,8 @@ enum AliasOp {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => crate::serve::run(args).await,
+        Command::Worker(args) => crate::serve::run_workers(args).await,
+        Command::Queue(args) => queue(args).await,
         Command::Ingest(args) => ingest(args).await,
         Command::Search(args) => search(args).await,
         Command::Alias(args) => alias(args).await,
@@ -220,10 +270,16 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         if let Some(d) = &display {
             body["locator"] = json!({"type": "document", "uri": d, "charStart": 0, "charEnd": 0});
         }
-        match client
-            .post_with_priority("/api/v1/ingest", &body, args.priority)
-            .await
-        {
+        let path = if args.queue {
+            "/api/v1/ingest-queue"
+        } else {
+            "/api/v1/ingest"
+        };
+        match client.post_with_priority(path, &body, args.priority).await {
+            Ok(out) if args.queue => {
+                ok += 1;
+                println!("queued {:<14} {urn}", out["taskId"].as_str().unwrap_or("?"));
+            }
             Ok(out) => {
                 ok += 1;
                 println!(
@@ -311,6 +367,90 @@ pub fn render_pack(pack: &Value) -> String {
     }
     out.push_str(&format!("\n{}\n", pack["summary"].as_str().unwrap_or("")));
     out
+}
+
+async fn queue(args: QueueArgs) -> anyhow::Result<()> {
+    let client = Client::new(&args.server.server)?;
+    match args.op {
+        QueueOp::Ls {
+            state,
+            client: client_id,
+            limit,
+        } => {
+            let limit = limit.to_string();
+            let mut query: Vec<(&str, &str)> = vec![("limit", &limit)];
+            if let Some(s) = &state {
+                query.push(("state", s));
+            }
+            if let Some(c) = &client_id {
+                query.push(("clientId", c));
+            }
+            let out = client.get("/api/v1/queue", &query).await?;
+            println!(
+                "{:<14} {:<8} {:<11} {:>3} {:>7}  source",
+                "task", "kind", "state", "pri", "retries"
+            );
+            for t in out["tasks"].as_array().cloned().unwrap_or_default() {
+                println!(
+                    "{:<14} {:<8} {:<11} {:>3} {:>7}  {}{}",
+                    t["taskId"].as_str().unwrap_or("?"),
+                    t["kind"].as_str().unwrap_or("?"),
+                    t["state"].as_str().unwrap_or("?"),
+                    t["priority"],
+                    t["retries"],
+                    t["sourceUrn"].as_str().unwrap_or("?"),
+                    t["lastError"]
+                        .as_str()
+                        .map(|e| format!("  ({e})"))
+                        .unwrap_or_default()
+                );
+            }
+            println!("\n{}", serde_json::to_string(&out["counts"])?);
+        }
+        QueueOp::Prioritize { task_id } => {
+            let out = client
+                .post(
+                    &format!(
+                        "/api/v1/queue/{}/prioritize",
+                        crate::client::encode_path(&task_id)
+                    ),
+                    &json!({}),
+                )
+                .await?;
+            println!(
+                "{} is now at position {} of priority {}",
+                task_id, out["queuePosition"], out["priority"]
+            );
+        }
+        QueueOp::Reorder { task_id, position } => {
+            let out = client
+                .post(
+                    &format!(
+                        "/api/v1/queue/{}/reorder",
+                        crate::client::encode_path(&task_id)
+                    ),
+                    &json!({"position": position}),
+                )
+                .await?;
+            println!(
+                "{} is now at position {} of priority {}",
+                task_id, out["queuePosition"], out["priority"]
+            );
+        }
+        QueueOp::Retry { task_id } => {
+            let out = client
+                .post(
+                    &format!(
+                        "/api/v1/queue/{}/retry",
+                        crate::client::encode_path(&task_id)
+                    ),
+                    &json!({}),
+                )
+                .await?;
+            println!("{} is {}", task_id, out["state"].as_str().unwrap_or("?"));
+        }
+    }
+    Ok(())
 }
 
 async fn alias(args: AliasArgs) -> anyhow::Result<()> {

@@ -1,26 +1,43 @@
-//! `evident serve`: open the stores, serve the API, optionally ingest local documents, and
-//! shut down cleanly on SIGTERM (stop accepting, finish in-flight requests, save the index).
+//! `evident serve` (API + workers) and `evident worker` (workers only): open the stores, run,
+//! and shut down cleanly on SIGTERM — stop accepting requests and claims, let in-flight
+//! requests and tasks finish (tasks within `queue.drain_secs`, then their leases are
+//! released), save the vector index.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
 use evident_ai::Priority;
 use evident_kb::IngestRequest;
 use evident_runtime::Config;
+use evident_store::queue::{Clock, SystemClock};
 
-use crate::cli::ServeArgs;
+use crate::cli::{ServeArgs, WorkerArgs};
 
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let mut cfg = Config::from_env(args.config.as_deref())?;
-    if let Some(d) = args.data {
+fn load(
+    config: Option<&std::path::Path>,
+    data: Option<std::path::PathBuf>,
+) -> anyhow::Result<Config> {
+    let mut cfg = Config::from_env(config)?;
+    if let Some(d) = data {
         cfg.store.data_dir = d;
     }
+    evident_runtime::init_tracing(&cfg.log);
+    Ok(cfg)
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let mut cfg = load(args.config.as_deref(), args.data)?;
     if let Some(l) = args.listen {
         cfg.server.listen = l;
     }
-    evident_runtime::init_tracing(&cfg.log);
+    if args.no_workers {
+        cfg.queue.interactive_workers = 0;
+        cfg.queue.bulk_workers = 0;
+    }
     let metrics = evident_runtime::metrics_handle();
     let cancel = evident_runtime::shutdown_on_signals();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
     let opened = evident_runtime::open(&cfg)
         .await
@@ -29,8 +46,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", cfg.server.listen))?;
     let addr = listener.local_addr()?;
+    let app = evident_api::App {
+        kb: opened.kb.clone(),
+        tasks: opened.tasks.clone(),
+        clock: clock.clone(),
+    };
     let router = evident_api::router(
-        opened.kb.clone(),
+        app,
         Some(metrics),
         evident_api::ApiConfig {
             max_body_bytes: cfg.server.max_body_bytes,
@@ -38,11 +60,24 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
     );
     eprintln!(
-        "evident listening on http://{addr} (data: {}, embedder: {})",
+        "evident listening on http://{addr} (data: {}, embedder: {}, workers: {} interactive + {} bulk)",
         cfg.store.data_dir.display(),
-        opened.kb.embedder().identity()
+        opened.kb.embedder().identity(),
+        cfg.queue.interactive_workers,
+        cfg.queue.bulk_workers
     );
     let server = tokio::spawn(evident_api::serve(listener, router, cancel.clone()));
+    let workers = tokio::spawn(evident_qualifier::run_pool(
+        opened.qualifier(&cfg, clock.clone()),
+        cancel.clone(),
+        opened.tasks.wake_signal(),
+    ));
+    let pruner = tokio::spawn(evident_qualifier::prune_loop(
+        opened.kb.stores().queue.clone(),
+        clock,
+        cfg.queue.retention_hours,
+        cancel.clone(),
+    ));
 
     if !args.ingest.is_empty() {
         ingest_local(&opened.kb, &args.ingest, &args.client, &cancel).await;
@@ -53,6 +88,31 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
 
     server.await.context("server task")?.context("serving")?;
+    workers.await.context("worker pool")?;
+    pruner.await.context("pruner")?;
+    opened.close();
+    eprintln!("evident stopped");
+    Ok(())
+}
+
+/// Workers only (no HTTP API), for scale-out deployments.
+pub async fn run_workers(args: WorkerArgs) -> anyhow::Result<()> {
+    let cfg = load(args.config.as_deref(), args.data)?;
+    let cancel = evident_runtime::shutdown_on_signals();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let opened = evident_runtime::open(&cfg)
+        .await
+        .context("opening the store")?;
+    eprintln!(
+        "evident worker running ({} interactive + {} bulk loops)",
+        cfg.queue.interactive_workers, cfg.queue.bulk_workers
+    );
+    evident_qualifier::run_pool(
+        opened.qualifier(&cfg, clock),
+        cancel,
+        opened.tasks.wake_signal(),
+    )
+    .await;
     opened.close();
     eprintln!("evident stopped");
     Ok(())

@@ -105,13 +105,13 @@ pub struct PurgeOutcome {
 }
 
 /// A validated request, ready to process.
-struct Checked {
-    scope: Scope,
+pub(crate) struct Checked {
+    pub(crate) scope: Scope,
     main: Option<NodeKey>,
     source_hash: String,
 }
 
-fn check(req: &IngestRequest) -> Result<Checked> {
+pub(crate) fn check(req: &IngestRequest) -> Result<Checked> {
     if req.global && req.client_id.is_some() {
         return Err(KbError::Invalid(
             "`global: true` writes global data and takes no clientId".into(),

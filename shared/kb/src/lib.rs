@@ -15,6 +15,7 @@ mod graph;
 pub mod ingest;
 mod pools;
 pub mod retrieve;
+pub mod tasks;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ pub use graph::{NodeView, TraverseRequest};
 pub use ingest::{IngestOutcome, IngestRequest, IngestStatus, PurgeOutcome};
 pub use pools::{PoolConfig, WritePools};
 pub use retrieve::{EvidencePack, RetrieveRequest};
+pub use tasks::{TaskBody, TaskError, TaskSubmitter};
 
 /// The knowledge base: stores + embedder + write pools. Cheap to clone.
 #[derive(Clone)]

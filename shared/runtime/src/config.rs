@@ -36,6 +36,7 @@ pub struct Config {
     pub write_pools: PoolConfig,
     pub chunking: ChunkingSettings,
     pub log: LogConfig,
+    pub queue: evident_qualifier::QueueConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -204,6 +205,18 @@ impl Config {
         if self.chunking.max_tokens < 16 || self.chunking.min_tokens >= self.chunking.max_tokens {
             return Err(ConfigError::Invalid(
                 "chunking.max_tokens must be ≥ 16 and above chunking.min_tokens".into(),
+            ));
+        }
+        if self.queue.heartbeat_secs == 0 || self.queue.heartbeat_secs * 2 > self.queue.lease_secs {
+            return Err(ConfigError::Invalid(
+                "queue.heartbeat_secs must be ≥ 1 and at most half of queue.lease_secs".into(),
+            ));
+        }
+        if self.queue.backoff_initial_secs == 0
+            || self.queue.backoff_cap_secs < self.queue.backoff_initial_secs
+        {
+            return Err(ConfigError::Invalid(
+                "queue.backoff_initial_secs must be ≥ 1 and ≤ queue.backoff_cap_secs".into(),
             ));
         }
         if self.write_pools.interactive == 0 || self.write_pools.bulk == 0 {

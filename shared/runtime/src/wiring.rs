@@ -11,6 +11,37 @@ use crate::Config;
 pub struct Opened {
     pub kb: Kb,
     pub embedded: EmbeddedStore,
+    /// Enqueues tasks and wakes idle workers.
+    pub tasks: evident_kb::TaskSubmitter,
+}
+
+impl Opened {
+    /// A qualifier over this process's stores (band and id are set per loop by `run_pool`).
+    pub fn qualifier(
+        &self,
+        cfg: &Config,
+        clock: std::sync::Arc<dyn evident_store::queue::Clock>,
+    ) -> evident_qualifier::Qualifier {
+        evident_qualifier::Qualifier {
+            queue: self.kb.stores().queue.clone(),
+            kb: self.kb.clone(),
+            clock,
+            config: cfg.queue.clone(),
+            worker_id: format!("{}-{}", hostname(), std::process::id()),
+            band: evident_store::queue::PriorityBand::ALL,
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .map(|h| h.trim().to_string())
+                .unwrap_or_else(|_| "evident".into())
+        })
 }
 
 impl Opened {
@@ -55,5 +86,10 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
             max_tokens: cfg.chunking.max_tokens,
             min_tokens: cfg.chunking.min_tokens,
         });
-    Ok(Opened { kb, embedded })
+    let tasks = evident_kb::TaskSubmitter::new(kb.stores().queue.clone());
+    Ok(Opened {
+        kb,
+        embedded,
+        tasks,
+    })
 }

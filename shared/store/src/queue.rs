@@ -282,3 +282,43 @@ mod tests {
         assert_eq!(p.delay("task-1", 3), p.delay("task-1", 3), "deterministic");
     }
 }
+
+/// Where the queue's callers get "now" from: the system clock in production, a manual one in
+/// tests (so backoff sequences are asserted without sleeping).
+pub trait Clock: Send + Sync {
+    fn now_ms(&self) -> Millis;
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> Millis {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that moves only when told to.
+#[derive(Debug, Default)]
+pub struct ManualClock(std::sync::atomic::AtomicI64);
+
+impl ManualClock {
+    pub fn new(start: Millis) -> Self {
+        ManualClock(std::sync::atomic::AtomicI64::new(start))
+    }
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+    pub fn set(&self, at: Millis) {
+        self.0.store(at, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> Millis {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}

@@ -63,7 +63,7 @@ impl TestApp {
             .await
             .expect("kb");
         let router = evident_api::router(
-            kb.clone(),
+            evident_api::App::new(kb.clone()),
             None,
             evident_api::ApiConfig {
                 max_body_bytes,

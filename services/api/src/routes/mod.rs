@@ -2,6 +2,7 @@
 //! OpenAPI document covers exactly these.
 
 mod ops;
+mod queue;
 mod read;
 mod write;
 
@@ -12,6 +13,12 @@ use crate::AppState;
 
 pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/api/v1/ingest"),
+    ("post", "/api/v1/ingest-queue"),
+    ("get", "/api/v1/queue"),
+    ("get", "/api/v1/queue/{taskId}"),
+    ("post", "/api/v1/queue/{taskId}/reorder"),
+    ("post", "/api/v1/queue/{taskId}/prioritize"),
+    ("post", "/api/v1/queue/{taskId}/retry"),
     ("post", "/api/v1/purge"),
     ("post", "/api/v1/alias/register"),
     ("post", "/api/v1/alias/merge"),
@@ -34,6 +41,15 @@ pub const ROUTES: &[(&str, &str)] = &[
 pub fn all() -> Router<AppState> {
     Router::new()
         .route("/api/v1/ingest", post(write::ingest))
+        .route("/api/v1/ingest-queue", post(queue::enqueue_ingest))
+        .route("/api/v1/queue", get(queue::list))
+        .route("/api/v1/queue/{task_id}", get(queue::get_task))
+        .route("/api/v1/queue/{task_id}/reorder", post(queue::reorder))
+        .route(
+            "/api/v1/queue/{task_id}/prioritize",
+            post(queue::prioritize),
+        )
+        .route("/api/v1/queue/{task_id}/retry", post(queue::retry))
         .route("/api/v1/purge", post(write::purge))
         .route("/api/v1/alias/register", post(write::alias_register))
         .route("/api/v1/alias/merge", post(write::alias_merge))

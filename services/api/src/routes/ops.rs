@@ -36,6 +36,20 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     metrics::gauge!("evident_write_pool_available", "pool" => "interactive")
         .set(interactive as f64);
     metrics::gauge!("evident_write_pool_available", "pool" => "bulk").set(bulk as f64);
+    // Queue depth by state and priority, read at scrape time.
+    if let Ok(counts) = state.tasks.queue().counts().await {
+        for st in evident_store::queue::TaskState::ALL {
+            for p in 0..=9u8 {
+                let n = counts
+                    .by_state_priority
+                    .iter()
+                    .find(|(s, pr, _)| *s == st && *pr == p)
+                    .map(|(_, _, n)| *n)
+                    .unwrap_or(0);
+                metrics::gauge!("evident_queue_tasks", "state" => st.as_str(), "priority" => p.to_string()).set(n as f64);
+            }
+        }
+    }
     let body = state.metrics.map(|h| h.render()).unwrap_or_default();
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }

@@ -1,0 +1,175 @@
+//! Queue task bodies and their execution. Every body is versioned and tagged
+//! (`{"type": "ingest", "v": 1, …}`), and every handler is idempotent: ingest skips unchanged
+//! content by hash, purge of a purged source is a no-op — so a task processed twice (a crash
+//! after the write, before the acknowledgement) leaves the same state as once.
+
+use std::sync::Arc;
+
+use evident_ai::Priority;
+use evident_core::Scope;
+use evident_store::queue::{NewTask, TaskQueue, TaskRecord};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
+
+use crate::{IngestRequest, Kb, KbError, Result};
+
+/// Task bodies. New kinds are added as new variants; a changed body gets a new `v`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TaskBody {
+    /// `POST /ingest` deferred through the queue.
+    Ingest { v: u32, request: IngestRequest },
+    /// Remove a source and what only it evidences.
+    Purge {
+        v: u32,
+        #[serde(default)]
+        scope: Scope,
+        source_urn: String,
+    },
+}
+
+impl TaskBody {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TaskBody::Ingest { .. } => "ingest",
+            TaskBody::Purge { .. } => "purge",
+        }
+    }
+}
+
+/// Why a task body could not be executed, classified for the queue.
+#[derive(Debug)]
+pub enum TaskError {
+    /// Operational: retry later (store or embedder unavailable, busy, rate-limited).
+    Retryable(String),
+    /// The task can never succeed as it is: unparseable or invalid.
+    Permanent(String),
+}
+
+impl From<KbError> for TaskError {
+    fn from(e: KbError) -> Self {
+        if e.is_retryable() {
+            TaskError::Retryable(format!("{}: {e}", e.code()))
+        } else {
+            TaskError::Permanent(format!("{}: {e}", e.code()))
+        }
+    }
+}
+
+/// Enqueue side of the queue, shared by the API and indexers; wakes idle workers.
+#[derive(Clone)]
+pub struct TaskSubmitter {
+    queue: Arc<dyn TaskQueue>,
+    wake: Arc<Notify>,
+}
+
+impl TaskSubmitter {
+    pub fn new(queue: Arc<dyn TaskQueue>) -> Self {
+        TaskSubmitter {
+            queue,
+            wake: Arc::new(Notify::new()),
+        }
+    }
+
+    pub fn queue(&self) -> &Arc<dyn TaskQueue> {
+        &self.queue
+    }
+
+    /// Workers wait on this between polls; every enqueue and retry notifies it.
+    pub fn wake_signal(&self) -> Arc<Notify> {
+        self.wake.clone()
+    }
+
+    pub fn notify(&self) {
+        self.wake.notify_waiters();
+    }
+
+    /// Validates the request exactly as a synchronous ingest would (so bad input is refused at
+    /// once with 4xx, not discovered later by a worker), then enqueues it.
+    pub async fn enqueue_ingest(
+        &self,
+        request: IngestRequest,
+        priority: Priority,
+        now: i64,
+    ) -> Result<TaskRecord> {
+        let checked = crate::ingest::check(&request)?;
+        let body = TaskBody::Ingest {
+            v: 1,
+            request: request.clone(),
+        };
+        let task = NewTask {
+            kind: body.kind().into(),
+            scope: checked.scope,
+            source_urn: request.source_urn,
+            priority: priority.value(),
+            payload: serde_json::to_value(&body)
+                .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?,
+        };
+        let rec = self.queue.enqueue(task, now).await?;
+        metrics::counter!("evident_queue_enqueued_total", "kind" => "ingest").increment(1);
+        self.notify();
+        Ok(rec)
+    }
+
+    pub async fn enqueue_purge(
+        &self,
+        scope: Scope,
+        source_urn: &str,
+        priority: Priority,
+        now: i64,
+    ) -> Result<TaskRecord> {
+        evident_core::validate::bounded_text(
+            "sourceUrn",
+            source_urn,
+            evident_core::validate::MAX_URN_LEN,
+        )?;
+        let body = TaskBody::Purge {
+            v: 1,
+            scope: scope.clone(),
+            source_urn: source_urn.to_string(),
+        };
+        let task = NewTask {
+            kind: body.kind().into(),
+            scope,
+            source_urn: source_urn.to_string(),
+            priority: priority.value(),
+            payload: serde_json::to_value(&body)
+                .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?,
+        };
+        let rec = self.queue.enqueue(task, now).await?;
+        self.notify();
+        Ok(rec)
+    }
+}
+
+impl Kb {
+    /// Executes one task body. Idempotent (see the module docs).
+    pub async fn execute(
+        &self,
+        payload: &serde_json::Value,
+        priority: Priority,
+    ) -> std::result::Result<(), TaskError> {
+        let body: TaskBody = serde_json::from_value(payload.clone())
+            .map_err(|e| TaskError::Permanent(format!("unreadable task body: {e}")))?;
+        match body {
+            TaskBody::Ingest { v: 1, request } => self
+                .ingest(request, priority)
+                .await
+                .map(drop)
+                .map_err(TaskError::from),
+            TaskBody::Purge {
+                v: 1,
+                scope,
+                source_urn,
+            } => self
+                .purge(&scope, &source_urn, priority)
+                .await
+                .map(drop)
+                .map_err(TaskError::from),
+            other => Err(TaskError::Permanent(format!(
+                "unsupported version of a `{}` task",
+                other.kind()
+            ))),
+        }
+    }
+}
