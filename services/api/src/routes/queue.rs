@@ -124,30 +124,20 @@ pub async fn reorder(
             "field `position` must be ≥ 1",
         ));
     }
-    let rec = s
+    let r = s
         .tasks
         .queue()
         .reorder(&id, req.position, s.clock.now_ms())
-        .await
-        .map_err(store_err)?
-        .ok_or_else(|| not_found(&id))?;
-    s.tasks.notify();
-    Ok(Json(rec))
+        .await;
+    steered(&s, &id, r)
 }
 
 pub async fn prioritize(
     State(s): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<TaskRecord>> {
-    let rec = s
-        .tasks
-        .queue()
-        .reorder(&id, 1, s.clock.now_ms())
-        .await
-        .map_err(store_err)?
-        .ok_or_else(|| not_found(&id))?;
-    s.tasks.notify();
-    Ok(Json(rec))
+    let r = s.tasks.queue().reorder(&id, 1, s.clock.now_ms()).await;
+    steered(&s, &id, r)
 }
 
 /// Moves an `error` task back to `queued` (after its cause was fixed).
@@ -155,13 +145,18 @@ pub async fn retry(
     State(s): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<TaskRecord>> {
-    let rec = s
-        .tasks
-        .queue()
-        .retry(&id, s.clock.now_ms())
-        .await
-        .map_err(store_err)?
-        .ok_or_else(|| not_found(&id))?;
+    let r = s.tasks.queue().retry(&id, s.clock.now_ms()).await;
+    steered(&s, &id, r)
+}
+
+/// The answer of a steering call: the task as it is now (404 if unknown); idle workers are
+/// woken, since the queue's order changed.
+fn steered(
+    s: &AppState,
+    id: &str,
+    result: evident_store::Result<Option<TaskRecord>>,
+) -> ApiResult<Json<TaskRecord>> {
+    let rec = result.map_err(store_err)?.ok_or_else(|| not_found(id))?;
     s.tasks.notify();
     Ok(Json(rec))
 }
