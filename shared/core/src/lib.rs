@@ -9,6 +9,7 @@
 //! Everything in this crate is a pure function of its inputs so it can be property-tested.
 
 pub mod chunking;
+pub mod commits;
 pub mod hashing;
 pub mod model;
 pub mod refs;

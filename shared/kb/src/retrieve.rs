@@ -157,13 +157,6 @@ static CAMEL: LazyLock<regex::Regex> = LazyLock::new(|| {
 static MENTION: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"(?:^|\s)@([A-Za-z0-9_.-]{2,64})").expect("static regex"));
 
-/// Prefixes of things that look like issue keys but name standards and encodings.
-const NOT_ISSUE_PREFIXES: &[&str] = &[
-    "UTF", "ISO", "SHA", "RFC", "AES", "MD", "PEP", "ECMA", "CP", "WIN", "GPT", "COVID", "IEEE",
-    "HTTP", "TLS", "SSL", "ES", "IPV", "CVE", "CWE", "X", "BASE", "ASCII", "ANSI", "LATIN", "UCS",
-    "CRC", "HMAC", "RSA", "EC", "P", "FIPS", "DDR", "USB",
-];
-
 /// What the query names: exact keys to look up, and bare values to search node keys for.
 #[derive(Debug, Default, PartialEq)]
 pub struct QueryEntities {
@@ -184,10 +177,10 @@ pub fn query_entities(query: &str) -> QueryEntities {
     for r in refs::extract_refs(query) {
         push_key(Some(r.key), &mut out);
     }
-    for m in ISSUE_KEY
-        .find_iter(query)
-        .filter(|m| !NOT_ISSUE_PREFIXES.contains(&m.as_str().split('-').next().unwrap_or("")))
-    {
+    for m in ISSUE_KEY.find_iter(query).filter(|m| {
+        !evident_core::commits::NOT_ISSUE_PREFIXES
+            .contains(&m.as_str().split('-').next().unwrap_or(""))
+    }) {
         push_key(
             refs::normalize_ref(&format!("jira:{}", m.as_str())),
             &mut out,

@@ -146,65 +146,85 @@ pub(crate) fn upsert_graph(
     Ok(())
 }
 
-pub(crate) fn remove_evidence(
+/// Graph rows that lost evidence and may now have none.
+#[derive(Default)]
+pub(crate) struct Affected {
+    edges: HashSet<i64>,
+    nodes: HashSet<i64>,
+}
+
+/// Deletes the evidence rows of `chunk_ids`, returning the rows that lost some.
+pub(crate) fn drop_evidence(
     conn: &Connection,
     partition: &str,
     chunk_ids: &[String],
-) -> Result<RemovedCounts> {
-    let mut affected_edges = HashSet::new();
-    let mut affected_nodes = HashSet::new();
-    {
-        let mut find_e = conn
-            .prepare_cached("SELECT ev.eid FROM edge_evidence ev JOIN edges e ON e.eid = ev.eid WHERE ev.chunk_id = ?1 AND e.partition = ?2")
+    affected: &mut Affected,
+) -> Result<()> {
+    let mut find_e = conn
+        .prepare_cached("SELECT ev.eid FROM edge_evidence ev JOIN edges e ON e.eid = ev.eid WHERE ev.chunk_id = ?1 AND e.partition = ?2")
+        .map_err(sqlite_err)?;
+    let mut find_n = conn
+        .prepare_cached("SELECT ev.nid FROM node_evidence ev JOIN nodes n ON n.nid = ev.nid WHERE ev.chunk_id = ?1 AND n.partition = ?2")
+        .map_err(sqlite_err)?;
+    let mut del_e = conn
+        .prepare_cached("DELETE FROM edge_evidence WHERE eid = ?1 AND chunk_id = ?2")
+        .map_err(sqlite_err)?;
+    let mut del_n = conn
+        .prepare_cached("DELETE FROM node_evidence WHERE nid = ?1 AND chunk_id = ?2")
+        .map_err(sqlite_err)?;
+    for chunk in chunk_ids {
+        let eids: Vec<i64> = find_e
+            .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
+            .map_err(sqlite_err)?
+            .collect::<rusqlite::Result<_>>()
             .map_err(sqlite_err)?;
-        let mut find_n = conn
-            .prepare_cached("SELECT ev.nid FROM node_evidence ev JOIN nodes n ON n.nid = ev.nid WHERE ev.chunk_id = ?1 AND n.partition = ?2")
-            .map_err(sqlite_err)?;
-        let mut del_e = conn
-            .prepare_cached("DELETE FROM edge_evidence WHERE eid = ?1 AND chunk_id = ?2")
-            .map_err(sqlite_err)?;
-        let mut del_n = conn
-            .prepare_cached("DELETE FROM node_evidence WHERE nid = ?1 AND chunk_id = ?2")
-            .map_err(sqlite_err)?;
-        for chunk in chunk_ids {
-            let eids: Vec<i64> = find_e
-                .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<_>>()
+        for eid in eids {
+            del_e
+                .execute(rusqlite::params![eid, chunk])
                 .map_err(sqlite_err)?;
-            for eid in eids {
-                del_e
-                    .execute(rusqlite::params![eid, chunk])
-                    .map_err(sqlite_err)?;
-                affected_edges.insert(eid);
-            }
-            let nids: Vec<i64> = find_n
-                .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<_>>()
+            affected.edges.insert(eid);
+        }
+        let nids: Vec<i64> = find_n
+            .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
+            .map_err(sqlite_err)?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sqlite_err)?;
+        for nid in nids {
+            del_n
+                .execute(rusqlite::params![nid, chunk])
                 .map_err(sqlite_err)?;
-            for nid in nids {
-                del_n
-                    .execute(rusqlite::params![nid, chunk])
-                    .map_err(sqlite_err)?;
-                affected_nodes.insert(nid);
-            }
+            affected.nodes.insert(nid);
         }
     }
+    Ok(())
+}
+
+/// Deletes the affected edges and nodes that have no evidence left.
+pub(crate) fn collect_garbage(conn: &Connection, affected: Affected) -> Result<RemovedCounts> {
     let mut removed = RemovedCounts::default();
     let mut gc_e = conn
         .prepare_cached("DELETE FROM edges WHERE eid = ?1 AND NOT EXISTS (SELECT 1 FROM edge_evidence WHERE eid = ?1)")
         .map_err(sqlite_err)?;
-    for eid in affected_edges {
+    for eid in affected.edges {
         removed.edges += gc_e.execute([eid]).map_err(sqlite_err)?;
     }
     let mut gc_n = conn
         .prepare_cached("DELETE FROM nodes WHERE nid = ?1 AND NOT EXISTS (SELECT 1 FROM node_evidence WHERE nid = ?1)")
         .map_err(sqlite_err)?;
-    for nid in affected_nodes {
+    for nid in affected.nodes {
         removed.nodes += gc_n.execute([nid]).map_err(sqlite_err)?;
     }
     Ok(removed)
+}
+
+pub(crate) fn remove_evidence(
+    conn: &Connection,
+    partition: &str,
+    chunk_ids: &[String],
+) -> Result<RemovedCounts> {
+    let mut affected = Affected::default();
+    drop_evidence(conn, partition, chunk_ids, &mut affected)?;
+    collect_garbage(conn, affected)
 }
 
 fn visible_evidence(

@@ -32,12 +32,19 @@ struct Applied {
 }
 
 fn apply_in(conn: &Connection, w: &SourceWrite) -> Result<Applied> {
-    let mut removed = RemovedCounts::default();
+    // Evidence of deleted chunks goes; so does that of relocated chunks, whose refs may have
+    // changed (an alias merge since) — the write's nodes and edges re-add what still holds.
+    // Garbage is collected only after the upsert, so nothing still evidenced is deleted.
+    let mut affected = graph::Affected::default();
     let mut forgotten = Vec::new();
     if !w.delete_chunk_ids.is_empty() {
-        removed = graph::remove_evidence(conn, &w.partition, &w.delete_chunk_ids)?;
+        graph::drop_evidence(conn, &w.partition, &w.delete_chunk_ids, &mut affected)?;
         forgotten = chunks::delete_chunks(conn, &w.partition, &w.delete_chunk_ids)?;
-        removed.chunks = forgotten.len();
+    }
+    let deleted = forgotten.len();
+    if !w.relocate_chunks.is_empty() {
+        let ids: Vec<String> = w.relocate_chunks.iter().map(|c| c.id.clone()).collect();
+        graph::drop_evidence(conn, &w.partition, &ids, &mut affected)?;
     }
     let mut inserted = Vec::with_capacity(w.upsert_chunks.len());
     for (chunk, vector) in &w.upsert_chunks {
@@ -54,6 +61,8 @@ fn apply_in(conn: &Connection, w: &SourceWrite) -> Result<Applied> {
         RecordUpdate::Remove => sources::remove(conn, &w.partition, &w.source_urn)?,
         RecordUpdate::Keep => {}
     }
+    let mut removed = graph::collect_garbage(conn, affected)?;
+    removed.chunks = deleted;
     Ok(Applied {
         removed,
         forgotten,

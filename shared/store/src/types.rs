@@ -95,7 +95,8 @@ pub struct SourceWrite {
     /// Chunks to insert (new ids) with their vectors.
     pub upsert_chunks: Vec<(Chunk, Vec<f32>)>,
     /// Chunks whose text (and so id and vector) is unchanged but whose position, locator,
-    /// title, refs, metadata or scope changed: updated in place, never re-embedded.
+    /// title, refs, metadata or scope changed: updated in place, never re-embedded. Their graph
+    /// evidence is replaced by this write's nodes and edges (refs may have changed since).
     pub relocate_chunks: Vec<Chunk>,
     /// Chunk ids of this source to delete; their graph evidence goes with them.
     pub delete_chunk_ids: Vec<String>,

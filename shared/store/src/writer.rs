@@ -33,8 +33,16 @@ impl SourceWriter for SequencedWriter {
         if !write.upsert_chunks.is_empty() {
             self.chunks.upsert(write.upsert_chunks).await?;
         }
+        let relocated: Vec<String> = write.relocate_chunks.iter().map(|c| c.id.clone()).collect();
         if !write.relocate_chunks.is_empty() {
             self.chunks.relocate(write.relocate_chunks).await?;
+        }
+        if !relocated.is_empty() {
+            // Their refs may have changed: drop their evidence; the upsert below re-adds what
+            // still holds (nodes and edges evidenced only by them are re-created).
+            self.graph
+                .remove_evidence(&write.partition, &relocated)
+                .await?;
         }
         if !write.nodes.is_empty() || !write.edges.is_empty() {
             self.graph

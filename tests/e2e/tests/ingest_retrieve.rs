@@ -338,3 +338,79 @@ async fn alias_merge_changes_resolution_and_ingest_uses_it() {
         "refs resolve through the registry at ingest"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_chunks_follow_alias_merges_without_stale_evidence() {
+    let app = TestApp::new(Embed::Hashing).await;
+    let paragraphs = |tail: &str| {
+        let mut ps = vec!["Reviewed by user:jnovak during the migration of the billing service to the new cluster.".to_string()];
+        ps.extend((1..30).map(|i| format!("Paragraph {i} records step {i} of the migration runbook, with owners, alerts and the rollback plan.")));
+        ps.push(tail.to_string());
+        ps.join("\n\n")
+    };
+    let body = |content: String| json!({"clientId": "acme", "sourceUrn": "doc:review", "kind": "doc", "content": content});
+    let (s, _) = app
+        .post(
+            "/api/v1/ingest",
+            &body(paragraphs(
+                "First version of the closing paragraph with plenty of words to keep it apart.",
+            )),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = app
+        .get(&format!(
+            "/api/v1/graph/node/{}?clientId=acme",
+            enc("user:jnovak")
+        ))
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = app
+        .post(
+            "/api/v1/alias/merge",
+            &json!({"clientId": "acme", "source": "user:jnovak", "target": "user:jan"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    // Only the last paragraph changes; the first chunk is kept (not re-embedded) but its ref
+    // now resolves to user:jan.
+    let (s, out) = app
+        .post(
+            "/api/v1/ingest",
+            &body(paragraphs(
+                "Second version of the closing paragraph, rewritten entirely and differently.",
+            )),
+        )
+        .await;
+    assert_eq!(s, 200, "{out}");
+    assert!(
+        out["chunks"]["unchanged"].as_u64().is_some_and(|n| n >= 1),
+        "{out}"
+    );
+    // (The node endpoint resolves aliases, so ask the graph store for the old key itself.)
+    let vis = evident_core::Visibility::of(evident_core::Scope::client("acme"));
+    let old = app
+        .kb
+        .stores()
+        .graph
+        .get_nodes(
+            &vis,
+            &[evident_core::NodeKey::from_canonical("user:jnovak")],
+        )
+        .await
+        .expect("get");
+    assert!(
+        old.is_empty(),
+        "no stale evidence keeps the merged-away node alive: {old:?}"
+    );
+    let (s, node) = app
+        .get(&format!(
+            "/api/v1/graph/node/{}?clientId=acme",
+            enc("user:jan")
+        ))
+        .await;
+    assert_eq!(s, 200, "{node}");
+    assert_eq!(node["evidenceChunkIds"].as_array().map(Vec::len), Some(1));
+    let report = app.store.check_integrity().await.expect("integrity");
+    assert!(report.is_ok(), "{report:?}");
+}
