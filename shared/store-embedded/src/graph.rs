@@ -227,39 +227,6 @@ pub(crate) fn remove_evidence(
     collect_garbage(conn, affected)
 }
 
-fn visible_evidence(
-    conn: &Connection,
-    table: &str,
-    id_col: &str,
-    id: i64,
-    vis: &Visibility,
-) -> Result<Vec<String>> {
-    let q = format!(
-        "SELECT chunk_id, client_id, project_id, group_id FROM {table} WHERE {id_col} = ?1 ORDER BY chunk_id"
-    );
-    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-    let rows = stmt
-        .query_map([id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                Scope {
-                    client_id: r.get(1)?,
-                    project_id: r.get(2)?,
-                    group_id: r.get(3)?,
-                },
-            ))
-        })
-        .map_err(sqlite_err)?;
-    let mut out = Vec::new();
-    for r in rows {
-        let (chunk, scope) = r.map_err(sqlite_err)?;
-        if vis.admits(&scope) {
-            out.push(chunk);
-        }
-    }
-    Ok(out)
-}
-
 fn partitions_params(vis: &Visibility) -> (String, Vec<Value>) {
     let parts = vis.partitions();
     (sql::placeholders(parts.len()), sql::texts(parts))
@@ -267,46 +234,80 @@ fn partitions_params(vis: &Visibility) -> (String, Vec<Value>) {
 
 /// Reads one node across the reader's partitions; `None` unless some evidence is visible.
 fn read_node(conn: &Connection, vis: &Visibility, key: &NodeKey) -> Result<Option<Node>> {
-    let (ph, mut params) = partitions_params(vis);
-    params.insert(0, Value::Text(key.as_str().to_string()));
-    let q = format!(
-        "SELECT nid, partition, type, label, props FROM nodes WHERE key = ? AND partition IN {ph} ORDER BY partition"
-    );
-    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-    let rows: Vec<(i64, String, String, String, String)> = stmt
-        .query_map(params_from_iter(params), |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .map_err(sqlite_err)?
-        .collect::<rusqlite::Result<_>>()
-        .map_err(sqlite_err)?;
-    let mut node: Option<Node> = None;
-    // Ordered by partition: global ("") first, so the client's own record wins on conflicts.
-    for (nid, _partition, node_type, label, props) in rows {
-        let evidence = visible_evidence(conn, "node_evidence", "nid", nid, vis)?;
-        if evidence.is_empty() {
-            continue;
-        }
-        let props: Map<String, Json> = serde_json::from_str(&props).map_err(json_err)?;
-        match &mut node {
-            None => {
-                node = Some(Node {
-                    key: key.clone(),
-                    node_type,
-                    label,
-                    props,
-                    evidence_chunk_ids: evidence,
-                })
+    Ok(read_nodes(conn, vis, std::slice::from_ref(key))?.pop())
+}
+
+/// Reads nodes across the reader's partitions with their visible evidence, one statement per
+/// 400 keys; returns visible nodes in the order of `keys`.
+fn read_nodes(conn: &Connection, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>> {
+    let mut found: HashMap<String, Node> = HashMap::new();
+    // The partition whose record was merged last, per key.
+    let mut merged_from: HashMap<String, String> = HashMap::new();
+    for batch in keys.chunks(400) {
+        let (ph, parts) = partitions_params(vis);
+        let q = format!(
+            "SELECT n.key, n.type, n.label, n.props, ev.chunk_id, ev.client_id, ev.project_id, ev.group_id, n.partition \
+             FROM nodes n JOIN node_evidence ev ON ev.nid = n.nid \
+             WHERE n.key IN {} AND n.partition IN {ph} ORDER BY n.key, n.partition, ev.chunk_id",
+            sql::placeholders(batch.len())
+        );
+        let mut params = sql::texts(batch.iter().map(NodeKey::as_str));
+        params.extend(parts);
+        let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+        let mut rows = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
+        // Rows come grouped by key, global partition ("") first, so the client's own record
+        // wins on conflicts; a record contributes only if some of its evidence is visible.
+        while let Some(r) = rows.next().map_err(sqlite_err)? {
+            let scope = Scope {
+                client_id: r.get(5).map_err(sqlite_err)?,
+                project_id: r.get(6).map_err(sqlite_err)?,
+                group_id: r.get(7).map_err(sqlite_err)?,
+            };
+            if !vis.admits(&scope) {
+                continue;
             }
-            Some(n) => {
-                n.node_type = node_type;
-                n.label = label;
-                n.props.extend(props);
-                n.evidence_chunk_ids.extend(evidence);
+            let key: String = r.get(0).map_err(sqlite_err)?;
+            let chunk: String = r.get(4).map_err(sqlite_err)?;
+            let partition: String = r.get(8).map_err(sqlite_err)?;
+            let record_is_new = merged_from.get(&key) != Some(&partition);
+            if record_is_new {
+                let node_type: String = r.get(1).map_err(sqlite_err)?;
+                let label: String = r.get(2).map_err(sqlite_err)?;
+                let props: Map<String, Json> =
+                    serde_json::from_str(&r.get::<_, String>(3).map_err(sqlite_err)?)
+                        .map_err(json_err)?;
+                match found.get_mut(&key) {
+                    Some(n) => {
+                        n.node_type = node_type;
+                        n.label = label;
+                        n.props.extend(props);
+                    }
+                    None => {
+                        found.insert(
+                            key.clone(),
+                            Node {
+                                key: NodeKey::from_canonical(key.clone()),
+                                node_type,
+                                label,
+                                props,
+                                evidence_chunk_ids: Vec::new(),
+                            },
+                        );
+                    }
+                }
+                merged_from.insert(key.clone(), partition);
+            }
+            if let Some(n) = found.get_mut(&key) {
+                if !n.evidence_chunk_ids.contains(&chunk) {
+                    n.evidence_chunk_ids.push(chunk);
+                }
             }
         }
     }
-    Ok(node)
+    Ok(keys
+        .iter()
+        .filter_map(|k| found.remove(k.as_str()))
+        .collect())
 }
 
 struct EdgeRow {
@@ -315,8 +316,12 @@ struct EdgeRow {
     edge_type: String,
     to: String,
     props: String,
+    /// Evidence chunk ids the reader may see (empty: the edge is invisible to the reader).
+    evidence: Vec<String>,
 }
 
+/// Edges at `key` (one direction) with their visible evidence, in one query: traversal cost
+/// is dominated by the number of statements, so evidence is joined, not fetched per edge.
 fn edges_at(
     conn: &Connection,
     vis: &Visibility,
@@ -326,33 +331,51 @@ fn edges_at(
 ) -> Result<Vec<EdgeRow>> {
     let (ph, parts) = partitions_params(vis);
     let col = if outgoing { "from_key" } else { "to_key" };
-    let mut q = format!(
+    let mut inner = format!(
         "SELECT eid, from_key, edge_type, to_key, props FROM edges WHERE {col} = ? AND partition IN {ph}"
     );
     let mut params = vec![Value::Text(key.as_str().to_string())];
     params.extend(parts);
     if !edge_types.is_empty() {
-        q.push_str(&format!(
+        inner.push_str(&format!(
             " AND edge_type IN {}",
             sql::placeholders(edge_types.len())
         ));
         params.extend(sql::texts(edge_types.iter().map(String::as_str)));
     }
-    q.push_str(&format!(" ORDER BY eid LIMIT {MAX_EDGES_PER_NODE}"));
+    inner.push_str(&format!(" ORDER BY eid LIMIT {MAX_EDGES_PER_NODE}"));
+    let q = format!(
+        "SELECT e.eid, e.from_key, e.edge_type, e.to_key, e.props, ev.chunk_id, ev.client_id, ev.project_id, ev.group_id \
+         FROM ({inner}) e JOIN edge_evidence ev ON ev.eid = e.eid ORDER BY e.eid, ev.chunk_id"
+    );
     let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-    let rows = stmt
-        .query_map(params_from_iter(params), |r| {
-            Ok(EdgeRow {
-                eid: r.get(0)?,
-                from: r.get(1)?,
-                edge_type: r.get(2)?,
-                to: r.get(3)?,
-                props: r.get(4)?,
-            })
-        })
-        .map_err(sqlite_err)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(sqlite_err)
+    let mut rows = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
+    let mut out: Vec<EdgeRow> = Vec::new();
+    while let Some(r) = rows.next().map_err(sqlite_err)? {
+        let eid: i64 = r.get(0).map_err(sqlite_err)?;
+        if out.last().is_none_or(|e| e.eid != eid) {
+            out.push(EdgeRow {
+                eid,
+                from: r.get(1).map_err(sqlite_err)?,
+                edge_type: r.get(2).map_err(sqlite_err)?,
+                to: r.get(3).map_err(sqlite_err)?,
+                props: r.get(4).map_err(sqlite_err)?,
+                evidence: Vec::new(),
+            });
+        }
+        let scope = Scope {
+            client_id: r.get(6).map_err(sqlite_err)?,
+            project_id: r.get(7).map_err(sqlite_err)?,
+            group_id: r.get(8).map_err(sqlite_err)?,
+        };
+        if vis.admits(&scope) {
+            let chunk: String = r.get(5).map_err(sqlite_err)?;
+            if let Some(last) = out.last_mut() {
+                last.evidence.push(chunk);
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub(crate) fn traverse(
@@ -390,7 +413,7 @@ pub(crate) fn traverse(
                 if !seen_eids.insert(row.eid) {
                     continue;
                 }
-                let evidence = visible_evidence(conn, "edge_evidence", "eid", row.eid, vis)?;
+                let evidence = row.evidence;
                 if evidence.is_empty() {
                     continue;
                 }
@@ -433,13 +456,13 @@ pub(crate) fn traverse(
         }
         frontier = next;
     }
-    let mut nodes = Vec::with_capacity(order.len());
-    for key in order {
-        if let Some(node) = read_node(conn, vis, &key)? {
-            let d = depth_of[&key];
-            nodes.push((node, d));
-        }
-    }
+    let nodes = read_nodes(conn, vis, &order)?
+        .into_iter()
+        .map(|n| {
+            let d = depth_of[&n.key];
+            (n, d)
+        })
+        .collect();
     Ok(Subgraph { nodes, edges })
 }
 
@@ -477,16 +500,8 @@ impl GraphStore for EmbeddedStore {
 
     async fn get_nodes(&self, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>> {
         let (vis, keys) = (vis.clone(), keys.to_vec());
-        self.read(move |conn, _| {
-            let mut out = Vec::new();
-            for key in &keys {
-                if let Some(n) = read_node(conn, &vis, key)? {
-                    out.push(n);
-                }
-            }
-            Ok(out)
-        })
-        .await
+        self.read(move |conn, _| read_nodes(conn, &vis, &keys))
+            .await
     }
 
     async fn traverse(

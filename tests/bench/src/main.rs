@@ -292,6 +292,23 @@ async fn retrieve_suite(args: &Args) {
     }
     retrieve_times.sort();
 
+    // The same without graph expansion: splits the cost of the graph channel from fusion.
+    let mut flat_times = Vec::new();
+    for q in &queries {
+        let mut req = RetrieveRequest::new(q.clone(), Some("bench"));
+        req.project_id = Some("p1".into());
+        req.expand_graph = false;
+        let t = Instant::now();
+        kb.retrieve(&req).await.expect("retrieve");
+        flat_times.push(t.elapsed());
+    }
+    flat_times.sort();
+    println!(
+        "retrieve without expansion: p50 {:.2} ms, p99 {:.2} ms",
+        percentile(&flat_times, 0.5),
+        percentile(&flat_times, 0.99)
+    );
+
     // Floor: the raw indexes alone (query embedding + BM25 top-50 + vector top-50), each
     // channel timed separately too.
     let mut floor_times = Vec::new();
