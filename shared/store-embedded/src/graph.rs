@@ -320,58 +320,62 @@ struct EdgeRow {
     evidence: Vec<String>,
 }
 
-/// Edges at `key` (one direction) with their visible evidence, in one query: traversal cost
-/// is dominated by the number of statements, so evidence is joined, not fetched per edge.
+/// Edges at any of `keys` (one direction) with their visible evidence, in one statement per
+/// 400 keys: traversal cost is dominated by the number of statements, so a whole frontier is
+/// expanded at once, at most `MAX_EDGES_PER_NODE` edges per node.
 fn edges_at(
     conn: &Connection,
     vis: &Visibility,
-    key: &NodeKey,
+    keys: &[NodeKey],
     outgoing: bool,
     edge_types: &[String],
 ) -> Result<Vec<EdgeRow>> {
-    let (ph, parts) = partitions_params(vis);
-    let col = if outgoing { "from_key" } else { "to_key" };
-    let mut inner = format!(
-        "SELECT eid, from_key, edge_type, to_key, props FROM edges WHERE {col} = ? AND partition IN {ph}"
-    );
-    let mut params = vec![Value::Text(key.as_str().to_string())];
-    params.extend(parts);
-    if !edge_types.is_empty() {
-        inner.push_str(&format!(
-            " AND edge_type IN {}",
-            sql::placeholders(edge_types.len())
-        ));
-        params.extend(sql::texts(edge_types.iter().map(String::as_str)));
-    }
-    inner.push_str(&format!(" ORDER BY eid LIMIT {MAX_EDGES_PER_NODE}"));
-    let q = format!(
-        "SELECT e.eid, e.from_key, e.edge_type, e.to_key, e.props, ev.chunk_id, ev.client_id, ev.project_id, ev.group_id \
-         FROM ({inner}) e JOIN edge_evidence ev ON ev.eid = e.eid ORDER BY e.eid, ev.chunk_id"
-    );
-    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-    let mut rows = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
     let mut out: Vec<EdgeRow> = Vec::new();
-    while let Some(r) = rows.next().map_err(sqlite_err)? {
-        let eid: i64 = r.get(0).map_err(sqlite_err)?;
-        if out.last().is_none_or(|e| e.eid != eid) {
-            out.push(EdgeRow {
-                eid,
-                from: r.get(1).map_err(sqlite_err)?,
-                edge_type: r.get(2).map_err(sqlite_err)?,
-                to: r.get(3).map_err(sqlite_err)?,
-                props: r.get(4).map_err(sqlite_err)?,
-                evidence: Vec::new(),
-            });
+    let col = if outgoing { "from_key" } else { "to_key" };
+    for batch in keys.chunks(400) {
+        let (ph, parts) = partitions_params(vis);
+        let mut inner = format!(
+            "SELECT eid, from_key, edge_type, to_key, props, row_number() OVER (PARTITION BY {col} ORDER BY eid) AS nth \
+             FROM edges WHERE {col} IN {} AND partition IN {ph}",
+            sql::placeholders(batch.len())
+        );
+        let mut params = sql::texts(batch.iter().map(NodeKey::as_str));
+        params.extend(parts);
+        if !edge_types.is_empty() {
+            inner.push_str(&format!(
+                " AND edge_type IN {}",
+                sql::placeholders(edge_types.len())
+            ));
+            params.extend(sql::texts(edge_types.iter().map(String::as_str)));
         }
-        let scope = Scope {
-            client_id: r.get(6).map_err(sqlite_err)?,
-            project_id: r.get(7).map_err(sqlite_err)?,
-            group_id: r.get(8).map_err(sqlite_err)?,
-        };
-        if vis.admits(&scope) {
-            let chunk: String = r.get(5).map_err(sqlite_err)?;
-            if let Some(last) = out.last_mut() {
-                last.evidence.push(chunk);
+        let q = format!(
+            "SELECT e.eid, e.from_key, e.edge_type, e.to_key, e.props, ev.chunk_id, ev.client_id, ev.project_id, ev.group_id \
+             FROM ({inner}) e JOIN edge_evidence ev ON ev.eid = e.eid WHERE e.nth <= {MAX_EDGES_PER_NODE} ORDER BY e.eid, ev.chunk_id"
+        );
+        let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+        let mut rows = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
+        while let Some(r) = rows.next().map_err(sqlite_err)? {
+            let eid: i64 = r.get(0).map_err(sqlite_err)?;
+            if out.last().is_none_or(|e| e.eid != eid) {
+                out.push(EdgeRow {
+                    eid,
+                    from: r.get(1).map_err(sqlite_err)?,
+                    edge_type: r.get(2).map_err(sqlite_err)?,
+                    to: r.get(3).map_err(sqlite_err)?,
+                    props: r.get(4).map_err(sqlite_err)?,
+                    evidence: Vec::new(),
+                });
+            }
+            let scope = Scope {
+                client_id: r.get(6).map_err(sqlite_err)?,
+                project_id: r.get(7).map_err(sqlite_err)?,
+                group_id: r.get(8).map_err(sqlite_err)?,
+            };
+            if vis.admits(&scope) {
+                let chunk: String = r.get(5).map_err(sqlite_err)?;
+                if let Some(last) = out.last_mut() {
+                    last.evidence.push(chunk);
+                }
             }
         }
     }
@@ -401,53 +405,49 @@ pub(crate) fn traverse(
     let max_nodes = opts.max_nodes.max(1);
     'outer: for depth in 1..=opts.max_depth.max(1) {
         let mut next = Vec::new();
-        for key in &frontier {
-            let mut rows = Vec::new();
-            if matches!(opts.direction, Direction::Out | Direction::Any) {
-                rows.extend(edges_at(conn, vis, key, true, &opts.edge_types)?);
+        let mut rows = Vec::new();
+        if matches!(opts.direction, Direction::Out | Direction::Any) {
+            rows.extend(edges_at(conn, vis, &frontier, true, &opts.edge_types)?);
+        }
+        if matches!(opts.direction, Direction::In | Direction::Any) {
+            rows.extend(edges_at(conn, vis, &frontier, false, &opts.edge_types)?);
+        }
+        rows.sort_by_key(|r| r.eid);
+        for row in rows {
+            if !seen_eids.insert(row.eid) || row.evidence.is_empty() {
+                continue;
             }
-            if matches!(opts.direction, Direction::In | Direction::Any) {
-                rows.extend(edges_at(conn, vis, key, false, &opts.edge_types)?);
-            }
-            for row in rows {
-                if !seen_eids.insert(row.eid) {
+            let (from, to) = (
+                NodeKey::from_canonical(row.from),
+                NodeKey::from_canonical(row.to),
+            );
+            // Walked from whichever endpoint is already reached; the other one is new.
+            let other = if depth_of.contains_key(&from) {
+                to.clone()
+            } else {
+                from.clone()
+            };
+            if !depth_of.contains_key(&other) {
+                if depth_of.len() >= max_nodes {
                     continue;
                 }
-                let evidence = row.evidence;
-                if evidence.is_empty() {
-                    continue;
-                }
-                let (from, to) = (
-                    NodeKey::from_canonical(row.from),
-                    NodeKey::from_canonical(row.to),
-                );
-                let other = if &from == key {
-                    to.clone()
-                } else {
-                    from.clone()
-                };
-                if !depth_of.contains_key(&other) {
-                    if depth_of.len() >= max_nodes {
-                        continue;
-                    }
-                    depth_of.insert(other.clone(), depth);
-                    order.push(other.clone());
-                    next.push(other);
-                }
-                let identity = (from.clone(), row.edge_type.clone(), to.clone());
-                match edge_index.get(&identity) {
-                    Some(&i) => edges[i].evidence_chunk_ids.extend(evidence),
-                    None => {
-                        edge_index.insert(identity, edges.len());
-                        let props = serde_json::from_str(&row.props).map_err(json_err)?;
-                        edges.push(Edge {
-                            from,
-                            to,
-                            edge_type: row.edge_type,
-                            props,
-                            evidence_chunk_ids: evidence,
-                        });
-                    }
+                depth_of.insert(other.clone(), depth);
+                order.push(other.clone());
+                next.push(other);
+            }
+            let identity = (from.clone(), row.edge_type.clone(), to.clone());
+            match edge_index.get(&identity) {
+                Some(&i) => edges[i].evidence_chunk_ids.extend(row.evidence),
+                None => {
+                    edge_index.insert(identity, edges.len());
+                    let props = serde_json::from_str(&row.props).map_err(json_err)?;
+                    edges.push(Edge {
+                        from,
+                        to,
+                        edge_type: row.edge_type,
+                        props,
+                        evidence_chunk_ids: row.evidence,
+                    });
                 }
             }
         }
