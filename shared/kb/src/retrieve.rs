@@ -185,7 +185,6 @@ pub fn query_entities(query: &str) -> QueryEntities {
             refs::normalize_ref(&format!("jira:{}", m.as_str())),
             &mut out,
         );
-        out.values.push(m.as_str().to_lowercase());
     }
     for m in EMAIL.find_iter(query) {
         push_key(
