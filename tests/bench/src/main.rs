@@ -401,6 +401,8 @@ async fn retrieve_suite(args: &Args) {
         "vector_drain_s": drain_secs,
         "retrieve_p50_ms": p50,
         "retrieve_p99_ms": p99,
+        "retrieve_no_expansion_p50_ms": percentile(&flat_times, 0.5),
+        "retrieve_no_expansion_p99_ms": percentile(&flat_times, 0.99),
         "floor_p50_ms": f50,
         "floor_p99_ms": f99,
         "ratio_p50": p50 / f50.max(1e-9),
