@@ -135,8 +135,14 @@ pub struct EvidencePack {
 }
 
 /// Raw BM25 / vector candidates per channel: enough depth for fusion to matter.
-fn channel_depth(max_results: usize) -> usize {
-    (max_results * 5).clamp(50, 200)
+/// Candidates taken from (BM25, vector) for fusion. BM25 is cheap per candidate; a filtered
+/// HNSW search pays for every extra neighbour, and fusion of a top-10 rarely reaches past the
+/// thirtieth vector candidate.
+pub fn channel_depths(max_results: usize) -> (usize, usize) {
+    (
+        (max_results * 5).clamp(50, 200),
+        (max_results * 3).clamp(30, 150),
+    )
 }
 
 static ISSUE_KEY: LazyLock<regex::Regex> = LazyLock::new(|| {
@@ -234,13 +240,13 @@ impl Kb {
         let filter = ChunkFilter {
             kinds: req.kinds.clone(),
         };
-        let depth = channel_depth(req.max_results);
+        let (text_depth, vector_depth) = channel_depths(req.max_results);
 
         // RAG channels, concurrently.
         let bm25 = self
             .stores
             .chunks
-            .search_text(&vis, &req.query, &filter, depth);
+            .search_text(&vis, &req.query, &filter, text_depth);
         let vector = async {
             let v = self
                 .embedder
@@ -256,7 +262,7 @@ impl Kb {
             Ok(self
                 .stores
                 .chunks
-                .search_vector(&vis, &v, &filter, depth)
+                .search_vector(&vis, &v, &filter, vector_depth)
                 .await?)
         };
         let (bm25, vector) = tokio::join!(bm25, vector);

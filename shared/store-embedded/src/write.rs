@@ -88,12 +88,19 @@ fn publish(conn: &Connection, inner: &Inner, w: SourceWrite, applied: &Applied) 
     retrack(conn, inner, &w.relocate_chunks)
 }
 
-/// Commits a group of writes, answering each.
-fn commit_group(inner: &Inner, jobs: Vec<Job>) {
+type Reply = (
+    oneshot::Sender<Result<RemovedCounts>>,
+    Result<RemovedCounts>,
+);
+
+/// Commits a group of writes and returns each one's answer (sent by the caller, after it has
+/// let go of the store, so that a caller who drops the store right after its write returns
+/// really releases it).
+fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
     let mut conn = inner.writer.lock();
-    let outcome = (|| -> Result<Vec<(Job, Result<Applied>)>> {
+    let mut applied: Vec<(Job, Result<Applied>)> = Vec::with_capacity(jobs.len());
+    let committed = (|| -> Result<()> {
         let tx = conn.transaction().map_err(sqlite_err)?;
-        let mut results = Vec::with_capacity(jobs.len());
         for job in jobs {
             tx.execute_batch("SAVEPOINT source_write")
                 .map_err(sqlite_err)?;
@@ -104,28 +111,29 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) {
             }
             tx.execute_batch("RELEASE source_write")
                 .map_err(sqlite_err)?;
-            results.push((job, r));
+            applied.push((job, r));
         }
-        tx.commit().map_err(sqlite_err)?;
-        Ok(results)
+        tx.commit().map_err(sqlite_err)
     })();
-    match outcome {
-        Ok(results) => {
-            for (job, r) in results {
-                let reply = match r {
-                    Ok(applied) => {
-                        publish(&conn, inner, job.write, &applied).map(|_| applied.removed)
-                    }
+    match committed {
+        Ok(()) => applied
+            .into_iter()
+            .map(|(job, r)| {
+                let answer = match r {
+                    Ok(a) => publish(&conn, inner, job.write, &a).map(|_| a.removed),
                     Err(e) => Err(e),
                 };
-                let _ = job.reply.send(reply);
-            }
-        }
+                (job.reply, answer)
+            })
+            .collect(),
         Err(e) => {
-            // The commit (or the transaction itself) failed: nothing of the group is durable.
-            // The jobs were consumed by the closure, so their senders are dropped and every
-            // caller sees the channel close; report the cause in the log.
-            tracing::error!(error = %e, "group commit failed; the writes of this group were not applied");
+            // Nothing of the group is durable (the transaction rolled back): every write fails
+            // with the cause, and may be retried.
+            tracing::error!(error = %e, "group commit failed; no write of this group was applied");
+            applied
+                .into_iter()
+                .map(|(job, _)| (job.reply, Err(e.clone())))
+                .collect()
         }
     }
 }
@@ -140,8 +148,13 @@ pub(crate) fn run_writer(inner: std::sync::Weak<Inner>, jobs: mpsc::Receiver<Job
                 Err(_) => break,
             }
         }
-        let Some(inner) = inner.upgrade() else { return };
-        commit_group(&inner, group);
+        let replies = {
+            let Some(inner) = inner.upgrade() else { return };
+            commit_group(&inner, group)
+        };
+        for (reply, answer) in replies {
+            let _ = reply.send(answer);
+        }
     }
 }
 

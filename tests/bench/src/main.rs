@@ -309,8 +309,9 @@ async fn retrieve_suite(args: &Args) {
         percentile(&flat_times, 0.99)
     );
 
-    // Floor: the raw indexes alone (query embedding + BM25 top-50 + vector top-50), each
-    // channel timed separately too.
+    // Floor: the raw indexes alone, asked for the same candidate depths retrieval uses
+    // (query embedding + BM25 + vector), each channel timed separately too.
+    let (text_depth, vector_depth) = evident_kb::retrieve::channel_depths(10);
     let mut floor_times = Vec::new();
     let (mut embed_t, mut bm25_t, mut vector_t) = (Vec::new(), Vec::new(), Vec::new());
     for q in &queries {
@@ -323,14 +324,14 @@ async fn retrieve_suite(args: &Args) {
         let _ = kb
             .stores()
             .chunks
-            .search_text(&vis, q, &ChunkFilter::default(), 50)
+            .search_text(&vis, q, &ChunkFilter::default(), text_depth)
             .await
             .expect("bm25");
         let t2 = Instant::now();
         let _ = kb
             .stores()
             .chunks
-            .search_vector(&vis, &v[0], &ChunkFilter::default(), 50)
+            .search_vector(&vis, &v[0], &ChunkFilter::default(), vector_depth)
             .await
             .expect("knn");
         let t3 = Instant::now();
