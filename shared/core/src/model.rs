@@ -42,13 +42,6 @@ pub struct Edge {
     pub evidence_chunk_ids: Vec<String>,
 }
 
-impl Edge {
-    /// Stable identity of an edge within a client's graph.
-    pub fn identity(&self) -> (&NodeKey, &str, &NodeKey) {
-        (&self.from, &self.edge_type, &self.to)
-    }
-}
-
 /// Upsert of one node: properties are merged (new keys win), evidence is added to the set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeWrite {

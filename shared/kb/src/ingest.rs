@@ -370,9 +370,16 @@ impl Kb {
             .map(|(id, _)| id.clone())
             .collect();
 
+        // Line numbers for file locators, counted once over the document (chunks are in order).
+        let mut counted_to = 0;
+        let mut lines_so_far = 0;
         let chunks: Vec<Chunk> = drafts
             .iter()
-            .map(|d| self.to_chunk(&req, &checked.scope, d))
+            .map(|d| {
+                lines_so_far += count_newlines(&req.content[counted_to..d.piece.byte_start]);
+                counted_to = d.piece.byte_start;
+                self.to_chunk(&req, &checked.scope, d, lines_so_far)
+            })
             .collect();
         let (mut upsert_chunks, mut relocate_chunks) = (Vec::new(), Vec::new());
         let mut to_embed: Vec<String> = Vec::new();
@@ -526,9 +533,15 @@ impl Kb {
         })
     }
 
-    fn to_chunk(&self, req: &IngestRequest, scope: &Scope, d: &Draft) -> Chunk {
+    /// `lines_before`: newlines in the source before the chunk.
+    fn to_chunk(
+        &self,
+        req: &IngestRequest,
+        scope: &Scope,
+        d: &Draft,
+        lines_before: usize,
+    ) -> Chunk {
         let section = (!d.piece.heading_path.is_empty()).then(|| d.piece.heading_path.join(" > "));
-        let lines_before = count_newlines(&req.content[..d.piece.byte_start]);
         let lines_inside = count_newlines(&d.piece.text);
         let locator = Locator::for_chunk(
             req.locator.as_ref(),

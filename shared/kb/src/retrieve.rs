@@ -417,8 +417,6 @@ impl Kb {
         }
         items.truncate(req.max_results);
 
-        // Keep only graph edges whose evidence is visible (already filtered by the store)
-        // and nodes they touch or that were seeds.
         let sources: HashSet<&str> = items.iter().map(|i| i.source_urn.as_str()).collect();
         let summary = format!(
             "{} item(s) from {} source(s); candidates: {} bm25, {} vector, {} entity, {} graph; graph: {} node(s), {} edge(s)",

@@ -187,9 +187,6 @@ impl AliasRegistry for EmbeddedStore {
     }
 
     async fn flush(&self) -> Result<()> {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || flush_seen(&inner))
-            .await
-            .map_err(|e| StoreError::unavailable(format!("store task failed: {e}")))?
+        self.compute(flush_seen).await
     }
 }

@@ -332,11 +332,10 @@ impl ChunkStore for EmbeddedStore {
         filter: &ChunkFilter,
         limit: usize,
     ) -> Result<Vec<ScoredId>> {
-        let inner = self.inner.clone();
         let (vis, filter, query) = (vis.clone(), filter.clone(), query.to_string());
-        tokio::task::spawn_blocking(move || {
+        self.compute(move |inner| {
             let rows = inner.vectors.row_filter(&vis, &filter.kinds);
-            inner
+            Ok(inner
                 .text
                 .search(&query, &rows, limit)
                 .into_iter()
@@ -346,10 +345,9 @@ impl ChunkStore for EmbeddedStore {
                         score,
                     })
                 })
-                .collect()
+                .collect())
         })
         .await
-        .map_err(|e| StoreError::unavailable(format!("search task failed: {e}")))
     }
 
     async fn search_vector(
@@ -359,17 +357,18 @@ impl ChunkStore for EmbeddedStore {
         filter: &ChunkFilter,
         limit: usize,
     ) -> Result<Vec<ScoredId>> {
-        let hits = self
-            .inner
-            .vectors
-            .search(vis, &filter.kinds, vector, limit)?;
-        Ok(hits
-            .into_iter()
-            .map(|(id, score)| ScoredId {
-                chunk_id: id.to_string(),
-                score,
-            })
-            .collect())
+        let (vis, filter, vector) = (vis.clone(), filter.clone(), vector.to_vec());
+        self.compute(move |inner| {
+            let hits = inner.vectors.search(&vis, &filter.kinds, &vector, limit)?;
+            Ok(hits
+                .into_iter()
+                .map(|(id, score)| ScoredId {
+                    chunk_id: id.to_string(),
+                    score,
+                })
+                .collect())
+        })
+        .await
     }
 
     async fn by_kind(

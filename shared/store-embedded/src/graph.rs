@@ -233,10 +233,6 @@ fn partitions_params(vis: &Visibility) -> (String, Vec<Value>) {
 }
 
 /// Reads one node across the reader's partitions; `None` unless some evidence is visible.
-fn read_node(conn: &Connection, vis: &Visibility, key: &NodeKey) -> Result<Option<Node>> {
-    Ok(read_nodes(conn, vis, std::slice::from_ref(key))?.pop())
-}
-
 /// Reads nodes across the reader's partitions with their visible evidence, one statement per
 /// 400 keys; returns visible nodes in the order of `keys`.
 fn read_nodes(conn: &Connection, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>> {
@@ -391,11 +387,11 @@ pub(crate) fn traverse(
     let mut depth_of: HashMap<NodeKey, usize> = HashMap::new();
     let mut order: Vec<NodeKey> = Vec::new();
     let mut frontier: Vec<NodeKey> = Vec::new();
-    for key in start {
-        if !depth_of.contains_key(key) && read_node(conn, vis, key)?.is_some() {
-            depth_of.insert(key.clone(), 0);
-            order.push(key.clone());
-            frontier.push(key.clone());
+    for node in read_nodes(conn, vis, start)? {
+        if !depth_of.contains_key(&node.key) {
+            depth_of.insert(node.key.clone(), 0);
+            order.push(node.key.clone());
+            frontier.push(node.key);
         }
     }
     // Edges keyed by identity so the same edge in the global and the client partition is one.
@@ -549,15 +545,9 @@ impl GraphStore for EmbeddedStore {
                 .map_err(sqlite_err)?
                 .collect::<rusqlite::Result<_>>()
                 .map_err(sqlite_err)?;
-            let mut out = Vec::new();
-            for key in keys {
-                if out.len() >= limit {
-                    break;
-                }
-                if let Some(n) = read_node(conn, &vis, &NodeKey::from_canonical(key))? {
-                    out.push(n);
-                }
-            }
+            let keys: Vec<NodeKey> = keys.into_iter().map(NodeKey::from_canonical).collect();
+            let mut out = read_nodes(conn, &vis, &keys)?;
+            out.truncate(limit);
             Ok(out)
         })
         .await

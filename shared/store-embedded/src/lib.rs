@@ -260,6 +260,18 @@ impl EmbeddedStore {
         .map_err(|e| StoreError::unavailable(format!("store task failed: {e}")))?
     }
 
+    /// CPU work on the in-memory indexes (no SQLite connection), off the runtime threads.
+    pub(crate) async fn compute<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || f(&inner))
+            .await
+            .map_err(|e| StoreError::unavailable(format!("store task failed: {e}")))?
+    }
+
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,

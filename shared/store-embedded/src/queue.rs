@@ -97,6 +97,22 @@ fn next_claimable(
         .map_err(sqlite_err)
 }
 
+impl EmbeddedStore {
+    /// Runs `update(conn, task id)` if `token` is still the current lease; returns whether it was.
+    async fn with_current_lease<F>(&self, token: &LeaseToken, update: F) -> Result<bool>
+    where
+        F: FnOnce(&Connection, &str) -> rusqlite::Result<usize> + Send + 'static,
+    {
+        let token = token.clone();
+        self.write(move |conn, _| {
+            with_lease(conn, &token, |c| {
+                update(c, &token.task_id).map_err(sqlite_err).map(drop)
+            })
+        })
+        .await
+    }
+}
+
 #[async_trait]
 impl TaskQueue for EmbeddedStore {
     async fn enqueue(&self, task: NewTask, now: Millis) -> Result<TaskRecord> {
@@ -153,31 +169,21 @@ impl TaskQueue for EmbeddedStore {
     }
 
     async fn heartbeat(&self, token: &LeaseToken, lease_ms: i64, now: Millis) -> Result<bool> {
-        let token = token.clone();
-        self.write(move |conn, _| {
-            with_lease(conn, &token, |c| {
-                c.execute(
-                    "UPDATE tasks SET lease_expires_at = ?2, updated_at = ?3 WHERE id = ?1",
-                    params![token.task_id, now + lease_ms, now],
-                )
-                .map_err(sqlite_err)
-                .map(drop)
-            })
+        self.with_current_lease(token, move |c, id| {
+            c.execute(
+                "UPDATE tasks SET lease_expires_at = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, now + lease_ms, now],
+            )
         })
         .await
     }
 
     async fn complete(&self, token: &LeaseToken, now: Millis) -> Result<bool> {
-        let token = token.clone();
-        self.write(move |conn, _| {
-            with_lease(conn, &token, |c| {
-                c.execute(
-                    "UPDATE tasks SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, updated_at = ?2 WHERE id = ?1",
-                    params![token.task_id, now],
-                )
-                .map_err(sqlite_err)
-                .map(drop)
-            })
+        self.with_current_lease(token, move |c, id| {
+            c.execute(
+                "UPDATE tasks SET state = 'done', lease_owner = NULL, lease_expires_at = NULL, last_error = NULL, updated_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )
         })
         .await
     }
@@ -189,45 +195,28 @@ impl TaskQueue for EmbeddedStore {
         backoff: &BackoffPolicy,
         now: Millis,
     ) -> Result<bool> {
-        let (token, backoff) = (token.clone(), *backoff);
-        self.write(move |conn, _| {
-            with_lease(conn, &token, |c| {
-                match failure {
-                    Failure::Retryable(reason) => {
-                        let retries: i64 = c.query_row("SELECT retries FROM tasks WHERE id = ?1", [&token.task_id], |r| r.get(0)).map_err(sqlite_err)?;
-                        let n = (retries + 1) as u32;
-                        c.execute(
-                            "UPDATE tasks SET state = 'retry_wait', retries = ?2, next_retry_at = ?3, last_error = ?4, lease_owner = NULL, \
-                             lease_expires_at = NULL, updated_at = ?5 WHERE id = ?1",
-                            params![token.task_id, n as i64, now + backoff.delay(&token.task_id, n), reason, now],
-                        )
-                        .map_err(sqlite_err)?;
-                    }
-                    Failure::Permanent(reason) => {
-                        c.execute(
-                            "UPDATE tasks SET state = 'error', last_error = ?2, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?3 WHERE id = ?1",
-                            params![token.task_id, reason, now],
-                        )
-                        .map_err(sqlite_err)?;
-                    }
-                }
-                Ok(())
-            })
+        let backoff = *backoff;
+        self.with_current_lease(token, move |c, id| match failure {
+            Failure::Retryable(reason) => {
+                let retries: i64 = c.query_row("SELECT retries FROM tasks WHERE id = ?1", [id], |r| r.get(0))?;
+                let n = (retries + 1) as u32;
+                c.execute(
+                    "UPDATE tasks SET state = 'retry_wait', retries = ?2, next_retry_at = ?3, last_error = ?4, lease_owner = NULL, \
+                     lease_expires_at = NULL, updated_at = ?5 WHERE id = ?1",
+                    params![id, n as i64, now + backoff.delay(id, n), reason, now],
+                )
+            }
+            Failure::Permanent(reason) => c.execute(
+                "UPDATE tasks SET state = 'error', last_error = ?2, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?3 WHERE id = ?1",
+                params![id, reason, now],
+            ),
         })
         .await
     }
 
     async fn release(&self, token: &LeaseToken, now: Millis) -> Result<bool> {
-        let token = token.clone();
-        self.write(move |conn, _| {
-            with_lease(conn, &token, |c| {
-                c.execute(
-                    "UPDATE tasks SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?2 WHERE id = ?1",
-                    params![token.task_id, now],
-                )
-                .map_err(sqlite_err)
-                .map(drop)
-            })
+        self.with_current_lease(token, move |c, id| {
+            c.execute("UPDATE tasks SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?2 WHERE id = ?1", params![id, now])
         })
         .await
     }

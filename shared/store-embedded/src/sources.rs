@@ -106,3 +106,19 @@ impl SourceRegistry for EmbeddedStore {
         .await
     }
 }
+
+/// Lets the embedded store serve as the registry step of a [`evident_store::SequencedWriter`]
+/// (mixed deployments; also how the conformance suite exercises the sequenced path).
+#[async_trait]
+impl evident_store::SourceRecordWriter for EmbeddedStore {
+    async fn put(&self, record: &SourceRecord) -> Result<()> {
+        let record = record.clone();
+        self.write(move |conn, _| put(conn, &record)).await
+    }
+
+    async fn remove(&self, partition: &str, source_urn: &str) -> Result<()> {
+        let (partition, urn) = (partition.to_string(), source_urn.to_string());
+        self.write(move |conn, _| remove(conn, &partition, &urn))
+            .await
+    }
+}

@@ -91,17 +91,20 @@ impl TextIndex {
         let rid = rid as u32;
         let mut tf: HashMap<String, u16> = HashMap::new();
         let mut len = 0u32;
+        // Count into the map without allocating a key for terms already seen (the common case).
+        let mut count = |w: &str, weight: u16| {
+            match tf.get_mut(w) {
+                Some(n) => *n = n.saturating_add(weight),
+                None => {
+                    tf.insert(w.to_string(), weight);
+                }
+            }
+            len += weight as u32;
+        };
         if let Some(t) = title {
-            terms(t, |w| {
-                *tf.entry(w.to_string()).or_insert(0) += TITLE_WEIGHT;
-                len += TITLE_WEIGHT as u32;
-            });
+            terms(t, |w| count(w, TITLE_WEIGHT));
         }
-        terms(content, |w| {
-            let e = tf.entry(w.to_string()).or_insert(0);
-            *e = e.saturating_add(1);
-            len += 1;
-        });
+        terms(content, |w| count(w, 1));
         let mut inner = self.inner.write();
         if inner.doc_len.contains(rid as u64) {
             return; // already indexed (idempotent publish)

@@ -169,9 +169,9 @@ impl VectorIndex {
         }
     }
 
-    /// Opens (or prepares to rebuild) the index for `dir`. `rows` yields every live row as
-    /// (row id, meta, scope, kind) and `max_rid` is the newest row id in SQLite; `load_vectors`
-    /// fetches the stored embeddings of rows above a given row id, for the tail.
+    /// Opens (or prepares to rebuild) the index for `dir`. `max_rid` is the newest row id in
+    /// SQLite; `load_vectors` fetches the stored embeddings of rows above a given row id, which
+    /// become the tail. Live rows are registered afterwards with [`VectorIndex::track_row`].
     pub fn open(
         dir: &Path,
         space: VectorSpace,

@@ -1,26 +1,54 @@
-//! The shared conformance suite on the embedded backend.
+//! The shared conformance suite on the embedded backend: once with its transactional writer,
+//! once with the `SequencedWriter` that mixed deployments use, over the same traits.
 
-use evident_store::VectorSpace;
+use std::sync::Arc;
+
 use evident_store::conformance::Harness;
+use evident_store::{SequencedWriter, VectorSpace};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
-async fn harness() -> Harness {
+fn open() -> (tempfile::TempDir, EmbeddedStore) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let dim = 16;
     let store = EmbeddedStore::open(EmbeddedOptions {
         dir: dir.path().to_path_buf(),
         vector_space: VectorSpace {
             embedder: "test:axis".into(),
-            dim,
+            dim: 16,
         },
         background_indexer: true,
     })
     .expect("open store");
+    (dir, store)
+}
+
+async fn harness() -> Harness {
+    let (dir, store) = open();
     Harness {
         stores: store.stores(),
-        dim,
+        dim: 16,
+        keep: Box::new((dir, store)),
+    }
+}
+
+async fn sequenced_harness() -> Harness {
+    let (dir, store) = open();
+    let mut stores = store.stores();
+    let me = Arc::new(store.clone());
+    stores.writer = Arc::new(SequencedWriter {
+        chunks: me.clone(),
+        graph: me.clone(),
+        sources: me,
+    });
+    Harness {
+        stores,
+        dim: 16,
         keep: Box::new((dir, store)),
     }
 }
 
 evident_store::conformance_tests!(harness());
+
+mod sequenced {
+    use super::*;
+    evident_store::conformance_tests!(sequenced_harness());
+}
