@@ -103,6 +103,20 @@ async fn bad_input_is_rejected_with_a_code_and_changes_nothing() {
         .await;
     assert_eq!((s.as_u16(), v["code"].as_str()), (404, Some("not_found")));
     let (s, v) = app
+        .get("/api/v1/graph/node/jira:NOPE-1?clientId=acme&limit=5")
+        .await;
+    assert_eq!(
+        (s.as_u16(), v["code"].as_str()),
+        (400, Some("invalid_query")),
+        "unknown query parameters are refused"
+    );
+    let (s, v) = app.get("/api/v1/alias/resolve?clientId=acme").await;
+    assert_eq!(
+        (s.as_u16(), v["code"].as_str()),
+        (400, Some("invalid_query")),
+        "alias is required"
+    );
+    let (s, v) = app
         .post(
             "/api/v1/alias/merge",
             &json!({"clientId": "acme", "source": "user:a", "target": "User:A"}),

@@ -11,10 +11,22 @@ use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 
-/// Scope fields accepted in query strings.
+/// Scope fields of a query string (node reads).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScopeQuery {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    group_id: Option<String>,
+}
+
+/// Scope fields plus a result limit (evidence, sources).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitedScopeQuery {
     #[serde(default)]
     client_id: Option<String>,
     #[serde(default)]
@@ -25,13 +37,27 @@ pub struct ScopeQuery {
     limit: Option<usize>,
 }
 
+fn reader(
+    client: &Option<String>,
+    project: &Option<String>,
+    group: &Option<String>,
+) -> ApiResult<Visibility> {
+    Ok(evident_kb::visibility(
+        client.as_deref(),
+        project.as_deref(),
+        group.as_deref(),
+    )?)
+}
+
 impl ScopeQuery {
     fn visibility(&self) -> ApiResult<Visibility> {
-        Ok(evident_kb::visibility(
-            self.client_id.as_deref(),
-            self.project_id.as_deref(),
-            self.group_id.as_deref(),
-        )?)
+        reader(&self.client_id, &self.project_id, &self.group_id)
+    }
+}
+
+impl LimitedScopeQuery {
+    fn visibility(&self) -> ApiResult<Visibility> {
+        reader(&self.client_id, &self.project_id, &self.group_id)
     }
 }
 
@@ -88,7 +114,7 @@ pub async fn node(
 pub async fn node_evidence(
     State(s): State<AppState>,
     ApiPath(key): ApiPath<String>,
-    ApiQuery(q): ApiQuery<ScopeQuery>,
+    ApiQuery(q): ApiQuery<LimitedScopeQuery>,
 ) -> ApiResult<Json<Value>> {
     let chunks =
         s.kb.node_evidence(
@@ -186,29 +212,37 @@ pub async fn by_kind(
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AliasQuery {
+pub struct ResolveQuery {
     client_id: String,
-    #[serde(default)]
-    alias: Option<String>,
+    alias: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClientQuery {
+    client_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatsQuery {
+    client_id: String,
     #[serde(default)]
     top: Option<usize>,
 }
 
 pub async fn alias_resolve(
     State(s): State<AppState>,
-    ApiQuery(q): ApiQuery<AliasQuery>,
+    ApiQuery(q): ApiQuery<ResolveQuery>,
 ) -> ApiResult<Json<Value>> {
-    let alias = q.alias.ok_or_else(|| {
-        ApiError::bad_request("missing_field", "query parameter `alias` is required")
-    })?;
-    let (alias, canonical) = s.kb.alias_resolve(&q.client_id, &alias).await?;
+    let (alias, canonical) = s.kb.alias_resolve(&q.client_id, &q.alias).await?;
     Ok(Json(json!({ "alias": alias, "canonical": canonical })))
 }
 
 pub async fn alias_list(
     State(s): State<AppState>,
     ApiPath(canonical): ApiPath<String>,
-    ApiQuery(q): ApiQuery<AliasQuery>,
+    ApiQuery(q): ApiQuery<ClientQuery>,
 ) -> ApiResult<Json<Value>> {
     let aliases = s.kb.alias_list(&q.client_id, &canonical).await?;
     Ok(Json(json!({ "canonical": canonical, "aliases": aliases })))
@@ -216,7 +250,7 @@ pub async fn alias_list(
 
 pub async fn alias_stats(
     State(s): State<AppState>,
-    ApiQuery(q): ApiQuery<AliasQuery>,
+    ApiQuery(q): ApiQuery<StatsQuery>,
 ) -> ApiResult<Json<AliasStats>> {
     Ok(Json(
         s.kb.alias_stats(&q.client_id, q.top.unwrap_or(10)).await?,
@@ -225,7 +259,7 @@ pub async fn alias_stats(
 
 pub async fn sources(
     State(s): State<AppState>,
-    ApiQuery(q): ApiQuery<ScopeQuery>,
+    ApiQuery(q): ApiQuery<LimitedScopeQuery>,
 ) -> ApiResult<Json<Value>> {
     let vis = q.visibility()?;
     let list: Vec<SourceRecord> =
