@@ -64,6 +64,40 @@ impl<T: std::hash::Hash + Eq + Clone> Interner<T> {
 struct SavedState {
     space: VectorSpace,
     high_water: u64,
+    /// Length and SHA-256 of the saved graph file. usearch trusts the bytes it loads (a
+    /// truncated or foreign file can crash the process inside the C++ loader), so a file is
+    /// handed to it only when it is exactly the one this state describes.
+    #[serde(default)]
+    index_len: u64,
+    #[serde(default)]
+    index_sha256: String,
+}
+
+/// Length and hex SHA-256 of a file, streamed (the graph can be hundreds of MB).
+fn file_digest(path: &Path) -> std::io::Result<(u64, String)> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut len = 0u64;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        len += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    Ok((len, hex::encode(hasher.finalize())))
+}
+
+/// Whether the graph file at `path` is byte for byte the one `state` was saved with.
+fn matches_saved(path: &Path, state: &SavedState) -> bool {
+    match file_digest(path) {
+        Ok((len, sha)) => len == state.index_len && sha == state.index_sha256,
+        Err(_) => false,
+    }
 }
 
 struct Tail {
@@ -186,7 +220,11 @@ impl VectorIndex {
         let mut hnsw = new_hnsw(space.dim)?;
         let mut high_water = 0;
         match saved {
-            Some(s) if s.space == space && s.high_water <= max_rid && index_path.exists() => {
+            Some(s)
+                if s.space == space
+                    && s.high_water <= max_rid
+                    && matches_saved(&index_path, &s) =>
+            {
                 match hnsw.load(index_path.to_string_lossy().as_ref()) {
                     Ok(()) if hnsw.dimensions() == space.dim => high_water = s.high_water,
                     Ok(()) | Err(_) => {
@@ -196,7 +234,7 @@ impl VectorIndex {
                 }
             }
             Some(_) => tracing::warn!(
-                "vector index is stale or from another embedder; rebuilding from the record store"
+                "vector index is missing, damaged, stale or from another embedder; rebuilding from the record store"
             ),
             None => {
                 if max_rid > 0 {
@@ -428,11 +466,15 @@ impl VectorIndex {
         let tmp = self.index_path.with_extension("usearch.tmp");
         hnsw.save(tmp.to_string_lossy().as_ref())
             .map_err(|e| StoreError::unavailable(format!("saving vector index: {e}")))?;
+        let (index_len, index_sha256) = file_digest(&tmp)
+            .map_err(|e| StoreError::unavailable(format!("checksumming vector index: {e}")))?;
         std::fs::rename(&tmp, &self.index_path)
             .map_err(|e| StoreError::unavailable(format!("saving vector index: {e}")))?;
         let state = SavedState {
             space: self.space.clone(),
             high_water,
+            index_len,
+            index_sha256,
         };
         let tmp = self.state_path.with_extension("json.tmp");
         let bytes = serde_json::to_vec(&state).map_err(|e| StoreError::corrupt(e.to_string()))?;

@@ -98,10 +98,19 @@ async fn missing_or_corrupt_index_is_rebuilt() {
         store.drain_vector_index().expect("drain");
         store.close().expect("close");
     }
-    std::fs::write(dir.path().join("vectors.usearch"), b"not an index").expect("corrupt it");
-    let store = open(dir.path(), "e1", true).expect("reopen");
-    assert_eq!(nearest(&store, 5).await.as_deref(), Some("d5"));
-    store.close().expect("close");
+    // Damage of two kinds: foreign bytes, and a real index cut short. Neither may reach the
+    // C++ loader (it trusts what it reads); both are rebuilt from the stored embeddings.
+    let index = dir.path().join("vectors.usearch");
+    let intact = std::fs::read(&index).expect("read index");
+    for damaged in [
+        b"not an index".to_vec(),
+        intact[..intact.len() / 2].to_vec(),
+    ] {
+        std::fs::write(&index, &damaged).expect("damage it");
+        let store = open(dir.path(), "e1", true).expect("reopen");
+        assert_eq!(nearest(&store, 5).await.as_deref(), Some("d5"));
+        store.close().expect("close");
+    }
     std::fs::remove_file(dir.path().join("vectors.usearch")).expect("remove");
     let store = open(dir.path(), "e1", false).expect("reopen");
     assert_eq!(
