@@ -143,11 +143,30 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     while done_count(&addr) < TASKS as u64 {
         std::thread::sleep(std::time::Duration::from_millis(100));
         polls += 1;
-        assert!(
-            polls < 1_200,
-            "not finished after 2 minutes: {} done",
-            done_count(&addr)
-        );
+        if polls >= 1_200 {
+            // Say which tasks are stuck and why, so a failure can be diagnosed from CI output.
+            let stuck: Vec<String> = ["queued", "processing", "retry_wait", "error"]
+                .iter()
+                .map(|state| {
+                    http(
+                        &addr,
+                        "GET",
+                        &format!("/api/v1/queue?state={state}&limit=5"),
+                        "",
+                    )
+                    .1
+                })
+                .collect();
+            let log: Vec<String> = stderr
+                .try_iter()
+                .filter(|l| !l.contains("task done") && !l.trim_start().starts_with("at "))
+                .collect();
+            panic!(
+                "not finished after 2 minutes: {} done\nstuck: {stuck:#?}\nserver log: {:#?}",
+                done_count(&addr),
+                &log[..log.len().min(60)]
+            );
+        }
     }
     let (status, body) = http(&addr, "GET", "/api/v1/queue?limit=1", "");
     assert_eq!(status, 200);

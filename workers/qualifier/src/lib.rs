@@ -21,6 +21,7 @@ use evident_store::queue::{
 use serde::Deserialize;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// Worker settings (`[queue]` in the config file).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -123,13 +124,52 @@ impl Qualifier {
         };
         metrics::histogram!("evident_queue_claim_seconds")
             .record(claimed_at.elapsed().as_secs_f64());
+        let (task_id, token) = (claim.task.task_id.clone(), claim.token.clone());
+        let span = tracing::info_span!("task", task_id = %claim.task.task_id, kind = %claim.task.kind, source_urn = %claim.task.source_urn, attempt = claim.task.attempts);
+        // The task runs in its own tokio task so that a panicking handler (a bug) ends that
+        // task, not this worker loop. `instrument`, not `Span::enter`: an entered span guard
+        // must never be held across `.await` (it corrupts the span registry).
+        let me = self.clone();
+        let cancel = cancel.clone();
+        let run = tokio::spawn(
+            async move { me.run_claimed(claim, &cancel, drain).await }.instrument(span),
+        );
+        match run.await {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                // A deterministic panic would crash every retry: park the task in `error`,
+                // where an operator sees it and can retry it once the bug is fixed.
+                tracing::error!(%task_id, error = %e, "task handler panicked");
+                metrics::counter!("evident_queue_panics_total").increment(1);
+                let reason = format!("internal error: the handler panicked ({e}); see the logs");
+                self.queue
+                    .fail(
+                        &token,
+                        Failure::Permanent(reason),
+                        &self.config.backoff(),
+                        self.clock.now_ms(),
+                    )
+                    .await?;
+                Ok(Outcome::Processed {
+                    task_id,
+                    state: TaskState::Error,
+                })
+            }
+        }
+    }
+
+    /// Runs a claimed task to its outcome, heartbeating its lease.
+    async fn run_claimed(
+        &self,
+        claim: Claim,
+        cancel: &CancellationToken,
+        drain: Duration,
+    ) -> Result<Outcome, StoreError> {
         let Claim {
             token,
             task,
             payload,
         } = claim;
-        let span = tracing::info_span!("task", task_id = %task.task_id, kind = %task.kind, source_urn = %task.source_urn, attempt = task.attempts);
-        let _enter = span.enter();
         let priority = Priority::new(task.priority).unwrap_or_default();
         let started = Instant::now();
 
