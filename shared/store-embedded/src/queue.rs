@@ -74,20 +74,25 @@ const ELIGIBLE: &str = "(t.state = 'queued' \
      OR (t.state = 'retry_wait' AND t.next_retry_at <= :now) \
      OR (t.state = 'processing' AND t.lease_expires_at <= :now))";
 
-/// First claimable task in queue order within the band (see the trait contract).
+/// First claimable task in queue order within the band (see the trait contract). The
+/// `state IN (…)` term lets SQLite use the partial `tasks_claim_order` index: it walks
+/// unfinished tasks in claim order and stops at the first eligible one.
+fn claim_sql() -> String {
+    format!(
+        "SELECT t.id, t.payload_hash FROM tasks t \
+         WHERE t.state IN ('queued', 'retry_wait', 'processing') AND {ELIGIBLE} AND t.priority BETWEEN :min AND :max \
+         AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.partition = t.partition AND o.source_urn = t.source_urn \
+                         AND o.seq < t.seq AND o.state IN ('queued', 'retry_wait', 'processing')) \
+         ORDER BY t.priority, t.queue_position IS NULL, t.queue_position, t.seq LIMIT 1"
+    )
+}
+
 fn next_claimable(
     conn: &Connection,
     band: PriorityBand,
     now: Millis,
 ) -> Result<Option<(String, String)>> {
-    let q = format!(
-        "SELECT t.id, t.payload_hash FROM tasks t \
-         WHERE {ELIGIBLE} AND t.priority BETWEEN :min AND :max \
-         AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.partition = t.partition AND o.source_urn = t.source_urn \
-                         AND o.seq < t.seq AND o.state IN ('queued', 'processing', 'retry_wait')) \
-         ORDER BY t.priority, t.queue_position IS NULL, t.queue_position, t.seq LIMIT 1"
-    );
-    conn.prepare_cached(&q)
+    conn.prepare_cached(&claim_sql())
         .map_err(sqlite_err)?
         .query_row(
             rusqlite::named_params! {":now": now, ":min": band.min as i64, ":max": band.max as i64},
@@ -104,7 +109,7 @@ impl EmbeddedStore {
         F: FnOnce(&Connection, &str) -> rusqlite::Result<usize> + Send + 'static,
     {
         let token = token.clone();
-        self.write(move |conn, _| {
+        self.write_grouped(move |conn| {
             with_lease(conn, &token, |c| {
                 update(c, &token.task_id).map_err(sqlite_err).map(drop)
             })
@@ -120,8 +125,7 @@ impl TaskQueue for EmbeddedStore {
             return Err(StoreError::invalid("priority must be 0..=9"));
         }
         let body = serde_json::to_string(&task.payload).map_err(json_err)?;
-        self.write(move |conn, _| {
-            let tx = conn.transaction().map_err(sqlite_err)?;
+        self.write_grouped(move |tx| {
             let hash = payload_hash(&body);
             tx.execute("INSERT OR IGNORE INTO task_payloads(hash, body) VALUES (?1, ?2)", params![hash, body]).map_err(sqlite_err)?;
             let next: i64 = tx
@@ -134,9 +138,7 @@ impl TaskQueue for EmbeddedStore {
                 params![id, task.kind, task.scope.partition(), task.scope.client_id, task.scope.project_id, task.scope.group_id, task.source_urn, task.priority as i64, hash, now],
             )
             .map_err(sqlite_err)?;
-            let rec = get(&tx, &id)?.ok_or_else(|| StoreError::corrupt("enqueued task vanished"))?;
-            tx.commit().map_err(sqlite_err)?;
-            Ok(rec)
+            get(tx, &id)?.ok_or_else(|| StoreError::corrupt("enqueued task vanished"))
         })
         .await
     }
@@ -149,9 +151,8 @@ impl TaskQueue for EmbeddedStore {
         now: Millis,
     ) -> Result<Option<Claim>> {
         let worker = worker.to_string();
-        self.write(move |conn, _| {
-            let tx = conn.transaction().map_err(sqlite_err)?;
-            let Some((id, hash)) = next_claimable(&tx, band, now)? else { return Ok(None) };
+        self.write_grouped(move |tx| {
+            let Some((id, hash)) = next_claimable(tx, band, now)? else { return Ok(None) };
             tx.execute(
                 "UPDATE tasks SET state = 'processing', lease_owner = ?2, lease_expires_at = ?3, lease_epoch = lease_epoch + 1, \
                  attempts = attempts + 1, next_retry_at = NULL, updated_at = ?4 WHERE id = ?1",
@@ -160,8 +161,7 @@ impl TaskQueue for EmbeddedStore {
             .map_err(sqlite_err)?;
             let epoch: i64 = tx.query_row("SELECT lease_epoch FROM tasks WHERE id = ?1", [&id], |r| r.get(0)).map_err(sqlite_err)?;
             let body: String = tx.query_row("SELECT body FROM task_payloads WHERE hash = ?1", [&hash], |r| r.get(0)).map_err(sqlite_err)?;
-            let task = get(&tx, &id)?.ok_or_else(|| StoreError::corrupt("claimed task vanished"))?;
-            tx.commit().map_err(sqlite_err)?;
+            let task = get(tx, &id)?.ok_or_else(|| StoreError::corrupt("claimed task vanished"))?;
             let payload = serde_json::from_str(&body).map_err(json_err)?;
             Ok(Some(Claim { token: LeaseToken { task_id: id, epoch }, task, payload }))
         })
@@ -269,9 +269,8 @@ impl TaskQueue for EmbeddedStore {
             return Err(StoreError::invalid("position must be ≥ 1"));
         }
         let id = task_id.to_string();
-        self.write(move |conn, _| {
-            let tx = conn.transaction().map_err(sqlite_err)?;
-            let Some(task) = get(&tx, &id)? else { return Ok(None) };
+        self.write_grouped(move |tx| {
+            let Some(task) = get(tx, &id)? else { return Ok(None) };
             // Make room: explicitly placed tasks at or after the position move back by one.
             tx.execute(
                 "UPDATE tasks SET queue_position = queue_position + 1 WHERE priority = ?1 AND queue_position >= ?2 AND id <> ?3 \
@@ -280,16 +279,14 @@ impl TaskQueue for EmbeddedStore {
             )
             .map_err(sqlite_err)?;
             tx.execute("UPDATE tasks SET queue_position = ?2, updated_at = ?3 WHERE id = ?1", params![id, position, now]).map_err(sqlite_err)?;
-            let rec = get(&tx, &id)?;
-            tx.commit().map_err(sqlite_err)?;
-            Ok(rec)
+            get(tx, &id)
         })
         .await
     }
 
     async fn retry(&self, task_id: &str, now: Millis) -> Result<Option<TaskRecord>> {
         let id = task_id.to_string();
-        self.write(move |conn, _| {
+        self.write_grouped(move |conn| {
             let Some(task) = get(conn, &id)? else { return Ok(None) };
             if task.state != TaskState::Error {
                 return Err(StoreError::new(evident_store::ErrorKind::Conflict, format!("task {id} is {}, only error tasks can be retried", task.state.as_str())));
@@ -349,5 +346,31 @@ impl TaskQueue for EmbeddedStore {
             .map_err(sqlite_err)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A claim must not sort the backlog: it walks the claim-order index and stops early.
+    #[test]
+    fn claim_walks_the_claim_order_index_without_sorting() {
+        let conn = Connection::open_in_memory().expect("sqlite");
+        conn.execute_batch(crate::schema::DDL).expect("schema");
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", claim_sql()))
+            .expect("plan")
+            .query_map(
+                rusqlite::named_params! {":now": 0i64, ":min": 0i64, ":max": 9i64},
+                |r| r.get::<_, String>(3),
+            )
+            .expect("rows")
+            .collect::<rusqlite::Result<_>>()
+            .expect("plan rows");
+        let plan = plan.join("\n");
+        assert!(plan.contains("tasks_claim_order"), "{plan}");
+        assert!(plan.contains("tasks_source_open"), "{plan}");
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
     }
 }

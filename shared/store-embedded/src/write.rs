@@ -19,9 +19,59 @@ use crate::{EmbeddedStore, Inner, chunks, graph, sources, sqlite_err};
 /// Most writes committed together.
 const MAX_GROUP: usize = 64;
 
-pub(crate) struct Job {
-    write: SourceWrite,
-    reply: oneshot::Sender<Result<RemovedCounts>>,
+/// One unit of work for the group-commit thread.
+pub(crate) enum Job {
+    /// A source's chunks, graph and registry record.
+    Source {
+        write: SourceWrite,
+        reply: oneshot::Sender<Result<RemovedCounts>>,
+    },
+    /// Any other small write (queue state changes): runs in the group's transaction under
+    /// its own savepoint, answered after the commit.
+    Op(Box<dyn GroupOp>),
+}
+
+/// A write that rides in a group commit. `apply` keeps its own result until `answer`.
+pub(crate) trait GroupOp: Send {
+    fn apply(&mut self, conn: &Connection) -> Result<()>;
+    /// Answers the caller: with the op's own result when the group committed, else `Err`.
+    fn answer(self: Box<Self>, committed: Result<()>);
+}
+
+struct Op<T, F> {
+    f: Option<F>,
+    out: Option<Result<T>>,
+    reply: Option<oneshot::Sender<Result<T>>>,
+}
+
+impl<T, F> GroupOp for Op<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+{
+    fn apply(&mut self, conn: &Connection) -> Result<()> {
+        let f = self
+            .f
+            .take()
+            .ok_or_else(|| StoreError::corrupt("group op applied twice"))?;
+        let r = f(conn);
+        let ok = r.as_ref().map(drop).map_err(Clone::clone);
+        self.out = Some(r);
+        ok
+    }
+
+    fn answer(mut self: Box<Self>, committed: Result<()>) {
+        let answer = match committed {
+            Ok(()) => self
+                .out
+                .take()
+                .unwrap_or_else(|| Err(StoreError::corrupt("group op never ran"))),
+            Err(e) => Err(e),
+        };
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(answer);
+        }
+    }
 }
 
 /// Row-level effects of an applied write, published to the vector index after commit.
@@ -88,51 +138,93 @@ fn publish(conn: &Connection, inner: &Inner, w: SourceWrite, applied: &Applied) 
     retrack(conn, inner, &w.relocate_chunks)
 }
 
-type Reply = (
-    oneshot::Sender<Result<RemovedCounts>>,
-    Result<RemovedCounts>,
-);
+/// An answer to send once the store is let go of.
+type Reply = Box<dyn FnOnce() + Send>;
+
+fn reply<T: Send + 'static>(to: oneshot::Sender<Result<T>>, answer: Result<T>) -> Reply {
+    Box::new(move || {
+        let _ = to.send(answer);
+    })
+}
+
+/// Runs `f` under a savepoint: on error only its own changes roll back.
+fn in_savepoint<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<Result<T>> {
+    conn.execute_batch("SAVEPOINT group_member")
+        .map_err(sqlite_err)?;
+    let r = f();
+    if r.is_err() {
+        conn.execute_batch("ROLLBACK TO group_member")
+            .map_err(sqlite_err)?;
+    }
+    conn.execute_batch("RELEASE group_member")
+        .map_err(sqlite_err)?;
+    Ok(r)
+}
+
+/// A job after it ran inside the (not yet committed) group transaction.
+enum Ran {
+    Source(
+        SourceWrite,
+        oneshot::Sender<Result<RemovedCounts>>,
+        Result<Applied>,
+    ),
+    Op(Box<dyn GroupOp>),
+}
 
 /// Commits a group of writes and returns each one's answer (sent by the caller, after it has
 /// let go of the store, so that a caller who drops the store right after its write returns
 /// really releases it).
 fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
     let mut conn = inner.writer.lock();
-    let mut applied: Vec<(Job, Result<Applied>)> = Vec::with_capacity(jobs.len());
+    let mut ran: Vec<Ran> = Vec::with_capacity(jobs.len());
+    let mut pending = jobs.into_iter();
     let committed = (|| -> Result<()> {
         let tx = conn.transaction().map_err(sqlite_err)?;
-        for job in jobs {
-            tx.execute_batch("SAVEPOINT source_write")
-                .map_err(sqlite_err)?;
-            let r = apply_in(&tx, &job.write);
-            if r.is_err() {
-                tx.execute_batch("ROLLBACK TO source_write")
-                    .map_err(sqlite_err)?;
+        for job in pending.by_ref() {
+            match job {
+                Job::Source { write, reply } => {
+                    let r = in_savepoint(&tx, || apply_in(&tx, &write))?;
+                    ran.push(Ran::Source(write, reply, r));
+                }
+                Job::Op(mut op) => {
+                    // The op keeps its own result (Ok or the error it answers with).
+                    let _ = in_savepoint(&tx, || op.apply(&tx))?;
+                    ran.push(Ran::Op(op));
+                }
             }
-            tx.execute_batch("RELEASE source_write")
-                .map_err(sqlite_err)?;
-            applied.push((job, r));
         }
         tx.commit().map_err(sqlite_err)
     })();
     match committed {
-        Ok(()) => applied
+        Ok(()) => ran
             .into_iter()
-            .map(|(job, r)| {
-                let answer = match r {
-                    Ok(a) => publish(&conn, inner, job.write, &a).map(|_| a.removed),
-                    Err(e) => Err(e),
-                };
-                (job.reply, answer)
+            .map(|r| match r {
+                Ran::Source(write, to, Ok(a)) => {
+                    reply(to, publish(&conn, inner, write, &a).map(|_| a.removed))
+                }
+                Ran::Source(_, to, Err(e)) => reply(to, Err(e)),
+                Ran::Op(op) => Box::new(move || op.answer(Ok(()))) as Reply,
             })
             .collect(),
         Err(e) => {
             // Nothing of the group is durable (the transaction rolled back): every write fails
             // with the cause, and may be retried.
             tracing::error!(error = %e, "group commit failed; no write of this group was applied");
-            applied
-                .into_iter()
-                .map(|(job, _)| (job.reply, Err(e.clone())))
+            ran.into_iter()
+                .map(|r| match r {
+                    Ran::Source(_, to, _) => reply(to, Err(e.clone())),
+                    Ran::Op(op) => {
+                        let e = e.clone();
+                        Box::new(move || op.answer(Err(e))) as Reply
+                    }
+                })
+                .chain(pending.map(|job| match job {
+                    Job::Source { reply: to, .. } => reply(to, Err(e.clone())),
+                    Job::Op(op) => {
+                        let e = e.clone();
+                        Box::new(move || op.answer(Err(e))) as Reply
+                    }
+                }))
                 .collect()
         }
     }
@@ -152,8 +244,8 @@ pub(crate) fn run_writer(inner: std::sync::Weak<Inner>, jobs: mpsc::Receiver<Job
             let Some(inner) = inner.upgrade() else { return };
             commit_group(&inner, group)
         };
-        for (reply, answer) in replies {
-            let _ = reply.send(answer);
+        for answer in replies {
+            answer();
         }
     }
 }
@@ -221,16 +313,39 @@ impl EmbeddedStore {
             }
         }
         let (reply, answer) = oneshot::channel();
+        self.send_job(Job::Source { write, reply })?;
+        answer.await.map_err(|_| {
+            StoreError::unavailable("the write was not committed (see the log); retry")
+        })?
+    }
+
+    /// Runs a small write in the next group commit (one fsync shared by every write waiting
+    /// at that moment) and returns its result once durable. `f` runs inside a transaction:
+    /// on error its changes are rolled back without touching its neighbours.
+    pub(crate) async fn write_grouped<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.send_job(Job::Op(Box::new(Op {
+            f: Some(f),
+            out: None,
+            reply: Some(reply),
+        })))?;
+        answer.await.map_err(|_| {
+            StoreError::unavailable("the write was not committed (see the log); retry")
+        })?
+    }
+
+    fn send_job(&self, job: Job) -> Result<()> {
         self.inner
             .writes
             .lock()
             .as_ref()
             .ok_or_else(|| StoreError::unavailable("store is closed"))?
-            .send(Job { write, reply })
-            .map_err(|_| StoreError::unavailable("store writer stopped"))?;
-        answer.await.map_err(|_| {
-            StoreError::unavailable("the write was not committed (see the log); retry")
-        })?
+            .send(job)
+            .map_err(|_| StoreError::unavailable("store writer stopped"))
     }
 }
 
