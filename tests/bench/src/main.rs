@@ -4,7 +4,7 @@
 //!
 //! - `retrieve [--chunks N] [--queries N] [--dir PATH] [--index-after]`: ingest a generated
 //!   corpus (default 100,000 chunks), then retrieval with expansion, by-kind, and the raw-index floor.
-//! - `queue [--tasks N] [--backlog N] [--probes N]`: enqueue + claim + complete throughput,
+//! - `queue [--tasks N] [--workers N] [--backlog N] [--probes N]`: enqueue + claim + complete throughput,
 //!   and the latency of priority-1 synchronous ingests with and without a bulk backlog.
 
 mod queue;

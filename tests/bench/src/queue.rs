@@ -1,7 +1,7 @@
 //! `queue`: the qualification queue on the embedded store.
 //!
 //! 1. Throughput: `--tasks N` (default 20,000) tasks enqueued by 32 concurrent producers
-//!    while 8 workers claim and complete them, then the same phases apart: enqueue alone,
+//!    while `--workers N` (default 16) claim and complete them, then the same phases apart: enqueue alone,
 //!    claim + complete alone. Every operation is durable (group-committed SQLite).
 //! 2. Interactive latency: `--probes N` (default 200) priority-1 synchronous ingests, first on
 //!    an idle service, then while the qualifier works through a backlog of `--backlog N`
@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 use crate::{Args, Corpus, Rng, percentile, rss_mib};
 
 const PRODUCERS: usize = 32;
-const CONSUMERS: usize = 8;
 
 fn open(dir: &std::path::Path, embedder: &dyn Embedder) -> EmbeddedStore {
     EmbeddedStore::open(EmbeddedOptions {
@@ -68,12 +67,12 @@ async fn enqueue_all(queue: &Arc<dyn TaskQueue>, range: std::ops::Range<usize>) 
 }
 
 /// Claims and completes until `target` tasks are done.
-async fn drain(queue: &Arc<dyn TaskQueue>, target: usize) -> usize {
+async fn drain(queue: &Arc<dyn TaskQueue>, target: usize, consumers: usize) -> usize {
     let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut consumers = tokio::task::JoinSet::new();
-    for w in 0..CONSUMERS {
+    let mut running = tokio::task::JoinSet::new();
+    for w in 0..consumers {
         let (queue, done) = (queue.clone(), done.clone());
-        consumers.spawn(async move {
+        running.spawn(async move {
             let clock = SystemClock;
             let id = format!("bench-{w}");
             while done.load(std::sync::atomic::Ordering::Relaxed) < target {
@@ -98,7 +97,7 @@ async fn drain(queue: &Arc<dyn TaskQueue>, target: usize) -> usize {
             }
         });
     }
-    while consumers.join_next().await.is_some() {}
+    while running.join_next().await.is_some() {}
     done.load(std::sync::atomic::Ordering::Relaxed)
 }
 
@@ -145,6 +144,7 @@ async fn probe(kb: &Kb, corpus: &Corpus, tag: &str, count: usize) -> Vec<Duratio
 
 pub async fn run(args: &Args) {
     let tasks = args.usize("tasks", 20_000);
+    let workers = args.usize("workers", 16);
     let backlog = args.usize("backlog", 50_000);
     let probes = args.usize("probes", 200);
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
@@ -157,16 +157,16 @@ pub async fn run(args: &Args) {
     let store = open(tmp.path(), embedder.as_ref());
     let queue = store.stores().queue;
     let t = Instant::now();
-    let (_, done) = tokio::join!(enqueue_all(&queue, 0..tasks), drain(&queue, tasks));
+    let (_, done) = tokio::join!(enqueue_all(&queue, 0..tasks), drain(&queue, tasks, workers));
     let mixed_rate = done as f64 / t.elapsed().as_secs_f64();
     println!(
-        "enqueue + claim + complete, concurrently ({PRODUCERS} producers, {CONSUMERS} workers): {done} tasks, {mixed_rate:.0} tasks/s"
+        "enqueue + claim + complete, concurrently ({PRODUCERS} producers, {workers} workers): {done} tasks, {mixed_rate:.0} tasks/s"
     );
     let t = Instant::now();
     enqueue_all(&queue, tasks..2 * tasks).await;
     let enqueue_rate = tasks as f64 / t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let drained = drain(&queue, tasks).await;
+    let drained = drain(&queue, tasks, workers).await;
     let claim_rate = drained as f64 / t.elapsed().as_secs_f64();
     println!(
         "enqueue alone: {enqueue_rate:.0} tasks/s; claim + complete alone (from a {tasks}-task backlog): {claim_rate:.0} tasks/s"
@@ -221,7 +221,7 @@ pub async fn run(args: &Args) {
     );
     let cancel = CancellationToken::new();
     let config = QueueConfig::default();
-    let workers = tokio::spawn(evident_qualifier::run_pool(
+    let pool = tokio::spawn(evident_qualifier::run_pool(
         Qualifier {
             queue: kb.stores().queue.clone(),
             kb: kb.clone(),
@@ -249,7 +249,7 @@ pub async fn run(args: &Args) {
         after.state(TaskState::Queued)
     );
     cancel.cancel();
-    workers.await.expect("workers");
+    pool.await.expect("worker pool");
     let (rss, peak) = rss_mib();
     println!("memory: RSS {rss:.0} MiB, peak {peak:.0} MiB");
     store.close().expect("close");
@@ -257,6 +257,7 @@ pub async fn run(args: &Args) {
     let json = serde_json::json!({
         "suite": "queue",
         "tasks": tasks,
+        "workers": workers,
         "enqueue_claim_complete_tasks_per_s": mixed_rate.round(),
         "enqueue_tasks_per_s": enqueue_rate.round(),
         "claim_complete_tasks_per_s": claim_rate.round(),
