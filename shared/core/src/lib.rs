@@ -12,11 +12,13 @@ pub mod chunking;
 pub mod commits;
 pub mod hashing;
 pub mod model;
+pub mod prepared;
 pub mod refs;
 pub mod scope;
 pub mod secrets;
 pub mod validate;
 
 pub use model::{Chunk, Edge, EdgeWrite, Evidence, Locator, Node, NodeWrite};
+pub use prepared::{EvidenceSpec, PreparedChunk, PreparedEdge, PreparedNode, PreparedSource};
 pub use refs::NodeKey;
 pub use scope::{Scope, Visibility};

@@ -108,6 +108,8 @@ pub enum Locator {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         comment_id: Option<String>,
     },
+    /// A commit of a repository as a whole (its message and metadata).
+    Commit { repository: String, commit: String },
     /// A time span of a meeting transcript.
     Transcript {
         meeting_id: String,
@@ -182,7 +184,11 @@ impl Locator {
                 char_start: base_start + char_start,
                 char_end: base_start + char_end,
             },
-            Some(other @ (Locator::Issue { .. } | Locator::Transcript { .. })) => other.clone(),
+            Some(
+                other @ (Locator::Issue { .. }
+                | Locator::Transcript { .. }
+                | Locator::Commit { .. }),
+            ) => other.clone(),
         }
     }
 
@@ -231,6 +237,9 @@ impl Locator {
                 Some(c) => format!("{tracker}:{issue_key}#comment-{c}"),
                 None => format!("{tracker}:{issue_key}"),
             },
+            Locator::Commit { repository, commit } => {
+                format!("{repository}@{}", &commit[..commit.len().min(12)])
+            }
             Locator::Transcript {
                 meeting_id,
                 start_ms,

@@ -10,10 +10,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use evident_ai::Priority;
-use evident_core::chunking::{TextChunk, chunk_text};
+use evident_core::chunking::{ChunkingConfig, chunk_text};
 use evident_core::hashing::{chunk_id, content_hash};
 use evident_core::refs::{self, NodeKey, Relationship};
-use evident_core::{Chunk, EdgeWrite, Evidence, Locator, NodeWrite, Scope, secrets, validate};
+use evident_core::{
+    Chunk, EdgeWrite, Evidence, EvidenceSpec, Locator, NodeWrite, PreparedChunk, PreparedEdge,
+    PreparedNode, PreparedSource, Scope, secrets, validate,
+};
 use evident_store::{RecordUpdate, SourceRecord, SourceStatus, SourceWrite};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -205,143 +208,298 @@ pub(crate) fn check(req: &IngestRequest) -> Result<Checked> {
     })
 }
 
-/// A chunk being built, before the store sees it.
-struct Draft {
-    piece: TextChunk,
-    id: String,
-    hash: String,
-    refs: Vec<NodeKey>,
-}
-
 fn count_newlines(s: &str) -> usize {
     s.bytes().filter(|b| *b == b'\n').count()
 }
 
+/// Cuts a validated document into a [`PreparedSource`]: structure-aware chunks with their
+/// locators and per-chunk refs, the main node (evidenced by every chunk), and edges for the
+/// relationships in the content (evidenced by the chunk holding them) and in the explicit list
+/// (evidenced by the chunks naming an endpoint).
+pub(crate) fn prepare_document(
+    req: &IngestRequest,
+    checked: &Checked,
+    chunking: &ChunkingConfig,
+) -> Result<PreparedSource> {
+    let pieces = chunk_text(&req.content, chunking);
+    if pieces.is_empty() {
+        return Err(validate::FieldError::Empty { field: "content" }.into());
+    }
+    // Line numbers for file locators, counted once over the document (chunks are in order).
+    let (mut counted_to, mut lines_so_far) = (0, 0);
+    let chunks: Vec<PreparedChunk> = pieces
+        .iter()
+        .map(|piece| {
+            lines_so_far += count_newlines(&req.content[counted_to..piece.byte_start]);
+            counted_to = piece.byte_start;
+            let section = (!piece.heading_path.is_empty()).then(|| piece.heading_path.join(" > "));
+            let locator = Locator::for_chunk(
+                req.locator.as_ref(),
+                &req.source_urn,
+                section.as_deref(),
+                piece.char_start,
+                piece.char_end,
+                lines_so_far,
+                count_newlines(&piece.text),
+            );
+            let mut chunk = PreparedChunk::new(piece.text.clone(), locator);
+            chunk.refs = refs::extract_refs(&piece.text)
+                .into_iter()
+                .map(|f| f.key)
+                .collect();
+            chunk.metadata = req.metadata.clone().unwrap_or_default();
+            chunk.context = section;
+            chunk
+        })
+        .collect();
+
+    let mut edges = Vec::new();
+    for found in refs::find_relationships(&req.content, checked.main.as_ref()) {
+        let at = pieces
+            .iter()
+            .position(|p| p.byte_start <= found.start && found.start < p.byte_end)
+            .unwrap_or(0);
+        edges.push(relationship_edge(found.rel, EvidenceSpec::chunk(at)));
+    }
+    for (index, raw) in req.relationships.iter().flatten().enumerate() {
+        let rel = refs::parse_relationship(raw, checked.main.as_ref()).ok_or_else(|| {
+            KbError::InvalidRelationship {
+                index,
+                reason: format!("`{}`", raw.chars().take(120).collect::<String>()),
+            }
+        })?;
+        edges.push(relationship_edge(rel, EvidenceSpec::MentioningEndpoints));
+    }
+    let nodes = checked
+        .main
+        .iter()
+        .map(|main| {
+            let mut props = Map::new();
+            props.insert("sourceUrn".into(), Value::String(req.source_urn.clone()));
+            props.insert("kind".into(), Value::String(req.kind.clone()));
+            if let Some(t) = &req.title {
+                props.insert("title".into(), Value::String(t.clone()));
+            }
+            let mut node = plain_node(main.clone(), EvidenceSpec::AllChunks);
+            node.props = props;
+            if let Some(t) = &req.title {
+                node.label = t.clone();
+            }
+            node
+        })
+        .collect();
+    Ok(PreparedSource {
+        scope: checked.scope.clone(),
+        source_urn: req.source_urn.clone(),
+        kind: req.kind.clone(),
+        title: req.title.clone(),
+        fingerprint: checked.source_hash.clone(),
+        observed_at: req.observed_at.clone(),
+        chunks,
+        nodes,
+        edges,
+        aliases: Vec::new(),
+    })
+}
+
+fn relationship_edge(rel: Relationship, evidence: EvidenceSpec) -> PreparedEdge {
+    PreparedEdge {
+        from: rel.from,
+        to: rel.to,
+        edge_type: rel.edge_type,
+        props: Map::new(),
+        evidence,
+    }
+}
+
+/// Largest number of chunks one prepared source may carry.
+const MAX_PREPARED_CHUNKS: usize = 100_000;
+
+/// Validates what a producer prepared, with the same limits as a document ingest.
+fn check_prepared(src: &PreparedSource) -> Result<()> {
+    if !src.scope.is_consistent() {
+        return Err(KbError::Invalid(
+            "projectId and groupId need a clientId".into(),
+        ));
+    }
+    for id in [
+        &src.scope.client_id,
+        &src.scope.project_id,
+        &src.scope.group_id,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        validate::identifier("scope", id)?;
+    }
+    validate::bounded_text("sourceUrn", &src.source_urn, validate::MAX_URN_LEN)?;
+    validate::kind("kind", &src.kind)?;
+    validate::identifier("fingerprint", &src.fingerprint)?;
+    if let Some(t) = &src.title {
+        validate::bounded_text("title", t, 1024)?;
+    }
+    if src.chunks.is_empty() {
+        return Err(validate::FieldError::Empty { field: "chunks" }.into());
+    }
+    if src.chunks.len() > MAX_PREPARED_CHUNKS {
+        return Err(validate::FieldError::TooLong {
+            field: "chunks",
+            len: src.chunks.len(),
+            max: MAX_PREPARED_CHUNKS,
+        }
+        .into());
+    }
+    for c in &src.chunks {
+        validate::content("content", &c.text)?;
+        if let Some(k) = &c.kind {
+            validate::kind("kind", k)?;
+        }
+        if let Some(f) = secrets::find_secrets(&c.text).first() {
+            return Err(KbError::CredentialDetected {
+                class: f.class,
+                line: f.line,
+            });
+        }
+    }
+    let in_range = |spec: &EvidenceSpec| match spec {
+        EvidenceSpec::Chunks(ix) => !ix.is_empty() && ix.iter().all(|i| *i < src.chunks.len()),
+        _ => true,
+    };
+    for n in &src.nodes {
+        validate::identifier("nodeKey", n.key.as_str())?;
+        validate::kind("nodeType", &n.node_type)?;
+        if !in_range(&n.evidence) {
+            return Err(KbError::Invalid(format!(
+                "node {} cites no chunk of its source",
+                n.key
+            )));
+        }
+    }
+    for e in &src.edges {
+        validate::identifier("nodeKey", e.from.as_str())?;
+        validate::identifier("nodeKey", e.to.as_str())?;
+        validate::kind("edgeType", &e.edge_type)?;
+        if !in_range(&e.evidence) {
+            return Err(KbError::Invalid(format!(
+                "edge {} -{}-> {} cites no chunk of its source",
+                e.from, e.edge_type, e.to
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A chunk with its id, before the store sees it.
+struct Draft {
+    id: String,
+    hash: String,
+}
+
 impl Kb {
-    /// Ingests one source synchronously: when this returns Ok, the data is durable and
+    /// Ingests one document synchronously: when this returns Ok, the data is durable and
     /// searchable.
     #[tracing::instrument(skip_all, fields(source_urn = %req.source_urn, kind = %req.kind))]
     pub async fn ingest(&self, req: IngestRequest, priority: Priority) -> Result<IngestOutcome> {
         let checked = check(&req)?;
         let _permit = self.pools.acquire(priority).await;
-        let partition = checked.scope.partition().to_string();
+        if let Some(skipped) = self
+            .unchanged(&checked.scope, &req.source_urn, &checked.source_hash)
+            .await?
+        {
+            return Ok(skipped);
+        }
+        let prepared = prepare_document(&req, &checked, &self.chunking)?;
+        self.write_prepared(prepared, priority).await
+    }
 
-        let previous = self.stores.sources.get(&partition, &req.source_urn).await?;
-        if let Some(prev) = &previous {
-            if prev.content_hash == checked.source_hash && prev.status == SourceStatus::Indexed {
+    /// Ingests a source a producer has already cut into chunks, with its typed graph (git,
+    /// mail, trackers, transcripts…). Same guarantees as [`Kb::ingest`]: freshness by
+    /// fingerprint, only new chunks embedded, one atomic write, searchable on return.
+    #[tracing::instrument(skip_all, fields(source_urn = %src.source_urn, kind = %src.kind))]
+    pub async fn ingest_prepared(
+        &self,
+        src: PreparedSource,
+        priority: Priority,
+    ) -> Result<IngestOutcome> {
+        check_prepared(&src)?;
+        let _permit = self.pools.acquire(priority).await;
+        if let Some(skipped) = self
+            .unchanged(&src.scope, &src.source_urn, &src.fingerprint)
+            .await?
+        {
+            return Ok(skipped);
+        }
+        self.write_prepared(src, priority).await
+    }
+
+    /// The outcome of a skipped ingest when the source is stored with this fingerprint.
+    async fn unchanged(
+        &self,
+        scope: &Scope,
+        source_urn: &str,
+        fingerprint: &str,
+    ) -> Result<Option<IngestOutcome>> {
+        let prev = self
+            .stores
+            .sources
+            .get(scope.partition(), source_urn)
+            .await?;
+        Ok(prev
+            .filter(|p| p.content_hash == fingerprint && p.status == SourceStatus::Indexed)
+            .map(|p| {
                 metrics::counter!("evident_ingest_total", "status" => "skipped_unchanged")
                     .increment(1);
-                return Ok(IngestOutcome {
+                IngestOutcome {
                     status: IngestStatus::SkippedUnchanged,
-                    source_urn: req.source_urn,
-                    content_hash: checked.source_hash,
+                    source_urn: source_urn.to_string(),
+                    content_hash: fingerprint.to_string(),
                     chunks: ChunkCounts {
-                        total: prev.chunk_count,
-                        unchanged: prev.chunk_count,
+                        total: p.chunk_count,
+                        unchanged: p.chunk_count,
                         ..Default::default()
                     },
                     nodes: Vec::new(),
                     edges: 0,
                     removed_nodes: 0,
                     removed_edges: 0,
-                });
+                }
+            }))
+    }
+
+    /// Registers the source's identities (when unknown) and returns the canonical key of
+    /// every key the source uses, resolved in one round trip.
+    async fn resolve_keys(&self, src: &PreparedSource) -> Result<HashMap<NodeKey, NodeKey>> {
+        let client = src.scope.partition();
+        if !src.aliases.is_empty() {
+            let aliases: Vec<NodeKey> = src.aliases.iter().map(|(a, _)| a.clone()).collect();
+            let current = self.stores.aliases.resolve(client, &aliases).await?;
+            for ((alias, canonical), now) in src.aliases.iter().zip(current) {
+                if now == *alias && alias != canonical {
+                    self.stores
+                        .aliases
+                        .register(client, alias, canonical)
+                        .await?;
+                }
             }
         }
-
-        // Chunk, with ids from content hashes (occurrence disambiguates repeated text).
-        let pieces = chunk_text(&req.content, &self.chunking);
-        let mut occurrences: HashMap<String, usize> = HashMap::new();
-        let mut drafts: Vec<Draft> = pieces
-            .into_iter()
-            .map(|piece| {
-                let hash = content_hash(&piece.text);
-                let occ = occurrences.entry(hash.clone()).or_insert(0);
-                let id = chunk_id(&partition, &req.source_urn, &hash, *occ);
-                *occ += 1;
-                let refs = refs::extract_refs(&piece.text)
-                    .into_iter()
-                    .map(|f| f.key)
-                    .collect();
-                Draft {
-                    piece,
-                    id,
-                    hash,
-                    refs,
-                }
-            })
-            .collect();
-        if drafts.is_empty() {
-            return Err(validate::FieldError::Empty { field: "content" }.into());
-        }
-
-        // Relationships: found in content (evidenced by the chunk holding them) and explicit.
-        let mut rel_evidence: Vec<(Relationship, Vec<usize>)> = Vec::new();
-        for found in refs::find_relationships(&req.content, checked.main.as_ref()) {
-            let at = drafts
-                .iter()
-                .position(|d| d.piece.byte_start <= found.start && found.start < d.piece.byte_end)
-                .unwrap_or(0);
-            rel_evidence.push((found.rel, vec![at]));
-        }
-        for (index, raw) in req.relationships.iter().flatten().enumerate() {
-            let rel = refs::parse_relationship(raw, checked.main.as_ref()).ok_or_else(|| {
-                KbError::InvalidRelationship {
-                    index,
-                    reason: format!("`{}`", raw.chars().take(120).collect::<String>()),
-                }
-            })?;
-            rel_evidence.push((rel, Vec::new()));
-        }
-
-        // Resolve every key through the alias registry in one round trip.
         let mut all_keys: Vec<NodeKey> = Vec::new();
-        let mut seen_keys = HashSet::new();
+        let mut seen = HashSet::new();
         let mut want = |k: &NodeKey| {
-            if seen_keys.insert(k.clone()) {
+            if seen.insert(k.clone()) {
                 all_keys.push(k.clone());
             }
         };
-        checked.main.iter().for_each(&mut want);
-        drafts
+        src.nodes.iter().for_each(|n| want(&n.key));
+        src.chunks
             .iter()
-            .flat_map(|d| d.refs.iter())
+            .flat_map(|c| c.refs.iter())
             .for_each(&mut want);
-        for (r, _) in &rel_evidence {
-            want(&r.from);
-            want(&r.to);
+        for e in &src.edges {
+            want(&e.from);
+            want(&e.to);
         }
-        let client = checked.scope.partition();
         let resolved_list = self.stores.aliases.resolve(client, &all_keys).await?;
         let resolved: HashMap<NodeKey, NodeKey> = all_keys.into_iter().zip(resolved_list).collect();
-        let canon = |k: &NodeKey| resolved.get(k).cloned().unwrap_or_else(|| k.clone());
-        let main = checked.main.as_ref().map(canon);
-        for d in &mut drafts {
-            let mut seen = HashSet::new();
-            d.refs = d
-                .refs
-                .iter()
-                .map(canon)
-                .filter(|k| seen.insert(k.clone()))
-                .collect();
-        }
-        // Explicit relationships are evidenced by the chunks that mention an endpoint, or
-        // by the first chunk when none does.
-        for (rel, ev) in &mut rel_evidence {
-            rel.from = canon(&rel.from);
-            rel.to = canon(&rel.to);
-            if ev.is_empty() {
-                ev.extend(
-                    drafts
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, d)| d.refs.contains(&rel.from) || d.refs.contains(&rel.to))
-                        .map(|(i, _)| i),
-                );
-                if ev.is_empty() {
-                    ev.push(0);
-                }
-            }
-        }
         // Unicode keys also answer to their ASCII-folded spelling.
         for key in resolved.values().collect::<HashSet<_>>() {
             if let Some(folded) = refs::ascii_fold_key(key) {
@@ -355,12 +513,53 @@ impl Kb {
                 }
             }
         }
+        Ok(resolved)
+    }
+
+    /// The shared write path: ids, alias resolution, new/kept/gone chunks, embedding of new
+    /// chunks only, graph with evidence, one atomic write.
+    async fn write_prepared(
+        &self,
+        src: PreparedSource,
+        priority: Priority,
+    ) -> Result<IngestOutcome> {
+        let partition = src.scope.partition().to_string();
+        let previous = self.stores.sources.get(&partition, &src.source_urn).await?;
+
+        // Ids from content hashes (occurrence disambiguates repeated text).
+        let mut occurrences: HashMap<String, usize> = HashMap::new();
+        let drafts: Vec<Draft> = src
+            .chunks
+            .iter()
+            .map(|c| {
+                let hash = content_hash(&c.text);
+                let occ = occurrences.entry(hash.clone()).or_insert(0);
+                let id = chunk_id(&partition, &src.source_urn, &hash, *occ);
+                *occ += 1;
+                Draft { id, hash }
+            })
+            .collect();
+
+        let resolved = self.resolve_keys(&src).await?;
+        let canon = |k: &NodeKey| resolved.get(k).cloned().unwrap_or_else(|| k.clone());
+        let chunk_refs: Vec<Vec<NodeKey>> = src
+            .chunks
+            .iter()
+            .map(|c| {
+                let mut seen = HashSet::new();
+                c.refs
+                    .iter()
+                    .map(canon)
+                    .filter(|k| seen.insert(k.clone()))
+                    .collect()
+            })
+            .collect();
 
         // Which chunks are new, kept or gone.
         let existing: Vec<(String, String)> = self
             .stores
             .chunks
-            .source_chunks(&partition, &req.source_urn)
+            .source_chunks(&partition, &src.source_urn)
             .await?;
         let existing_ids: HashSet<&str> = existing.iter().map(|(id, _)| id.as_str()).collect();
         let new_ids: HashSet<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
@@ -370,24 +569,28 @@ impl Kb {
             .map(|(id, _)| id.clone())
             .collect();
 
-        // Line numbers for file locators, counted once over the document (chunks are in order).
-        let mut counted_to = 0;
-        let mut lines_so_far = 0;
-        let chunks: Vec<Chunk> = drafts
-            .iter()
-            .map(|d| {
-                lines_so_far += count_newlines(&req.content[counted_to..d.piece.byte_start]);
-                counted_to = d.piece.byte_start;
-                self.to_chunk(&req, &checked.scope, d, lines_so_far)
-            })
-            .collect();
         let (mut upsert_chunks, mut relocate_chunks) = (Vec::new(), Vec::new());
         let mut to_embed: Vec<String> = Vec::new();
-        for (chunk, d) in chunks.into_iter().zip(&drafts) {
+        for (ordinal, ((c, d), refs)) in src.chunks.iter().zip(&drafts).zip(&chunk_refs).enumerate()
+        {
+            let chunk = Chunk {
+                id: d.id.clone(),
+                scope: src.scope.clone(),
+                source_urn: src.source_urn.clone(),
+                kind: c.kind.clone().unwrap_or_else(|| src.kind.clone()),
+                title: c.title.clone().or_else(|| src.title.clone()),
+                content: c.text.clone(),
+                content_hash: d.hash.clone(),
+                locator: c.locator.clone(),
+                graph_refs: refs.clone(),
+                metadata: c.metadata.clone(),
+                observed_at: src.observed_at.clone(),
+                ordinal,
+            };
             if existing_ids.contains(d.id.as_str()) {
                 relocate_chunks.push(chunk);
             } else {
-                to_embed.push(embedding_text(&chunk));
+                to_embed.push(embedding_text(&chunk, c.context.as_deref()));
                 upsert_chunks.push(chunk);
             }
         }
@@ -404,75 +607,7 @@ impl Kb {
             )));
         }
 
-        // Graph: every ref is a node evidenced by the chunks mentioning it; the main node by
-        // every chunk; each relationship an edge evidenced by its chunks.
-        let evidence = |i: usize| Evidence {
-            chunk_id: drafts[i].id.clone(),
-            scope: checked.scope.clone(),
-        };
-        let mut node_ev: BTreeMap<NodeKey, Vec<Evidence>> = BTreeMap::new();
-        for (i, d) in drafts.iter().enumerate() {
-            for k in &d.refs {
-                node_ev.entry(k.clone()).or_default().push(evidence(i));
-            }
-        }
-        // Relationship endpoints are nodes too, evidenced by the relationship's chunks.
-        for (rel, ev) in &rel_evidence {
-            for key in [&rel.from, &rel.to] {
-                let entry = node_ev.entry(key.clone()).or_default();
-                for i in ev {
-                    let item = evidence(*i);
-                    if !entry.contains(&item) {
-                        entry.push(item);
-                    }
-                }
-            }
-        }
-        let mut nodes: Vec<NodeWrite> = node_ev
-            .into_iter()
-            .map(|(key, evidence)| plain_node(key, evidence))
-            .collect();
-        if let Some(main) = &main {
-            let mut props = Map::new();
-            props.insert("sourceUrn".into(), Value::String(req.source_urn.clone()));
-            props.insert("kind".into(), Value::String(req.kind.clone()));
-            if let Some(t) = &req.title {
-                props.insert("title".into(), Value::String(t.clone()));
-            }
-            let mut n = plain_node(main.clone(), (0..drafts.len()).map(evidence).collect());
-            n.props = props;
-            if let Some(t) = &req.title {
-                n.label = t.clone();
-            }
-            nodes.retain(|x| &x.key != main);
-            nodes.push(n);
-        }
-        let mut edge_map: BTreeMap<(NodeKey, String, NodeKey), Vec<Evidence>> = BTreeMap::new();
-        for (rel, ev) in &rel_evidence {
-            if rel.from == rel.to {
-                continue; // a self-loop says nothing
-            }
-            let e = edge_map
-                .entry((rel.from.clone(), rel.edge_type.clone(), rel.to.clone()))
-                .or_default();
-            for i in ev {
-                let item = evidence(*i);
-                if !e.contains(&item) {
-                    e.push(item);
-                }
-            }
-        }
-        let edges: Vec<EdgeWrite> = edge_map
-            .into_iter()
-            .map(|((from, edge_type, to), evidence)| EdgeWrite {
-                from,
-                to,
-                edge_type,
-                props: Map::new(),
-                evidence,
-            })
-            .collect();
-
+        let (nodes, edges) = graph_writes(&src, &drafts, &chunk_refs, &canon);
         let node_keys: Vec<NodeKey> = nodes.iter().map(|n| n.key.clone()).collect();
         let edge_count = edges.len();
         let counts = ChunkCounts {
@@ -482,11 +617,11 @@ impl Kb {
             unchanged: relocate_chunks.len(),
         };
         let record = SourceRecord {
-            scope: checked.scope.clone(),
-            source_urn: req.source_urn.clone(),
-            kind: req.kind.clone(),
-            title: req.title.clone(),
-            content_hash: checked.source_hash.clone(),
+            scope: src.scope.clone(),
+            source_urn: src.source_urn.clone(),
+            kind: src.kind.clone(),
+            title: src.title.clone(),
+            content_hash: src.fingerprint.clone(),
             status: SourceStatus::Indexed,
             chunk_count: drafts.len(),
             last_indexed_at: humantime::format_rfc3339_millis(std::time::SystemTime::now())
@@ -498,7 +633,7 @@ impl Kb {
             .writer
             .apply(SourceWrite {
                 partition,
-                source_urn: req.source_urn.clone(),
+                source_urn: src.source_urn.clone(),
                 upsert_chunks: upsert_chunks.into_iter().zip(vectors).collect(),
                 relocate_chunks,
                 delete_chunk_ids,
@@ -514,7 +649,7 @@ impl Kb {
         };
         metrics::counter!("evident_ingest_total", "status" => if previous.is_some() { "updated" } else { "ingested" }).increment(1);
         metrics::counter!("evident_chunks_embedded_total").increment(counts.added as u64);
-        tracing::info!(
+        tracing::debug!(
             chunks = counts.total,
             added = counts.added,
             removed = counts.removed,
@@ -523,49 +658,14 @@ impl Kb {
         );
         Ok(IngestOutcome {
             status,
-            source_urn: req.source_urn,
-            content_hash: checked.source_hash,
+            source_urn: src.source_urn,
+            content_hash: src.fingerprint,
             chunks: counts,
             nodes: node_keys,
             edges: edge_count,
             removed_nodes: removed.nodes,
             removed_edges: removed.edges,
         })
-    }
-
-    /// `lines_before`: newlines in the source before the chunk.
-    fn to_chunk(
-        &self,
-        req: &IngestRequest,
-        scope: &Scope,
-        d: &Draft,
-        lines_before: usize,
-    ) -> Chunk {
-        let section = (!d.piece.heading_path.is_empty()).then(|| d.piece.heading_path.join(" > "));
-        let lines_inside = count_newlines(&d.piece.text);
-        let locator = Locator::for_chunk(
-            req.locator.as_ref(),
-            &req.source_urn,
-            section.as_deref(),
-            d.piece.char_start,
-            d.piece.char_end,
-            lines_before,
-            lines_inside,
-        );
-        Chunk {
-            id: d.id.clone(),
-            scope: scope.clone(),
-            source_urn: req.source_urn.clone(),
-            kind: req.kind.clone(),
-            title: req.title.clone(),
-            content: d.piece.text.clone(),
-            content_hash: d.hash.clone(),
-            locator,
-            graph_refs: d.refs.clone(),
-            metadata: req.metadata.clone().unwrap_or_default(),
-            observed_at: req.observed_at.clone(),
-            ordinal: d.piece.ordinal,
-        }
     }
 
     /// Removes a source: its chunks, its registry record, and graph items left without evidence.
@@ -624,13 +724,14 @@ impl Kb {
     }
 }
 
-fn plain_node(key: NodeKey, evidence: Vec<Evidence>) -> NodeWrite {
+/// A node for a bare key: typed by its namespace, labelled by its value.
+fn plain_node(key: NodeKey, evidence: EvidenceSpec) -> PreparedNode {
     let label = if key.value().is_empty() {
         key.as_str().to_string()
     } else {
         key.value().replace('_', " ")
     };
-    NodeWrite {
+    PreparedNode {
         node_type: key.namespace().to_string(),
         label,
         key,
@@ -639,18 +740,102 @@ fn plain_node(key: NodeKey, evidence: Vec<Evidence>) -> NodeWrite {
     }
 }
 
-/// What the embedder sees: the chunk text with its title and section for context.
-fn embedding_text(chunk: &Chunk) -> String {
-    let mut s = String::new();
-    if let Some(t) = &chunk.title {
-        s.push_str(t);
-        s.push('\n');
+/// The graph writes of a prepared source, with keys resolved: its own nodes, a node for every
+/// ref (evidenced by the chunks mentioning it) and every edge endpoint (evidenced by the
+/// edge's chunks) it does not define, and its edges. Duplicates merge (props: later wins;
+/// evidence: union). Self-loops say nothing and are dropped.
+fn graph_writes(
+    src: &PreparedSource,
+    drafts: &[Draft],
+    chunk_refs: &[Vec<NodeKey>],
+    canon: &dyn Fn(&NodeKey) -> NodeKey,
+) -> (Vec<NodeWrite>, Vec<EdgeWrite>) {
+    let evidence = |i: usize| Evidence {
+        chunk_id: drafts[i].id.clone(),
+        scope: src.scope.clone(),
+    };
+    let chunks_of = |spec: &EvidenceSpec, ends: Option<(&NodeKey, &NodeKey)>| -> Vec<usize> {
+        match spec {
+            EvidenceSpec::Chunks(ix) => ix.clone(),
+            EvidenceSpec::AllChunks => (0..drafts.len()).collect(),
+            EvidenceSpec::MentioningEndpoints => {
+                let hits: Vec<usize> = match ends {
+                    Some((a, b)) => (0..drafts.len())
+                        .filter(|i| chunk_refs[*i].contains(a) || chunk_refs[*i].contains(b))
+                        .collect(),
+                    None => Vec::new(),
+                };
+                if hits.is_empty() { vec![0] } else { hits }
+            }
+        }
+    };
+    let mut nodes: BTreeMap<NodeKey, NodeWrite> = BTreeMap::new();
+    let mut add_node = |key: NodeKey, typed: Option<&PreparedNode>, ev: &[usize]| {
+        let entry = nodes.entry(key.clone()).or_insert_with(|| {
+            let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
+            NodeWrite {
+                key,
+                node_type: p.node_type,
+                label: p.label,
+                props: Map::new(),
+                evidence: Vec::new(),
+            }
+        });
+        if let Some(t) = typed {
+            entry.node_type = t.node_type.clone();
+            entry.label = t.label.clone();
+            entry.props.extend(t.props.clone());
+        }
+        for i in ev {
+            let item = evidence(*i);
+            if !entry.evidence.contains(&item) {
+                entry.evidence.push(item);
+            }
+        }
+    };
+    for (i, refs) in chunk_refs.iter().enumerate() {
+        for k in refs {
+            add_node(k.clone(), None, &[i]);
+        }
     }
-    if let Locator::Document {
-        section: Some(sec), ..
-    } = &chunk.locator
-    {
-        s.push_str(sec);
+    let mut edges: BTreeMap<(NodeKey, String, NodeKey), EdgeWrite> = BTreeMap::new();
+    for e in &src.edges {
+        let (from, to) = (canon(&e.from), canon(&e.to));
+        if from == to {
+            continue;
+        }
+        let ev = chunks_of(&e.evidence, Some((&from, &to)));
+        add_node(from.clone(), None, &ev);
+        add_node(to.clone(), None, &ev);
+        let entry = edges
+            .entry((from.clone(), e.edge_type.clone(), to.clone()))
+            .or_insert_with(|| EdgeWrite {
+                from,
+                to,
+                edge_type: e.edge_type.clone(),
+                props: Map::new(),
+                evidence: Vec::new(),
+            });
+        entry.props.extend(e.props.clone());
+        for i in ev {
+            let item = evidence(i);
+            if !entry.evidence.contains(&item) {
+                entry.evidence.push(item);
+            }
+        }
+    }
+    // The source's own nodes last, so their types and props win over bare refs.
+    for n in &src.nodes {
+        add_node(canon(&n.key), Some(n), &chunks_of(&n.evidence, None));
+    }
+    (nodes.into_values().collect(), edges.into_values().collect())
+}
+
+/// What the embedder sees: title, context (section, symbol) and the chunk text.
+fn embedding_text(chunk: &Chunk, context: Option<&str>) -> String {
+    let mut s = String::new();
+    for part in [chunk.title.as_deref(), context].into_iter().flatten() {
+        s.push_str(part);
         s.push('\n');
     }
     s.push_str(&chunk.content);
