@@ -50,6 +50,10 @@ pub struct NodeWrite {
     pub label: String,
     pub props: Map<String, Value>,
     pub evidence: Vec<Evidence>,
+    /// The source only mentions the key (a ref in text, an edge endpoint it does not
+    /// describe): create the node if it is missing and add the evidence, but never overwrite
+    /// the type, label or props a describing source gave it.
+    pub mention_only: bool,
 }
 
 /// Upsert of one edge: evidence is merged into the existing set, never replaced.

@@ -779,12 +779,14 @@ fn graph_writes(
                 label: p.label,
                 props: Map::new(),
                 evidence: Vec::new(),
+                mention_only: true,
             }
         });
         if let Some(t) = typed {
             entry.node_type = t.node_type.clone();
             entry.label = t.label.clone();
             entry.props.extend(t.props.clone());
+            entry.mention_only = false;
         }
         for i in ev {
             let item = evidence(*i);

@@ -28,7 +28,7 @@ pub use graph::{NodeView, TraverseRequest};
 pub use ingest::{IngestOutcome, IngestRequest, IngestStatus, PurgeOutcome};
 pub use pools::{PoolConfig, WritePools};
 pub use retrieve::{EvidencePack, RetrieveRequest};
-pub use tasks::{TaskBody, TaskError, TaskSubmitter};
+pub use tasks::{TaskBody, TaskError, TaskHandler, TaskHandlers, TaskSubmitter};
 
 /// The knowledge base: stores + embedder + write pools. Cheap to clone.
 #[derive(Clone)]

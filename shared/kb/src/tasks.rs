@@ -3,6 +3,7 @@
 //! content by hash, purge of a purged source is a no-op — so a task processed twice (a crash
 //! after the write, before the acknowledgement) leaves the same state as once.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use evident_ai::Priority;
@@ -142,9 +143,62 @@ impl TaskSubmitter {
     }
 }
 
-impl Kb {
-    /// Executes one task body. Idempotent (see the module docs).
+/// Executes the task bodies of the kinds it is registered for. Implementations must be
+/// idempotent: a task processed twice (a crash after its write, before its acknowledgement)
+/// leaves the same state as once.
+#[async_trait::async_trait]
+pub trait TaskHandler: Send + Sync {
+    async fn execute(
+        &self,
+        payload: &serde_json::Value,
+        priority: Priority,
+    ) -> std::result::Result<(), TaskError>;
+}
+
+/// Routes a task body to the handler of its `type` (`ingest` and `purge` go to the knowledge
+/// base; indexers register theirs, e.g. `ingest-git-commits`).
+#[derive(Clone)]
+pub struct TaskHandlers {
+    by_kind: HashMap<String, Arc<dyn TaskHandler>>,
+}
+
+impl TaskHandlers {
+    /// Handlers for the knowledge base's own task kinds.
+    pub fn new(kb: &Kb) -> TaskHandlers {
+        let kb: Arc<dyn TaskHandler> = Arc::new(kb.clone());
+        let mut by_kind = HashMap::new();
+        for kind in ["ingest", "purge"] {
+            by_kind.insert(kind.to_string(), kb.clone());
+        }
+        TaskHandlers { by_kind }
+    }
+
+    pub fn register(&mut self, kind: &str, handler: Arc<dyn TaskHandler>) {
+        self.by_kind.insert(kind.to_string(), handler);
+    }
+
+    /// Runs `payload` with the handler of its `type`; an unknown or missing type is a
+    /// permanent failure (the task goes to `error`, where an operator can see it).
     pub async fn execute(
+        &self,
+        payload: &serde_json::Value,
+        priority: Priority,
+    ) -> std::result::Result<(), TaskError> {
+        let kind = payload
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| TaskError::Permanent("task body has no `type`".into()))?;
+        let handler = self.by_kind.get(kind).ok_or_else(|| {
+            TaskError::Permanent(format!("no handler for tasks of type `{kind}`"))
+        })?;
+        handler.execute(payload, priority).await
+    }
+}
+
+#[async_trait::async_trait]
+impl TaskHandler for Kb {
+    /// Executes an `ingest` or `purge` body. Idempotent (see the module docs).
+    async fn execute(
         &self,
         payload: &serde_json::Value,
         priority: Priority,

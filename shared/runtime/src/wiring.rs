@@ -13,6 +13,8 @@ pub struct Opened {
     pub embedded: EmbeddedStore,
     /// Enqueues tasks and wakes idle workers.
     pub tasks: evident_kb::TaskSubmitter,
+    /// What workers run each task kind with.
+    pub handlers: evident_kb::TaskHandlers,
 }
 
 impl Opened {
@@ -24,7 +26,7 @@ impl Opened {
     ) -> evident_qualifier::Qualifier {
         evident_qualifier::Qualifier {
             queue: self.kb.stores().queue.clone(),
-            kb: self.kb.clone(),
+            handlers: self.handlers.clone(),
             clock,
             config: cfg.queue.clone(),
             worker_id: format!("{}-{}", hostname(), std::process::id()),
@@ -87,9 +89,11 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
             min_tokens: cfg.chunking.min_tokens,
         });
     let tasks = evident_kb::TaskSubmitter::new(kb.stores().queue.clone());
+    let handlers = evident_kb::TaskHandlers::new(&kb);
     Ok(Opened {
         kb,
         embedded,
         tasks,
+        handlers,
     })
 }

@@ -7,7 +7,9 @@ use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use evident_core::{Edge, EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Scope, Visibility};
-use evident_store::{Direction, GraphStore, RemovedCounts, Result, Subgraph, TraverseOptions};
+use evident_store::{
+    Direction, EdgeKey, GraphStore, RemovedCounts, Result, Subgraph, TraverseOptions,
+};
 use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
 use serde_json::{Map, Value as Json};
@@ -110,7 +112,11 @@ pub(crate) fn upsert_graph(
     edges: &[EdgeWrite],
 ) -> Result<()> {
     for n in nodes {
-        upsert_node(conn, partition, n)?;
+        if n.mention_only {
+            ensure_node(conn, partition, &n.key, &n.evidence)?;
+        } else {
+            upsert_node(conn, partition, n)?;
+        }
     }
     let mut stmt = conn
         .prepare_cached(
@@ -489,6 +495,26 @@ impl GraphStore for EmbeddedStore {
             let tx = conn.transaction().map_err(sqlite_err)?;
             let removed = remove_evidence(&tx, &partition, &ids)?;
             tx.commit().map_err(sqlite_err)?;
+            Ok(removed)
+        })
+        .await
+    }
+
+    async fn remove_edges(&self, partition: &str, edges: &[EdgeKey]) -> Result<usize> {
+        let (partition, edges) = (partition.to_string(), edges.to_vec());
+        self.write_grouped(move |conn| {
+            let mut del = conn
+                .prepare_cached(
+                    "DELETE FROM edges WHERE partition = ?1 AND from_key = ?2 AND edge_type = ?3 AND to_key = ?4",
+                )
+                .map_err(sqlite_err)?;
+            let mut removed = 0;
+            for e in &edges {
+                // Evidence rows go with the edge (ON DELETE CASCADE).
+                removed += del
+                    .execute(rusqlite::params![partition, e.from.as_str(), e.edge_type, e.to.as_str()])
+                    .map_err(sqlite_err)?;
+            }
             Ok(removed)
         })
         .await

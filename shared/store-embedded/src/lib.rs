@@ -17,6 +17,7 @@ mod aliases;
 mod chunks;
 mod dense;
 mod graph;
+mod indexers;
 mod integrity;
 mod queue;
 mod schema;
@@ -211,6 +212,7 @@ impl EmbeddedStore {
             sources: me.clone(),
             writer: me.clone(),
             queue: me.clone(),
+            indexers: me.clone(),
             health: vec![me],
         }
     }

@@ -146,6 +146,33 @@ CREATE INDEX IF NOT EXISTS tasks_claim_order ON tasks(priority, queue_position I
 DROP INDEX IF EXISTS tasks_source;
 CREATE INDEX IF NOT EXISTS tasks_source_open ON tasks(partition, source_urn, seq)
     WHERE state IN ('queued', 'retry_wait', 'processing');
+
+-- Continuously polled sources, their cursors, and which replica polls each (a lease).
+CREATE TABLE IF NOT EXISTS indexer_sources(
+    id               TEXT PRIMARY KEY,
+    kind             TEXT NOT NULL,
+    client_id        TEXT,
+    project_id       TEXT,
+    group_id         TEXT,
+    config           TEXT NOT NULL,
+    interval_secs    INTEGER NOT NULL,
+    enabled          INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    last_poll_at     INTEGER,
+    last_success_at  INTEGER,
+    last_error       TEXT,
+    stats            TEXT NOT NULL,
+    owner            TEXT,
+    lease_expires_at INTEGER
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS indexer_cursors(
+    source_id TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    value     TEXT NOT NULL,
+    PRIMARY KEY(source_id, key)
+) WITHOUT ROWID;
 "#;
 
 /// Connection settings. `synchronous=FULL` because a write is acknowledged only once durable.

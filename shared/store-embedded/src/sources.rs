@@ -88,6 +88,43 @@ impl SourceRegistry for EmbeddedStore {
         .await
     }
 
+    async fn list_prefix(
+        &self,
+        partition: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<SourceRecord>> {
+        let (partition, prefix) = (partition.to_string(), prefix.to_string());
+        let after = after.map(str::to_string);
+        self.read(move |conn, _| {
+            // A range scan on the primary key (partition, source_urn), not a LIKE.
+            let lower = match &after {
+                Some(a) if a.as_str() >= prefix.as_str() => a.clone(),
+                _ => prefix.clone(),
+            };
+            let inclusive = after.as_deref().is_none_or(|a| a < prefix.as_str());
+            let upper = prefix_upper_bound(&prefix);
+            let q = format!(
+                "SELECT {COLUMNS} FROM sources WHERE partition = ?1 AND source_urn {} ?2 {} ORDER BY source_urn LIMIT ?4",
+                if inclusive { ">=" } else { ">" },
+                if upper.is_some() { "AND source_urn < ?3" } else { "AND ?3 IS NULL" },
+            );
+            let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map(
+                    rusqlite::params![partition, lower, upper, limit.clamp(1, 100_000) as i64],
+                    record,
+                )
+                .map_err(sqlite_err)?;
+            let all = rows
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sqlite_err)?;
+            Ok(all.into_iter().filter(|r| r.source_urn.starts_with(&prefix)).collect())
+        })
+        .await
+    }
+
     async fn list(&self, vis: &Visibility, limit: usize) -> Result<Vec<SourceRecord>> {
         let vis = vis.clone();
         self.read(move |conn, _| {
@@ -105,6 +142,18 @@ impl SourceRegistry for EmbeddedStore {
         })
         .await
     }
+}
+
+/// Everything after `prefix` in byte order that still starts with it: `[prefix, upper)`.
+fn prefix_upper_bound(prefix: &str) -> Option<String> {
+    let mut bytes = prefix.as_bytes().to_vec();
+    while let Some(last) = bytes.pop() {
+        if last < 0xff {
+            bytes.push(last + 1);
+            return String::from_utf8(bytes).ok();
+        }
+    }
+    None
 }
 
 /// Lets the embedded store serve as the registry step of a [`evident_store::SequencedWriter`]

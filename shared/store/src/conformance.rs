@@ -35,6 +35,10 @@ macro_rules! conformance_tests {
             alias_register_resolve_merge_list_stats,
             source_writer_applies_and_purges,
             relocate_updates_without_reembedding,
+            mentions_never_overwrite_descriptions,
+            edges_can_be_removed_explicitly,
+            sources_list_by_prefix,
+            indexer_sources_leases_and_cursors,
             queue_claims_by_priority_position_then_creation,
             queue_bands_separate_interactive_from_bulk,
             queue_same_source_runs_one_at_a_time_in_order,
@@ -413,6 +417,7 @@ fn node(k: &str, evidence: Vec<Evidence>) -> NodeWrite {
         key,
         props: Map::new(),
         evidence,
+        mention_only: false,
     }
 }
 
@@ -499,6 +504,346 @@ pub async fn graph_merges_evidence_and_collects_garbage(h: &Harness) {
         g.get_nodes(&vis(&c1), &[key("jira:a-1"), key("jira:a-2")])
             .await
             .expect("get")
+            .is_empty()
+    );
+}
+
+pub async fn mentions_never_overwrite_descriptions(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:m",
+        &[("m1", "doc", "one", 0), ("m2", "doc", "two", 1)],
+    )
+    .await;
+    let g = &h.stores.graph;
+    let mut person = node("user:jan_example_com", vec![ev("m1", &c1)]);
+    person.node_type = "person".into();
+    person.label = "Jan Novák".into();
+    person
+        .props
+        .insert("email".into(), "jan@example.com".into());
+    g.upsert("c1", vec![person], vec![])
+        .await
+        .expect("describe");
+    let mut mention = node("user:jan_example_com", vec![ev("m2", &c1)]);
+    mention.mention_only = true;
+    g.upsert("c1", vec![mention], vec![])
+        .await
+        .expect("mention");
+    let got = g
+        .get_nodes(&vis(&c1), &[key("user:jan_example_com")])
+        .await
+        .expect("get");
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].node_type.as_str(), got[0].label.as_str()),
+        ("person", "Jan Novák")
+    );
+    assert_eq!(got[0].props["email"], "jan@example.com");
+    let mut evidence = got[0].evidence_chunk_ids.clone();
+    evidence.sort();
+    assert_eq!(
+        evidence,
+        vec!["m1", "m2"],
+        "the mention still adds its evidence"
+    );
+    // A mention of an unknown key creates it, typed by its namespace.
+    let mut fresh = node("jira:x-9", vec![ev("m2", &c1)]);
+    fresh.mention_only = true;
+    g.upsert("c1", vec![fresh], vec![]).await.expect("mention");
+    let got = g
+        .get_nodes(&vis(&c1), &[key("jira:x-9")])
+        .await
+        .expect("get");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].node_type, "jira");
+}
+
+pub async fn edges_can_be_removed_explicitly(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(h, &c1, "urn:r", &[("r1", "doc", "one", 0)]).await;
+    let g = &h.stores.graph;
+    g.upsert(
+        "c1",
+        vec![],
+        vec![
+            edge(
+                "branch:main",
+                "has_commit",
+                "commit:a1",
+                vec![ev("r1", &c1)],
+            ),
+            edge("branch:dev", "has_commit", "commit:a1", vec![ev("r1", &c1)]),
+        ],
+    )
+    .await
+    .expect("upsert");
+    let gone = crate::EdgeKey {
+        from: key("branch:main"),
+        edge_type: "has_commit".into(),
+        to: key("commit:a1"),
+    };
+    assert_eq!(
+        g.remove_edges("c1", std::slice::from_ref(&gone))
+            .await
+            .expect("remove"),
+        1
+    );
+    assert_eq!(
+        g.remove_edges("c1", &[gone]).await.expect("again"),
+        0,
+        "idempotent"
+    );
+    let sub = g
+        .traverse(
+            &vis(&c1),
+            &[key("commit:a1")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traverse");
+    let edges: Vec<(&str, &str)> = sub
+        .edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect();
+    assert_eq!(edges, vec![("branch:dev", "commit:a1")]);
+    assert_eq!(
+        g.get_nodes(&vis(&c1), &[key("branch:main")])
+            .await
+            .expect("get")
+            .len(),
+        1,
+        "endpoints stay while evidenced"
+    );
+}
+
+pub async fn sources_list_by_prefix(h: &Harness) {
+    let c1 = Scope::client("c1");
+    for urn in [
+        "git:s:blob:main:b.rs",
+        "git:s:blob:main:a.rs",
+        "git:s:blob:main/x:c.rs",
+        "git:s:blob:mainz:d.rs",
+        "git:s:commit:0a1",
+    ] {
+        write_source(h, &c1, urn, &[(&format!("{urn}#0"), "code", "text", 0)]).await;
+    }
+    write_source(
+        h,
+        &Scope::client("c2"),
+        "git:s:blob:main:z.rs",
+        &[("other", "code", "x", 0)],
+    )
+    .await;
+    let urns = |v: Vec<SourceRecord>| v.into_iter().map(|r| r.source_urn).collect::<Vec<_>>();
+    let s = &h.stores.sources;
+    assert_eq!(
+        urns(
+            s.list_prefix("c1", "git:s:blob:main:", None, 100)
+                .await
+                .expect("list")
+        ),
+        vec!["git:s:blob:main:a.rs", "git:s:blob:main:b.rs"],
+        "exact prefix, URN order, one partition"
+    );
+    assert_eq!(
+        urns(
+            s.list_prefix("c1", "git:s:blob:main:", None, 1)
+                .await
+                .expect("page 1")
+        ),
+        vec!["git:s:blob:main:a.rs"]
+    );
+    assert_eq!(
+        urns(
+            s.list_prefix("c1", "git:s:blob:main:", Some("git:s:blob:main:a.rs"), 1)
+                .await
+                .expect("page 2")
+        ),
+        vec!["git:s:blob:main:b.rs"]
+    );
+    assert_eq!(
+        s.list_prefix("c1", "git:s:blob:", None, 100)
+            .await
+            .expect("all")
+            .len(),
+        4
+    );
+}
+
+pub async fn indexer_sources_leases_and_cursors(h: &Harness) {
+    use crate::indexers::{IndexerSource, PollStatus};
+    let ix = &h.stores.indexers;
+    let mut src = IndexerSource {
+        id: "acme.repo".into(),
+        kind: "git".into(),
+        scope: Scope::client("acme"),
+        config: serde_json::json!({"url": "https://example.com/r.git", "branches": ["main"]}),
+        interval_secs: 60,
+        enabled: true,
+        created_at: 0,
+        updated_at: 0,
+        status: PollStatus::default(),
+    };
+    let stored = ix.put_source(&src, 1_000).await.expect("register");
+    assert_eq!(
+        (stored.created_at, stored.config["branches"][0].as_str()),
+        (1_000, Some("main"))
+    );
+    let other = IndexerSource {
+        id: "acme.mail".into(),
+        kind: "mbox".into(),
+        ..src.clone()
+    };
+    ix.put_source(&other, 1_000).await.expect("register");
+    let git: Vec<String> = ix
+        .list_sources(Some("git"))
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(git, vec!["acme.repo"]);
+    assert_eq!(ix.list_sources(None).await.expect("all").len(), 2);
+
+    // One holder at a time; an expired lease moves; only the holder writes.
+    assert!(ix.acquire("acme.repo", "a", 1_000, 2_000).await.expect("a"));
+    assert!(
+        !ix.acquire("acme.repo", "b", 1_000, 2_500)
+            .await
+            .expect("b refused")
+    );
+    assert!(
+        ix.acquire("acme.repo", "a", 1_000, 2_600)
+            .await
+            .expect("a renews")
+    );
+    assert!(
+        !ix.acquire("missing", "a", 1_000, 2_600)
+            .await
+            .expect("missing")
+    );
+    assert!(
+        ix.put_cursor("acme.repo", "a", "main", &serde_json::json!({"tip": "c1"}))
+            .await
+            .expect("cursor")
+    );
+    assert!(
+        ix.acquire("acme.repo", "b", 1_000, 3_600)
+            .await
+            .expect("b takes over after expiry")
+    );
+    assert!(
+        !ix.put_cursor("acme.repo", "a", "main", &serde_json::json!({"tip": "old"}))
+            .await
+            .expect("stale")
+    );
+    assert!(
+        !ix.record_poll("acme.repo", "a", 3_700, None, &serde_json::json!({}))
+            .await
+            .expect("stale")
+    );
+    assert!(
+        ix.put_cursor("acme.repo", "b", "main", &serde_json::json!({"tip": "c2"}))
+            .await
+            .expect("cursor")
+    );
+    assert!(
+        ix.put_cursor("acme.repo", "b", "dev", &serde_json::json!({"tip": "d1"}))
+            .await
+            .expect("cursor")
+    );
+    assert_eq!(
+        ix.get_cursor("acme.repo", "main").await.expect("get"),
+        Some(serde_json::json!({"tip": "c2"}))
+    );
+    assert!(
+        ix.record_poll(
+            "acme.repo",
+            "b",
+            3_800,
+            Some("fetch failed"),
+            &serde_json::json!({"commits": 0})
+        )
+        .await
+        .expect("poll")
+    );
+    assert!(
+        ix.record_poll(
+            "acme.repo",
+            "b",
+            3_900,
+            None,
+            &serde_json::json!({"commits": 7})
+        )
+        .await
+        .expect("poll")
+    );
+    let now = ix
+        .get_source("acme.repo")
+        .await
+        .expect("get")
+        .expect("exists");
+    assert_eq!(now.status.last_poll_at, Some(3_900));
+    assert_eq!(now.status.last_success_at, Some(3_900));
+    assert_eq!(now.status.last_error, None);
+    assert_eq!(now.status.stats["commits"], 7);
+    assert_eq!(now.status.owner.as_deref(), Some("b"));
+
+    // New settings keep status and cursors.
+    src.interval_secs = 5;
+    let updated = ix.put_source(&src, 4_000).await.expect("update");
+    assert_eq!(
+        (
+            updated.interval_secs,
+            updated.created_at,
+            updated.updated_at
+        ),
+        (5, 1_000, 4_000)
+    );
+    assert_eq!(updated.status.stats["commits"], 7);
+    assert!(
+        ix.delete_cursor("acme.repo", "b", "dev")
+            .await
+            .expect("delete cursor")
+    );
+    let keys: Vec<String> = ix
+        .list_cursors("acme.repo")
+        .await
+        .expect("cursors")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, vec!["main"]);
+
+    ix.release("acme.repo", "a")
+        .await
+        .expect("not the holder: nothing happens");
+    assert!(
+        !ix.acquire("acme.repo", "a", 1_000, 4_100)
+            .await
+            .expect("still b's")
+    );
+    ix.release("acme.repo", "b").await.expect("release");
+    assert!(
+        ix.acquire("acme.repo", "a", 1_000, 4_100)
+            .await
+            .expect("free again")
+    );
+
+    assert!(ix.delete_source("acme.repo").await.expect("delete"));
+    assert!(!ix.delete_source("acme.repo").await.expect("gone"));
+    assert!(ix.get_source("acme.repo").await.expect("get").is_none());
+    assert!(
+        ix.list_cursors("acme.repo")
+            .await
+            .expect("cursors")
             .is_empty()
     );
 }

@@ -8,6 +8,7 @@
 
 pub mod conformance;
 mod error;
+pub mod indexers;
 pub mod queue;
 mod traits;
 mod types;
@@ -34,6 +35,8 @@ pub struct Stores {
     pub writer: Arc<dyn SourceWriter>,
     /// The qualification queue.
     pub queue: Arc<dyn queue::TaskQueue>,
+    /// Polled sources, their cursors and polling leases.
+    pub indexers: Arc<dyn indexers::IndexerStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

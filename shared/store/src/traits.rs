@@ -27,6 +27,10 @@ pub trait GraphStore: Send + Sync {
     ) -> Result<()>;
     async fn remove_evidence(&self, partition: &str, chunk_ids: &[String])
     -> Result<RemovedCounts>;
+    /// Deletes these edges `(from, edge type, to)` whatever their evidence (a fact that no
+    /// longer holds, e.g. a commit rewritten out of a branch). Their endpoints stay while
+    /// something still evidences them. Returns how many existed. Idempotent.
+    async fn remove_edges(&self, partition: &str, edges: &[EdgeKey]) -> Result<usize>;
     /// Visible nodes among `keys`, in the order of `keys`, missing ones skipped.
     async fn get_nodes(&self, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>>;
     /// Breadth-first traversal from `start` (which count as depth 0 when visible).
@@ -121,6 +125,15 @@ pub trait AliasRegistry: Send + Sync {
 pub trait SourceRegistry: Send + Sync {
     async fn get(&self, partition: &str, source_urn: &str) -> Result<Option<SourceRecord>>;
     async fn list(&self, vis: &Visibility, limit: usize) -> Result<Vec<SourceRecord>>;
+    /// Sources of one partition whose URN starts with `prefix`, in URN order, after `after`
+    /// (exclusive) — how an indexer finds everything it wrote under a repository or branch.
+    async fn list_prefix(
+        &self,
+        partition: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<SourceRecord>>;
 }
 
 /// Applies a [`SourceWrite`] — chunks, graph and registry record of one source — as a unit.

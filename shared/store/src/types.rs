@@ -40,6 +40,14 @@ pub struct Subgraph {
     pub edges: Vec<evident_core::Edge>,
 }
 
+/// Identity of an edge: `(from, edge type, to)` within a partition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EdgeKey {
+    pub from: NodeKey,
+    pub edge_type: String,
+    pub to: NodeKey,
+}
+
 /// A scored candidate from one retrieval channel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScoredId {

@@ -224,7 +224,7 @@ pub async fn run(args: &Args) {
     let pool = tokio::spawn(evident_qualifier::run_pool(
         Qualifier {
             queue: kb.stores().queue.clone(),
-            kb: kb.clone(),
+            handlers: evident_kb::TaskHandlers::new(&kb),
             clock: clock.clone(),
             config: config.clone(),
             worker_id: "bench".into(),

@@ -11,7 +11,7 @@ use serde_json::json;
 fn qualifier(app: &TestApp) -> Qualifier {
     Qualifier {
         queue: app.kb.stores().queue.clone(),
-        kb: app.kb.clone(),
+        handlers: evident_kb::TaskHandlers::new(&app.kb),
         clock: Arc::new(ManualClock::new(i64::MAX / 2)),
         config: QueueConfig::default(),
         worker_id: "test".into(),
@@ -123,7 +123,7 @@ async fn enqueue_list_prioritize_process_and_retry() {
     assert!(
         v["lastError"]
             .as_str()
-            .is_some_and(|e| e.contains("unreadable task body")),
+            .is_some_and(|e| e.contains("no handler for tasks of type `nope`")),
         "{v}"
     );
     let (s, v) = app

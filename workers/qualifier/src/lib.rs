@@ -1,6 +1,6 @@
 //! The qualifier: drains the qualification queue.
 //!
-//! [`Qualifier::process_next`] claims one task (a lease), executes it through `evident-kb`
+//! [`Qualifier::process_next`] claims one task (a lease), executes it through the task handlers (`evident-kb` and the indexers)
 //! while heartbeating the lease, and records the outcome: `done`; `retry_wait` with capped
 //! exponential backoff for operational errors (forever — an outage never turns into failed
 //! tasks); `error` with the reason for bad input. [`run_pool`] runs several loops per priority
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use evident_ai::Priority;
-use evident_kb::{Kb, TaskError};
+use evident_kb::{TaskError, TaskHandlers};
 use evident_store::StoreError;
 use evident_store::queue::{
     BackoffPolicy, Claim, Clock, Failure, PriorityBand, TaskQueue, TaskState,
@@ -83,7 +83,7 @@ pub enum Outcome {
 #[derive(Clone)]
 pub struct Qualifier {
     pub queue: Arc<dyn TaskQueue>,
-    pub kb: Kb,
+    pub handlers: TaskHandlers,
     pub clock: Arc<dyn Clock>,
     pub config: QueueConfig,
     pub worker_id: String,
@@ -173,7 +173,7 @@ impl Qualifier {
         let priority = Priority::new(task.priority).unwrap_or_default();
         let started = Instant::now();
 
-        let work = self.kb.execute(&payload, priority);
+        let work = self.handlers.execute(&payload, priority);
         tokio::pin!(work);
         let heartbeat = Duration::from_secs(self.config.heartbeat_secs.max(1));
         let mut deadline: Option<tokio::time::Instant> = None;

@@ -37,7 +37,7 @@ async fn setup(embedder: Arc<dyn Embedder>) -> Setup {
     let queue: Arc<dyn TaskQueue> = store.stores().queue;
     let qualifier = Qualifier {
         queue: queue.clone(),
-        kb,
+        handlers: evident_kb::TaskHandlers::new(&kb),
         clock: clock.clone(),
         config: QueueConfig::default(),
         worker_id: "test".into(),

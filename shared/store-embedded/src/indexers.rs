@@ -1,0 +1,265 @@
+//! IndexerStore over SQLite: polled sources, their cursors and polling leases.
+
+use async_trait::async_trait;
+use evident_core::Scope;
+use evident_store::Result;
+use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus};
+use evident_store::queue::Millis;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::{EmbeddedStore, json_err, sqlite_err};
+
+const COLUMNS: &str = "id, kind, client_id, project_id, group_id, config, interval_secs, enabled, created_at, updated_at, \
+     last_poll_at, last_success_at, last_error, stats, owner, lease_expires_at";
+
+fn source(r: &rusqlite::Row<'_>) -> rusqlite::Result<(IndexerSource, String, String)> {
+    Ok((
+        IndexerSource {
+            id: r.get(0)?,
+            kind: r.get(1)?,
+            scope: Scope {
+                client_id: r.get(2)?,
+                project_id: r.get(3)?,
+                group_id: r.get(4)?,
+            },
+            config: Value::Null,
+            interval_secs: r.get::<_, i64>(6)? as u64,
+            enabled: r.get::<_, i64>(7)? != 0,
+            created_at: r.get(8)?,
+            updated_at: r.get(9)?,
+            status: PollStatus {
+                last_poll_at: r.get(10)?,
+                last_success_at: r.get(11)?,
+                last_error: r.get(12)?,
+                stats: Value::Null,
+                owner: r.get(14)?,
+                lease_expires_at: r.get(15)?,
+            },
+        },
+        r.get(5)?,
+        r.get(13)?,
+    ))
+}
+
+fn parse(row: (IndexerSource, String, String)) -> Result<IndexerSource> {
+    let (mut s, config, stats) = row;
+    s.config = serde_json::from_str(&config).map_err(json_err)?;
+    s.status.stats = serde_json::from_str(&stats).map_err(json_err)?;
+    Ok(s)
+}
+
+fn get(conn: &Connection, id: &str) -> Result<Option<IndexerSource>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM indexer_sources WHERE id = ?1"
+    ))
+    .map_err(sqlite_err)?
+    .query_row([id], source)
+    .optional()
+    .map_err(sqlite_err)?
+    .map(parse)
+    .transpose()
+}
+
+/// Whether `owner` is the source's current lease holder.
+fn holds(conn: &Connection, id: &str, owner: &str) -> Result<bool> {
+    let current: Option<Option<String>> = conn
+        .prepare_cached("SELECT owner FROM indexer_sources WHERE id = ?1")
+        .map_err(sqlite_err)?
+        .query_row([id], |r| r.get(0))
+        .optional()
+        .map_err(sqlite_err)?;
+    Ok(current.flatten().as_deref() == Some(owner))
+}
+
+#[async_trait]
+impl IndexerStore for EmbeddedStore {
+    async fn put_source(&self, s: &IndexerSource, now: Millis) -> Result<IndexerSource> {
+        let s = s.clone();
+        let config = serde_json::to_string(&s.config).map_err(json_err)?;
+        self.write_grouped(move |conn| {
+            conn.execute(
+                "INSERT INTO indexer_sources(id, kind, client_id, project_id, group_id, config, interval_secs, enabled, created_at, updated_at, stats) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, '{}') \
+                 ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, client_id = excluded.client_id, project_id = excluded.project_id, \
+                 group_id = excluded.group_id, config = excluded.config, interval_secs = excluded.interval_secs, \
+                 enabled = excluded.enabled, updated_at = excluded.updated_at",
+                params![
+                    s.id,
+                    s.kind,
+                    s.scope.client_id,
+                    s.scope.project_id,
+                    s.scope.group_id,
+                    config,
+                    s.interval_secs as i64,
+                    s.enabled as i64,
+                    now
+                ],
+            )
+            .map_err(sqlite_err)?;
+            get(conn, &s.id)?.ok_or_else(|| evident_store::StoreError::corrupt("registered source vanished"))
+        })
+        .await
+    }
+
+    async fn get_source(&self, id: &str) -> Result<Option<IndexerSource>> {
+        let id = id.to_string();
+        self.read(move |conn, _| get(conn, &id)).await
+    }
+
+    async fn list_sources(&self, kind: Option<&str>) -> Result<Vec<IndexerSource>> {
+        let kind = kind.map(str::to_string);
+        self.read(move |conn, _| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM indexer_sources WHERE ?1 IS NULL OR kind = ?1 ORDER BY id"
+                ))
+                .map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map([kind], source)
+                .map_err(sqlite_err)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sqlite_err)?;
+            rows.into_iter().map(parse).collect()
+        })
+        .await
+    }
+
+    async fn delete_source(&self, id: &str) -> Result<bool> {
+        let id = id.to_string();
+        self.write_grouped(move |conn| {
+            conn.execute("DELETE FROM indexer_cursors WHERE source_id = ?1", [&id])
+                .map_err(sqlite_err)?;
+            let n = conn
+                .execute("DELETE FROM indexer_sources WHERE id = ?1", [&id])
+                .map_err(sqlite_err)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn acquire(&self, id: &str, owner: &str, lease_ms: i64, now: Millis) -> Result<bool> {
+        let (id, owner) = (id.to_string(), owner.to_string());
+        self.write_grouped(move |conn| {
+            let n = conn
+                .execute(
+                    "UPDATE indexer_sources SET owner = ?2, lease_expires_at = ?3 \
+                     WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_expires_at <= ?4)",
+                    params![id, owner, now + lease_ms, now],
+                )
+                .map_err(sqlite_err)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn release(&self, id: &str, owner: &str) -> Result<()> {
+        let (id, owner) = (id.to_string(), owner.to_string());
+        self.write_grouped(move |conn| {
+            conn.execute(
+                "UPDATE indexer_sources SET owner = NULL, lease_expires_at = NULL WHERE id = ?1 AND owner = ?2",
+                params![id, owner],
+            )
+            .map_err(sqlite_err)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn record_poll(
+        &self,
+        id: &str,
+        owner: &str,
+        now: Millis,
+        error: Option<&str>,
+        stats: &Value,
+    ) -> Result<bool> {
+        let (id, owner, error) = (id.to_string(), owner.to_string(), error.map(str::to_string));
+        let stats = serde_json::to_string(stats).map_err(json_err)?;
+        self.write_grouped(move |conn| {
+            let n = conn
+                .execute(
+                    "UPDATE indexer_sources SET last_poll_at = ?3, last_error = ?4, stats = ?5, \
+                     last_success_at = CASE WHEN ?4 IS NULL THEN ?3 ELSE last_success_at END \
+                     WHERE id = ?1 AND owner = ?2",
+                    params![id, owner, now, error, stats],
+                )
+                .map_err(sqlite_err)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn get_cursor(&self, id: &str, key: &str) -> Result<Option<Value>> {
+        let (id, key) = (id.to_string(), key.to_string());
+        self.read(move |conn, _| {
+            let raw: Option<String> = conn
+                .prepare_cached(
+                    "SELECT value FROM indexer_cursors WHERE source_id = ?1 AND key = ?2",
+                )
+                .map_err(sqlite_err)?
+                .query_row([&id, &key], |r| r.get(0))
+                .optional()
+                .map_err(sqlite_err)?;
+            raw.map(|r| serde_json::from_str(&r).map_err(json_err))
+                .transpose()
+        })
+        .await
+    }
+
+    async fn put_cursor(&self, id: &str, owner: &str, key: &str, value: &Value) -> Result<bool> {
+        let (id, owner, key) = (id.to_string(), owner.to_string(), key.to_string());
+        let value = serde_json::to_string(value).map_err(json_err)?;
+        self.write_grouped(move |conn| {
+            if !holds(conn, &id, &owner)? {
+                return Ok(false);
+            }
+            conn.execute(
+                "INSERT INTO indexer_cursors(source_id, key, value) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT(source_id, key) DO UPDATE SET value = excluded.value",
+                params![id, key, value],
+            )
+            .map_err(sqlite_err)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn list_cursors(&self, id: &str) -> Result<Vec<(String, Value)>> {
+        let id = id.to_string();
+        self.read(move |conn, _| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT key, value FROM indexer_cursors WHERE source_id = ?1 ORDER BY key",
+                )
+                .map_err(sqlite_err)?;
+            let rows = stmt
+                .query_map([&id], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .map_err(sqlite_err)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sqlite_err)?;
+            rows.into_iter()
+                .map(|(k, v)| Ok((k, serde_json::from_str(&v).map_err(json_err)?)))
+                .collect()
+        })
+        .await
+    }
+
+    async fn delete_cursor(&self, id: &str, owner: &str, key: &str) -> Result<bool> {
+        let (id, owner, key) = (id.to_string(), owner.to_string(), key.to_string());
+        self.write_grouped(move |conn| {
+            if !holds(conn, &id, &owner)? {
+                return Ok(false);
+            }
+            conn.execute(
+                "DELETE FROM indexer_cursors WHERE source_id = ?1 AND key = ?2",
+                params![id, key],
+            )
+            .map_err(sqlite_err)?;
+            Ok(true)
+        })
+        .await
+    }
+}
