@@ -713,8 +713,79 @@ fn resolve(text: &str, mut raw: Vec<Raw>) -> Vec<SecretFinding> {
 
 // ---------------------------------------------------------------------------------------------
 
+/// `text` with every line that holds a credential replaced by `[redacted: <class>]`, the
+/// line count unchanged (so line-based locators still point at the right lines); `None` when
+/// there is nothing to redact. Indexers use this where refusing the whole input would lose
+/// too much (one API key in a config file, one token pasted into a commit's diff).
+#[must_use]
+pub fn redact(text: &str) -> Option<(String, Vec<SecretClass>)> {
+    let findings = find_secrets(text);
+    if findings.is_empty() {
+        return None;
+    }
+    // Byte ranges of whole lines to blank out, merged.
+    let line_start = |at: usize| text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = |at: usize| text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let mut spans: Vec<(usize, usize, SecretClass)> = findings
+        .iter()
+        .map(|f| {
+            (
+                line_start(f.byte_start),
+                line_end(f.byte_end.max(f.byte_start)),
+                f.class,
+            )
+        })
+        .collect();
+    spans.sort_by_key(|s| s.0);
+    let mut out = String::with_capacity(text.len());
+    let mut classes = Vec::new();
+    let mut at = 0;
+    let mut i = 0;
+    while i < spans.len() {
+        let (start, mut end, class) = spans[i];
+        while i + 1 < spans.len() && spans[i + 1].0 <= end {
+            end = end.max(spans[i + 1].1);
+            i += 1;
+        }
+        let start = start.max(at);
+        out.push_str(&text[at..start]);
+        let lines = text[start..end].matches('\n').count();
+        out.push_str(&format!("[redacted: {}]", class.as_str()));
+        for _ in 0..lines {
+            out.push_str("\n[redacted]");
+        }
+        if !classes.contains(&class) {
+            classes.push(class);
+        }
+        at = end;
+        i += 1;
+    }
+    out.push_str(&text[at..]);
+    Some((out, classes))
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn redaction_keeps_lines_and_everything_else() {
+        let text = "host = db\npassword = \"hunter2-very-secret\"\nport = 5432\n";
+        let (red, classes) = redact(text).expect("a credential");
+        assert_eq!(red.lines().count(), text.lines().count());
+        assert!(red.contains("host = db") && red.contains("port = 5432"));
+        assert!(!red.contains("hunter2"), "{red}");
+        assert_eq!(classes, vec![SecretClass::PasswordAssignment]);
+        assert!(find_secrets(&red).is_empty());
+        assert!(redact("nothing to see").is_none());
+        let pem = "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAxq3Jw9vWzT8ZkR2bYQfLmN0pHcUe4sVdGa7KjX1\n-----END RSA PRIVATE KEY-----\nb";
+        let (red, _) = redact(pem).expect("a key");
+        assert_eq!(red.lines().count(), pem.lines().count());
+        assert!(
+            red.starts_with("a\n") && red.ends_with("\nb") && !red.contains("MIIE"),
+            "{red}"
+        );
+    }
+
     use super::*;
 
     /// The (class, secret text) pairs found; test tokens are built at run time so this source
