@@ -11,6 +11,7 @@
 pub mod chunking;
 pub mod commits;
 pub mod hashing;
+pub mod keys;
 pub mod model;
 pub mod prepared;
 pub mod refs;

@@ -9,8 +9,11 @@
 //! Must not: do I/O (no files, no git, no network). Inputs are text and metadata; outputs are
 //! outlines and [`evident_core::PreparedSource`]s for the knowledge base.
 
+pub mod chunks;
 pub mod lang;
 pub mod outline;
+pub mod skip;
+pub mod structure;
 
 pub use lang::Language;
 pub use outline::{Import, Outline, OutlineError, Symbol, SymbolKind, outline};

@@ -1,0 +1,408 @@
+//! One file of a branch as a prepared source: chunks at symbol boundaries with
+//! `{path, lineStart, lineEnd, symbol, commit}` locators, the file and symbol nodes, and the
+//! edges `branch –contains_file→ file –contains→ class –has_method→ method`, `file –imports→`.
+//!
+//! A file's source URN names its branch (`git:{source}:blob:{branch}:{path}`), so each branch
+//! holds its own version; its fingerprint covers the content but not the commit, so a file
+//! that did not change between commits is skipped outright (its chunks keep citing the commit
+//! they were first indexed at, where the cited lines are identical).
+
+use evident_core::chunking::{ChunkingConfig, chunk_text};
+use evident_core::hashing::content_hash;
+use evident_core::prepared::props;
+use evident_core::{
+    EvidenceSpec, Locator, PreparedChunk, PreparedEdge, PreparedNode, PreparedSource, Scope, keys,
+};
+use serde_json::{Map, Value};
+
+use crate::Language;
+use crate::chunks::{CodeChunk, CodeChunking, chunk_code, chunk_lines};
+use crate::outline::{Import, Outline, OutlineError, Symbol, SymbolKind, outline};
+use crate::skip::is_documentation;
+use evident_core::secrets::redact;
+
+/// Bump when what a file becomes changes, so every file is re-derived once.
+pub const STRUCTURE_VERSION: &str = "structure-v1";
+
+/// The repository a file belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoContext {
+    /// The registered source's id (part of every source URN).
+    pub source_id: String,
+    /// The repository's name in node keys (`repository:{name}`, `file:{name}/{path}`).
+    pub repository: String,
+    pub scope: Scope,
+}
+
+/// One file at one commit of one branch.
+#[derive(Debug, Clone, Copy)]
+pub struct FileVersion<'a> {
+    pub branch: &'a str,
+    pub commit: Option<&'a str>,
+    pub path: &'a str,
+    pub content: &'a str,
+}
+
+pub fn file_urn(source_id: &str, branch: &str, path: &str) -> String {
+    format!("{}{path}", branch_files_prefix(source_id, branch))
+}
+
+/// The URN prefix of every file of a branch.
+pub fn branch_files_prefix(source_id: &str, branch: &str) -> String {
+    format!("git:{source_id}:blob:{branch}:")
+}
+
+/// What Evident understands of a file.
+#[derive(Debug, Clone)]
+pub enum Structure {
+    /// Parsed: symbols and imports.
+    Code(Outline),
+    /// Documentation: chunked as prose.
+    Documentation,
+    /// Other text (configuration, languages without a grammar): line windows.
+    Text,
+}
+
+/// Parses a file when Evident knows its language.
+pub fn analyse(path: &str, content: &str) -> Result<Structure, OutlineError> {
+    match Language::from_path(path) {
+        Some(lang) => Ok(Structure::Code(outline(lang, path, content)?)),
+        None if is_documentation(path) => Ok(Structure::Documentation),
+        None => Ok(Structure::Text),
+    }
+}
+
+fn file_node(ctx: &RepoContext, path: &str, language: Option<&str>) -> PreparedNode {
+    PreparedNode {
+        key: keys::file(&ctx.repository, path),
+        node_type: "file".into(),
+        label: path.to_string(),
+        props: props([
+            ("path", path.into()),
+            ("language", language.map(Value::from).unwrap_or(Value::Null)),
+            ("repository", ctx.repository.clone().into()),
+        ]),
+        evidence: EvidenceSpec::AllChunks,
+    }
+}
+
+fn symbol_node(
+    ctx: &RepoContext,
+    path: &str,
+    lang: &str,
+    s: &Symbol,
+    chunk: usize,
+) -> PreparedNode {
+    PreparedNode {
+        key: keys::symbol(&ctx.repository, &s.qualified_name),
+        node_type: s.kind.as_str().into(),
+        label: s.name.clone(),
+        props: props([
+            ("name", s.name.clone().into()),
+            ("qualifiedName", s.qualified_name.clone().into()),
+            ("path", path.into()),
+            ("lineStart", s.line_start.into()),
+            ("lineEnd", s.line_end.into()),
+            ("signature", s.signature.clone().into()),
+            ("language", lang.into()),
+            ("repository", ctx.repository.clone().into()),
+        ]),
+        evidence: EvidenceSpec::chunk(chunk),
+    }
+}
+
+fn edge(
+    from: evident_core::NodeKey,
+    t: &str,
+    to: evident_core::NodeKey,
+    evidence: EvidenceSpec,
+) -> PreparedEdge {
+    PreparedEdge {
+        from,
+        to,
+        edge_type: t.into(),
+        props: Map::new(),
+        evidence,
+    }
+}
+
+/// Index of the chunk holding 1-based `line` (the nearest before it otherwise).
+fn chunk_at(chunks: &[CodeChunk], line: usize) -> usize {
+    chunks
+        .iter()
+        .rposition(|c| c.line_start <= line)
+        .unwrap_or(0)
+}
+
+/// Builds the prepared source of one file; `None` when it has no content worth a chunk.
+pub fn file_source(
+    ctx: &RepoContext,
+    f: &FileVersion<'_>,
+    structure: &Structure,
+    cfg: &CodeChunking,
+) -> Option<PreparedSource> {
+    let (content, redacted) = match redact(f.content) {
+        Some((text, _)) => (std::borrow::Cow::Owned(text), true),
+        None => (std::borrow::Cow::Borrowed(f.content), false),
+    };
+    let (chunks, symbols, imports, language): (Vec<CodeChunk>, &[Symbol], &[Import], Option<&str>) =
+        match structure {
+            Structure::Code(o) => (
+                chunk_code(&content, &o.symbols, cfg),
+                &o.symbols,
+                &o.imports,
+                Some(o.language.name()),
+            ),
+            Structure::Documentation => (doc_chunks(&content, cfg), &[], &[], None),
+            Structure::Text => (chunk_lines(&content, cfg), &[], &[], None),
+        };
+    if chunks.is_empty() {
+        return None;
+    }
+    let file_key = keys::file(&ctx.repository, f.path);
+    let lang = language.unwrap_or("text");
+    let prepared_chunks: Vec<PreparedChunk> = chunks
+        .iter()
+        .map(|c| {
+            let mut pc = PreparedChunk::new(
+                c.text.clone(),
+                Locator::File {
+                    path: f.path.to_string(),
+                    line_start: c.line_start,
+                    line_end: c.line_end,
+                    commit: f.commit.map(str::to_string),
+                    symbol: c.symbol.clone(),
+                },
+            );
+            pc.refs = std::iter::once(file_key.clone())
+                .chain(
+                    c.declares
+                        .iter()
+                        .map(|i| keys::symbol(&ctx.repository, &symbols[*i].qualified_name)),
+                )
+                .collect();
+            pc.context = Some(match &c.symbol {
+                Some(s) => format!("{} {s}", f.path),
+                None => f.path.to_string(),
+            });
+            if matches!(structure, Structure::Documentation) {
+                pc.kind = Some("git-doc".into());
+            }
+            pc
+        })
+        .collect();
+
+    let mut nodes = vec![file_node(ctx, f.path, language)];
+    let mut edges = vec![edge(
+        keys::branch(&ctx.repository, f.branch),
+        "contains_file",
+        file_key.clone(),
+        EvidenceSpec::chunk(0),
+    )];
+    for s in symbols {
+        let at = chunk_at(&chunks, s.line_start);
+        let key = keys::symbol(&ctx.repository, &s.qualified_name);
+        nodes.push(symbol_node(ctx, f.path, lang, s, at));
+        let (from, t) = match &s.parent {
+            Some(p) => (
+                keys::symbol(&ctx.repository, p),
+                if s.kind == SymbolKind::Method {
+                    "has_method"
+                } else {
+                    "contains"
+                },
+            ),
+            None => (file_key.clone(), "contains"),
+        };
+        edges.push(edge(from, t, key, EvidenceSpec::chunk(at)));
+    }
+    for i in imports {
+        edges.push(edge(
+            file_key.clone(),
+            "imports",
+            keys::import(&ctx.repository, &i.target),
+            EvidenceSpec::chunk(chunk_at(&chunks, i.line)),
+        ));
+    }
+    Some(PreparedSource {
+        scope: ctx.scope.clone(),
+        source_urn: file_urn(&ctx.source_id, f.branch, f.path),
+        kind: "code".into(),
+        title: Some(f.path.to_string()),
+        fingerprint: content_hash(&format!(
+            "{STRUCTURE_VERSION}\0{}\0{}\0{}\0{}\0{}\0{redacted}",
+            ctx.repository,
+            f.branch,
+            f.path,
+            cfg.max_tokens,
+            content_hash(f.content)
+        )),
+        observed_at: None,
+        chunks: prepared_chunks,
+        nodes,
+        edges,
+        aliases: Vec::new(),
+    })
+}
+
+/// Documentation cut like any document (headings, paragraphs), with line spans.
+fn doc_chunks(content: &str, cfg: &CodeChunking) -> Vec<CodeChunk> {
+    let pieces = chunk_text(
+        content,
+        &ChunkingConfig {
+            max_tokens: cfg.max_tokens,
+            ..ChunkingConfig::default()
+        },
+    );
+    let (mut line, mut at) = (1, 0);
+    pieces
+        .into_iter()
+        .map(|p| {
+            line += content[at..p.byte_start].matches('\n').count();
+            at = p.byte_start;
+            let start = line;
+            let end = start + p.text.matches('\n').count();
+            CodeChunk {
+                symbol: (!p.heading_path.is_empty()).then(|| p.heading_path.join(" > ")),
+                text: p.text,
+                line_start: start,
+                line_end: end,
+                declares: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> RepoContext {
+        RepoContext {
+            source_id: "acme.shop".into(),
+            repository: "shop".into(),
+            scope: Scope::client("acme"),
+        }
+    }
+
+    #[test]
+    fn a_java_file_becomes_file_class_and_method_nodes_with_evidence() {
+        let src = "package shop;\n\nimport java.util.List;\n\npublic class Cart {\n    private List<Item> items;\n\n    public int total() {\n        int sum = 0;\n        for (Item i : items) { sum += i.price(); }\n        return sum;\n    }\n}\n";
+        let f = FileVersion {
+            branch: "main",
+            commit: Some("0123456789abcdef0123456789abcdef01234567"),
+            path: "src/shop/Cart.java",
+            content: src,
+        };
+        let s = analyse(f.path, src).expect("parse");
+        let p = file_source(&ctx(), &f, &s, &CodeChunking::default()).expect("source");
+        assert_eq!(p.source_urn, "git:acme.shop:blob:main:src/shop/Cart.java");
+        let types: Vec<(&str, &str)> = p
+            .nodes
+            .iter()
+            .map(|n| (n.node_type.as_str(), n.key.as_str()))
+            .collect();
+        assert!(
+            types.contains(&("file", "file:shop_src_shop_cart_java")),
+            "{types:?}"
+        );
+        assert!(
+            types.contains(&("class", "symbol:shop_shop_cart")),
+            "{types:?}"
+        );
+        assert!(
+            types.contains(&("method", "symbol:shop_shop_cart_total")),
+            "{types:?}"
+        );
+        let edges: Vec<(&str, &str, &str)> = p
+            .edges
+            .iter()
+            .map(|e| (e.from.as_str(), e.edge_type.as_str(), e.to.as_str()))
+            .collect();
+        for e in [
+            (
+                "branch:shop_main",
+                "contains_file",
+                "file:shop_src_shop_cart_java",
+            ),
+            (
+                "file:shop_src_shop_cart_java",
+                "contains",
+                "symbol:shop_shop_cart",
+            ),
+            (
+                "symbol:shop_shop_cart",
+                "has_method",
+                "symbol:shop_shop_cart_total",
+            ),
+            (
+                "file:shop_src_shop_cart_java",
+                "imports",
+                "import:java_util_list",
+            ),
+        ] {
+            assert!(edges.contains(&e), "{e:?} in {edges:?}");
+        }
+        match &p.chunks[0].locator {
+            Locator::File {
+                path,
+                line_start,
+                commit,
+                ..
+            } => {
+                assert_eq!((path.as_str(), *line_start), ("src/shop/Cart.java", 1));
+                assert!(commit.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
+        // Unchanged content at a later commit has the same fingerprint: skipped, not redone.
+        let later = FileVersion {
+            commit: Some("ffff"),
+            ..f
+        };
+        let again = file_source(&ctx(), &later, &s, &CodeChunking::default()).expect("source");
+        assert_eq!(again.fingerprint, p.fingerprint);
+    }
+
+    #[test]
+    fn credentials_in_a_file_are_redacted_not_indexed() {
+        let src = "db:\n  host: localhost\n  password: \"s3cr3t-P@ssw0rd-value\"\n  port: 5432\n";
+        let f = FileVersion {
+            branch: "main",
+            commit: None,
+            path: "config/app.yaml",
+            content: src,
+        };
+        let p =
+            file_source(&ctx(), &f, &Structure::Text, &CodeChunking::default()).expect("source");
+        let all: String = p.chunks.iter().map(|c| c.text.as_str()).collect();
+        assert!(
+            !all.contains("s3cr3t") && all.contains("port: 5432"),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn documentation_keeps_headings_and_lines() {
+        let src = "# Guide\n\nIntro text here.\n\n## Install\n\nRun the installer.\n";
+        let f = FileVersion {
+            branch: "main",
+            commit: None,
+            path: "docs/guide.md",
+            content: src,
+        };
+        let p = file_source(
+            &ctx(),
+            &f,
+            &analyse(f.path, src).expect("doc"),
+            &CodeChunking::default(),
+        )
+        .expect("source");
+        assert_eq!(p.chunks[0].kind.as_deref(), Some("git-doc"));
+        let last = p.chunks.last().expect("chunk");
+        match &last.locator {
+            Locator::File { line_end, .. } => assert_eq!(*line_end, 7),
+            other => panic!("{other:?}"),
+        }
+    }
+}
