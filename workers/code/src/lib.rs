@@ -5,13 +5,23 @@
 //!   TypeScript/TSX), recognised by file name.
 //! - [`outline`]: tree-sitter extraction of symbols (qualified names, signatures, line spans)
 //!   and imports.
+//! - [`chunks`]: code chunks at symbol boundaries, never inside a line.
+//! - [`skip`]: which files are not indexed (vendored, generated, binary, oversized) and why.
+//! - [`structure`], [`commit`], [`overview`], [`cpg`]: files, commits, branch overviews and
+//!   call-graph exports as [`evident_core::PreparedSource`]s with the git vocabulary
+//!   (`repository –has_branch→ branch –contains_file→ file –contains→ class –has_method→
+//!   method`, `commit –modifies/creates/deletes/renames→ file`, `–parent→`, `–authored_by→`,
+//!   `–fixes/references→` issues).
 //!
 //! Must not: do I/O (no files, no git, no network). Inputs are text and metadata; outputs are
 //! outlines and [`evident_core::PreparedSource`]s for the knowledge base.
 
 pub mod chunks;
+pub mod commit;
+pub mod cpg;
 pub mod lang;
 pub mod outline;
+pub mod overview;
 pub mod skip;
 pub mod structure;
 
