@@ -43,6 +43,7 @@ pub fn symbol(repo: &str, qualified_name: &str) -> NodeKey {
 /// An import target: a module, package or class named by an import statement. Relative
 /// imports (`./util`, `.models`) belong to their repository.
 pub fn import(repo: &str, target: &str) -> NodeKey {
+    let target = target.replace("::", ".");
     if target.starts_with('.') {
         key(&format!("import:{repo}/{target}"))
     } else {
@@ -137,6 +138,7 @@ mod tests {
             "import:java_util_list"
         );
         assert_eq!(import("r", "./util").as_str(), "import:r_util");
+        assert_eq!(import("r", "std::io::Read").as_str(), "import:std_io_read");
         for k in [
             file("a", "b/c.rs"),
             symbol("a", "x::Y"),

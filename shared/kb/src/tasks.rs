@@ -112,6 +112,34 @@ impl TaskSubmitter {
         Ok(rec)
     }
 
+    /// Enqueues a task body of another kind (an indexer's), already serialised with its
+    /// `type` and `v`.
+    pub async fn enqueue_body(
+        &self,
+        scope: Scope,
+        source_urn: &str,
+        priority: Priority,
+        body: serde_json::Value,
+        now: i64,
+    ) -> Result<TaskRecord> {
+        let kind = body
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| KbError::Invalid("a task body needs a `type`".into()))?
+            .to_string();
+        let task = NewTask {
+            kind: kind.clone(),
+            scope,
+            source_urn: source_urn.to_string(),
+            priority: priority.value(),
+            payload: body,
+        };
+        let rec = self.queue.enqueue(task, now).await?;
+        metrics::counter!("evident_queue_enqueued_total", "kind" => kind).increment(1);
+        self.notify();
+        Ok(rec)
+    }
+
     pub async fn enqueue_purge(
         &self,
         scope: Scope,

@@ -101,6 +101,9 @@ pub struct FileChange {
     pub status: ChangeStatus,
     #[serde(default)]
     pub binary: bool,
+    /// Why the diff is not kept, when it is not (`generated`, `vendored`, `oversized`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<String>,
     #[serde(default)]
     pub hunks: Vec<Hunk>,
 }
@@ -800,6 +803,7 @@ mod tests {
             old_path: None,
             status: ChangeStatus::Added,
             binary: false,
+            omitted: None,
             hunks: vec![Hunk {
                 old_start: 0,
                 old_lines: 0,

@@ -1,0 +1,773 @@
+//! Git task bodies and their handlers. Every handler is idempotent: files and commits are
+//! prepared sources with fingerprints (a repeat is `skipped_unchanged`), purges of purged
+//! sources are no-ops, and edge writes merge.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use evident_ai::Priority;
+use evident_code::chunks::CodeChunking;
+use evident_code::commit::{commit_source, commit_urn};
+use evident_code::overview::{OverviewInput, overview_source, overview_urn};
+use evident_code::skip::{SkipReason, skip_by_content, skip_by_path};
+use evident_code::structure::{
+    FileVersion, RepoContext, analyse, branch_files_prefix, file_source, file_urn,
+};
+use evident_core::chunking::ChunkingConfig;
+use evident_core::hashing::{chunk_id, content_hash};
+use evident_core::{EdgeWrite, Evidence, PreparedSource, Scope, keys};
+use evident_kb::{IngestStatus, Kb, KbError, TaskError, TaskHandler};
+use evident_store::indexers::IndexerStore;
+use evident_store::{Direction, EdgeKey, TraverseOptions};
+use git2::Oid;
+use serde::{Deserialize, Serialize};
+
+use super::repo::{GitError, GitRepo};
+use super::{GitSourceConfig, repo_context, source_prefix};
+
+/// Git task bodies (`{"type": "ingest-git-commits", "v": 1, …}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum GitTask {
+    /// (Re-)index these files of a branch at a commit; purge the deleted ones.
+    IngestGitStructure {
+        v: u32,
+        source_id: String,
+        branch: String,
+        commit: String,
+        paths: Vec<String>,
+        #[serde(default)]
+        deleted: Vec<String>,
+    },
+    /// Ingest these commits (oldest first) and link them to the branch.
+    IngestGitCommits {
+        v: u32,
+        source_id: String,
+        branch: String,
+        commits: Vec<String>,
+    },
+    /// Rebuild the branch overview at a commit.
+    GitOverview {
+        v: u32,
+        source_id: String,
+        branch: String,
+        commit: String,
+    },
+    /// These commits left the branch (force-push): unlink them, and purge those no followed
+    /// branch holds any more.
+    GitBranchRewrite {
+        v: u32,
+        source_id: String,
+        branch: String,
+        removed: Vec<String>,
+    },
+    /// The branch is gone: remove its files, overview and commit links.
+    GitBranchDelete {
+        v: u32,
+        source_id: String,
+        branch: String,
+        #[serde(default)]
+        last_tip: Option<String>,
+    },
+    /// The source was unregistered: remove everything it wrote.
+    GitSourcePurge {
+        v: u32,
+        source_id: String,
+        scope: Scope,
+    },
+}
+
+impl GitTask {
+    pub const KINDS: [&'static str; 6] = [
+        "ingest-git-structure",
+        "ingest-git-commits",
+        "git-overview",
+        "git-branch-rewrite",
+        "git-branch-delete",
+        "git-source-purge",
+    ];
+
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+fn git_err(e: GitError) -> TaskError {
+    if e.is_retryable() {
+        TaskError::Retryable(e.to_string())
+    } else {
+        TaskError::Permanent(e.to_string())
+    }
+}
+
+fn kb_err(e: KbError) -> TaskError {
+    TaskError::from(e)
+}
+
+/// Runs blocking repository work off the runtime threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, GitError> + Send + 'static,
+) -> Result<T, TaskError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| TaskError::Retryable(format!("repository worker failed: {e}")))?
+        .map_err(git_err)
+}
+
+/// Executes git tasks.
+#[derive(Clone)]
+pub struct GitTasks {
+    pub kb: Kb,
+    pub indexers: Arc<dyn IndexerStore>,
+    /// Where mirrors of remote repositories live.
+    pub mirrors: PathBuf,
+    pub code_chunking: CodeChunking,
+    pub doc_chunking: ChunkingConfig,
+    /// Files ingested concurrently within one task.
+    pub parallel: usize,
+}
+
+/// What a task needs to know about its source.
+struct Source {
+    id: String,
+    scope: Scope,
+    cfg: GitSourceConfig,
+    ctx: RepoContext,
+}
+
+impl GitTasks {
+    /// Registers these handlers for every git task kind.
+    pub fn register(self, handlers: &mut evident_kb::TaskHandlers) {
+        let me: Arc<dyn TaskHandler> = Arc::new(self);
+        for kind in GitTask::KINDS {
+            handlers.register(kind, me.clone());
+        }
+    }
+
+    /// The registered source, or `None` when it was unregistered (its purge task cleans up).
+    async fn source(&self, id: &str) -> Result<Option<Source>, TaskError> {
+        let Some(s) = self
+            .indexers
+            .get_source(id)
+            .await
+            .map_err(|e| kb_err(e.into()))?
+        else {
+            return Ok(None);
+        };
+        let cfg: GitSourceConfig = serde_json::from_value(s.config.clone()).map_err(|e| {
+            TaskError::Permanent(format!("source {id} has an unreadable config: {e}"))
+        })?;
+        let ctx = repo_context(id, &s.scope, &cfg);
+        Ok(Some(Source {
+            id: s.id,
+            scope: s.scope,
+            cfg,
+            ctx,
+        }))
+    }
+
+    /// Opens the source's repository and makes sure `commits` are in it (fetching a mirror
+    /// that lacks them, e.g. on a worker that did not poll).
+    async fn open(&self, src: &Source, commits: Vec<String>) -> Result<(), TaskError> {
+        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        blocking(move || {
+            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            if commits.iter().any(|c| !repo.has_commit(c)) {
+                repo.fetch(&cfg)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Ingests prepared sources, `parallel` at a time (their writes share group commits).
+    async fn ingest_all(
+        &self,
+        sources: Vec<PreparedSource>,
+        priority: Priority,
+    ) -> Result<Vec<Result<IngestStatus, KbError>>, TaskError> {
+        let mut out: Vec<Option<Result<IngestStatus, KbError>>> =
+            (0..sources.len()).map(|_| None).collect();
+        let mut set = tokio::task::JoinSet::new();
+        let mut collect =
+            |joined: Result<(usize, Result<IngestStatus, KbError>), tokio::task::JoinError>| {
+                joined
+                    .map(|(i, r)| out[i] = Some(r))
+                    .map_err(|e| TaskError::Retryable(format!("ingest worker failed: {e}")))
+            };
+        for (i, p) in sources.into_iter().enumerate() {
+            if set.len() >= self.parallel.max(1) {
+                if let Some(j) = set.join_next().await {
+                    collect(j)?;
+                }
+            }
+            let kb = self.kb.clone();
+            set.spawn(async move { (i, kb.ingest_prepared(p, priority).await.map(|o| o.status)) });
+        }
+        while let Some(j) = set.join_next().await {
+            collect(j)?;
+        }
+        Ok(out
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(KbError::Invalid("ingest did not run".into()))))
+            .collect())
+    }
+
+    async fn structure(
+        &self,
+        src: &Source,
+        branch: &str,
+        commit: &str,
+        paths: Vec<String>,
+        deleted: Vec<String>,
+        priority: Priority,
+    ) -> Result<(), TaskError> {
+        self.open(src, vec![commit.to_string()]).await?;
+        let mut skipped: BTreeMap<SkipReason, usize> = BTreeMap::new();
+        let mut to_purge: Vec<String> = deleted
+            .iter()
+            .map(|p| file_urn(&src.id, branch, p))
+            .collect();
+        // Read and prepare in batches, so a huge first index does not hold every file in memory.
+        for batch in paths.chunks(64) {
+            let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+            let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
+            let (branch_s, commit_s, batch) =
+                (branch.to_string(), commit.to_string(), batch.to_vec());
+            let prepared = blocking(move || {
+                let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+                let at = repo.oid(&commit_s)?;
+                let mut out: Vec<Result<PreparedSource, (String, SkipReason)>> = Vec::new();
+                let mut gone = Vec::new();
+                for path in batch {
+                    if let Some(reason) = skip_by_path(&path) {
+                        out.push(Err((path, reason)));
+                        continue;
+                    }
+                    let Some((blob, size)) = repo.blob_at(at, &path)? else {
+                        gone.push(path);
+                        continue;
+                    };
+                    if size > cfg.max_file_bytes {
+                        out.push(Err((path, SkipReason::Oversized)));
+                        continue;
+                    }
+                    let bytes = repo.blob(blob)?;
+                    if let Some(reason) = skip_by_content(&bytes, cfg.max_file_bytes as usize) {
+                        out.push(Err((path, reason)));
+                        continue;
+                    }
+                    // Not UTF-8 (Latin-1 sources exist): read it lossily rather than drop it.
+                    let content = String::from_utf8_lossy(&bytes);
+                    let structure = match analyse(&path, &content) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            tracing::warn!(%path, error = %e, "unparsable file indexed as text");
+                            evident_code::structure::Structure::Text
+                        }
+                    };
+                    let version = FileVersion {
+                        branch: &branch_s,
+                        commit: Some(&commit_s),
+                        path: &path,
+                        content: &content,
+                    };
+                    match file_source(&ctx, &version, &structure, &chunking) {
+                        Some(p) => out.push(Ok(p)),
+                        None => gone.push(path),
+                    }
+                }
+                Ok((out, gone))
+            })
+            .await?;
+            let (prepared, gone) = prepared;
+            to_purge.extend(gone.iter().map(|p| file_urn(&src.id, branch, p)));
+            let mut sources = Vec::new();
+            for p in prepared {
+                match p {
+                    Ok(s) => sources.push(s),
+                    Err((path, reason)) => {
+                        *skipped.entry(reason).or_default() += 1;
+                        metrics::counter!("evident_git_files_skipped_total", "reason" => reason.as_str()).increment(1);
+                        tracing::debug!(%path, reason = reason.as_str(), "file skipped");
+                        // A file that is skipped now may have been indexed before: drop that.
+                        to_purge.push(file_urn(&src.id, branch, &path));
+                    }
+                }
+            }
+            let n = sources.len();
+            for r in self.ingest_all(sources, priority).await? {
+                if let Err(e) = r {
+                    if e.is_retryable() {
+                        return Err(kb_err(e));
+                    }
+                    // One bad file never stops the rest.
+                    tracing::warn!(error = %e, "file not indexed");
+                    metrics::counter!("evident_git_files_failed_total").increment(1);
+                }
+            }
+            metrics::counter!("evident_git_files_indexed_total").increment(n as u64);
+        }
+        for urn in to_purge {
+            self.kb
+                .purge(&src.scope, &urn, priority)
+                .await
+                .map_err(kb_err)?;
+        }
+        if !skipped.is_empty() {
+            tracing::info!(branch, skipped = ?skipped, "files skipped by rule");
+        }
+        Ok(())
+    }
+
+    /// The id of a commit's message chunk (its first chunk), which evidences branch links.
+    fn message_chunk_id(scope: &Scope, p: &PreparedSource) -> Option<String> {
+        p.chunks
+            .first()
+            .map(|c| chunk_id(scope.partition(), &p.source_urn, &content_hash(&c.text), 0))
+    }
+
+    async fn commits(
+        &self,
+        src: &Source,
+        branch: &str,
+        commits: Vec<String>,
+        priority: Priority,
+    ) -> Result<(), TaskError> {
+        self.open(src, commits.clone()).await?;
+        let (cfg, mirrors, id, ctx) = (
+            src.cfg.clone(),
+            self.mirrors.clone(),
+            src.id.clone(),
+            src.ctx.clone(),
+        );
+        let max_tokens = self.code_chunking.max_tokens;
+        let prepared: Vec<PreparedSource> = blocking(move || {
+            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            let issues = cfg.issue_context();
+            let mut out = Vec::with_capacity(commits.len());
+            for c in &commits {
+                let oid = match repo.oid(c) {
+                    Ok(o) => o,
+                    Err(GitError::Missing(_)) => {
+                        // Rewritten away and collected since planning: nothing to index.
+                        tracing::warn!(commit = %c, "commit no longer in the repository; skipped");
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                let info = repo.commit_info(oid, cfg.max_file_bytes)?;
+                out.push(commit_source(&ctx, &info, &issues, max_tokens));
+            }
+            Ok(out)
+        })
+        .await?;
+
+        // A commit re-derived (new fingerprint) replaces its chunks, and with them the evidence
+        // of its links from branches: remember those links to put them back.
+        let partition = src.scope.partition().to_string();
+        let mut relink: Vec<(String, PreparedSource)> = Vec::new();
+        for p in &prepared {
+            if let Some(prev) = self
+                .kb
+                .stores()
+                .sources
+                .get(&partition, &p.source_urn)
+                .await
+                .map_err(|e| kb_err(e.into()))?
+            {
+                if prev.content_hash != p.fingerprint {
+                    relink.push((p.source_urn.clone(), p.clone()));
+                }
+            }
+        }
+        let mut other_branches: Vec<(String, evident_core::NodeKey)> = Vec::new();
+        for (_, p) in &relink {
+            let commit_key = &p.nodes[0].key;
+            let sub = self
+                .kb
+                .stores()
+                .graph
+                .traverse(
+                    &evident_core::Visibility::of(src.scope.clone()),
+                    std::slice::from_ref(commit_key),
+                    &TraverseOptions {
+                        max_depth: 1,
+                        direction: Direction::In,
+                        edge_types: vec!["has_commit".into()],
+                        max_nodes: 10_000,
+                    },
+                )
+                .await
+                .map_err(|e| kb_err(e.into()))?;
+            for e in sub.edges {
+                other_branches.push((p.source_urn.clone(), e.from));
+            }
+        }
+
+        let links: Vec<(evident_core::NodeKey, String)> = prepared
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    p.nodes.first()?.key.clone(),
+                    Self::message_chunk_id(&src.scope, p)?,
+                ))
+            })
+            .collect();
+        let urn_links: BTreeMap<String, (evident_core::NodeKey, String)> = prepared
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    p.source_urn.clone(),
+                    (
+                        p.nodes.first()?.key.clone(),
+                        Self::message_chunk_id(&src.scope, p)?,
+                    ),
+                ))
+            })
+            .collect();
+        let n = prepared.len();
+        for r in self.ingest_all(prepared, priority).await? {
+            if let Err(e) = r {
+                if e.is_retryable() {
+                    return Err(kb_err(e));
+                }
+                tracing::warn!(error = %e, "commit not indexed");
+                metrics::counter!("evident_git_commits_failed_total").increment(1);
+            }
+        }
+        metrics::counter!("evident_git_commits_indexed_total").increment(n as u64);
+
+        // branch –has_commit→ commit, evidenced by the commit's message chunk.
+        let branch_key = keys::branch(&src.cfg.name, branch);
+        let evidence = |chunk: &str| {
+            vec![Evidence {
+                chunk_id: chunk.to_string(),
+                scope: src.scope.clone(),
+            }]
+        };
+        let mut edges: Vec<EdgeWrite> = links
+            .iter()
+            .map(|(commit, chunk)| EdgeWrite {
+                from: branch_key.clone(),
+                to: commit.clone(),
+                edge_type: "has_commit".into(),
+                props: serde_json::Map::new(),
+                evidence: evidence(chunk),
+            })
+            .collect();
+        for (urn, from) in other_branches {
+            if let Some((commit, chunk)) = urn_links.get(&urn) {
+                edges.push(EdgeWrite {
+                    from,
+                    to: commit.clone(),
+                    edge_type: "has_commit".into(),
+                    props: serde_json::Map::new(),
+                    evidence: evidence(chunk),
+                });
+            }
+        }
+        for batch in edges.chunks(500) {
+            self.kb
+                .stores()
+                .graph
+                .upsert(&partition, Vec::new(), batch.to_vec())
+                .await
+                .map_err(|e| kb_err(e.into()))?;
+        }
+        Ok(())
+    }
+
+    async fn overview(
+        &self,
+        src: &Source,
+        branch: &str,
+        commit: &str,
+        priority: Priority,
+    ) -> Result<(), TaskError> {
+        self.open(src, vec![commit.to_string()]).await?;
+        let (cfg, mirrors, id, ctx) = (
+            src.cfg.clone(),
+            self.mirrors.clone(),
+            src.id.clone(),
+            src.ctx.clone(),
+        );
+        let (branch_s, commit_s, chunking) = (
+            branch.to_string(),
+            commit.to_string(),
+            self.doc_chunking.clone(),
+        );
+        let prepared = blocking(move || {
+            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            let at = repo.oid(&commit_s)?;
+            let files: Vec<(String, u64)> = repo
+                .tree_files(at)?
+                .into_iter()
+                .map(|(p, _, s)| (p, s))
+                .collect();
+            let readme_path = files
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .filter(|p| !p.contains('/') && p.to_ascii_lowercase().starts_with("readme"))
+                .min_by_key(|p| p.len())
+                .map(str::to_string);
+            let readme = match &readme_path {
+                Some(p) => match repo.blob_at(at, p)? {
+                    Some((blob, size)) if size <= cfg.max_file_bytes => {
+                        Some(String::from_utf8_lossy(&repo.blob(blob)?).to_string())
+                    }
+                    _ => None,
+                },
+                None => None,
+            };
+            let recent = repo.recent(at, 20)?;
+            let input = OverviewInput {
+                url: cfg.url.as_deref(),
+                branch: &branch_s,
+                tip: &commit_s,
+                files: &files,
+                readme: readme_path.as_deref().zip(readme.as_deref()),
+                recent: &recent,
+            };
+            Ok(overview_source(&ctx, &input, &chunking))
+        })
+        .await?;
+        self.kb
+            .ingest_prepared(prepared, priority)
+            .await
+            .map_err(kb_err)?;
+        Ok(())
+    }
+
+    /// Tips of the followed branches other than `except`.
+    async fn other_tips(&self, src: &Source, except: &str) -> Result<Vec<Oid>, TaskError> {
+        let cursors = self
+            .indexers
+            .list_cursors(&src.id)
+            .await
+            .map_err(|e| kb_err(e.into()))?;
+        Ok(cursors
+            .into_iter()
+            .filter_map(|(k, v)| {
+                let b = k.strip_prefix("branch:")?;
+                (b != except).then(|| v.get("tip")?.as_str().and_then(|t| Oid::from_str(t).ok()))?
+            })
+            .collect())
+    }
+
+    async fn unlink(
+        &self,
+        src: &Source,
+        branch: &str,
+        commits: &[String],
+    ) -> Result<(), TaskError> {
+        let branch_key = keys::branch(&src.cfg.name, branch);
+        let edges: Vec<EdgeKey> = commits
+            .iter()
+            .map(|c| EdgeKey {
+                from: branch_key.clone(),
+                edge_type: "has_commit".into(),
+                to: keys::commit(c),
+            })
+            .collect();
+        for batch in edges.chunks(1000) {
+            self.kb
+                .stores()
+                .graph
+                .remove_edges(src.scope.partition(), batch)
+                .await
+                .map_err(|e| kb_err(e.into()))?;
+        }
+        Ok(())
+    }
+
+    async fn rewrite(
+        &self,
+        src: &Source,
+        branch: &str,
+        removed: Vec<String>,
+        priority: Priority,
+    ) -> Result<(), TaskError> {
+        self.unlink(src, branch, &removed).await?;
+        let others = self.other_tips(src, branch).await?;
+        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        let orphans: Vec<String> = blocking(move || {
+            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            Ok(removed
+                .into_iter()
+                .filter(|c| {
+                    Oid::from_str(c)
+                        .map(|o| !others.iter().any(|t| repo.is_ancestor(o, *t)))
+                        .unwrap_or(true)
+                })
+                .collect())
+        })
+        .await?;
+        for c in orphans {
+            self.kb
+                .purge(&src.scope, &commit_urn(&src.id, &c), priority)
+                .await
+                .map_err(kb_err)?;
+        }
+        Ok(())
+    }
+
+    async fn purge_prefix(
+        &self,
+        scope: &Scope,
+        prefix: &str,
+        priority: Priority,
+    ) -> Result<usize, TaskError> {
+        let mut purged = 0;
+        loop {
+            // Each round re-reads from the start: what was purged is gone from the listing.
+            let page = self
+                .kb
+                .stores()
+                .sources
+                .list_prefix(scope.partition(), prefix, None, 500)
+                .await
+                .map_err(|e| kb_err(e.into()))?;
+            if page.is_empty() {
+                return Ok(purged);
+            }
+            for r in page {
+                self.kb
+                    .purge(&r.scope, &r.source_urn, priority)
+                    .await
+                    .map_err(kb_err)?;
+                purged += 1;
+            }
+        }
+    }
+
+    async fn delete_branch(
+        &self,
+        src: &Source,
+        branch: &str,
+        last_tip: Option<String>,
+        priority: Priority,
+    ) -> Result<(), TaskError> {
+        self.purge_prefix(&src.scope, &branch_files_prefix(&src.id, branch), priority)
+            .await?;
+        self.kb
+            .purge(&src.scope, &overview_urn(&src.id, branch), priority)
+            .await
+            .map_err(kb_err)?;
+        let Some(tip) = last_tip else { return Ok(()) };
+        let others = self.other_tips(src, branch).await?;
+        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        let walked = blocking(move || {
+            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            let Ok(tip) = repo.oid(&tip) else {
+                return Ok(None);
+            };
+            let all: Vec<String> = repo.walk(tip, &[])?.iter().map(Oid::to_string).collect();
+            let only_here: HashSet<String> = repo
+                .walk(tip, &others)?
+                .iter()
+                .map(Oid::to_string)
+                .collect();
+            Ok(Some((all, only_here)))
+        })
+        .await?;
+        match walked {
+            Some((all, only_here)) => {
+                self.unlink(src, branch, &all).await?;
+                for c in only_here {
+                    self.kb
+                        .purge(&src.scope, &commit_urn(&src.id, &c), priority)
+                        .await
+                        .map_err(kb_err)?;
+                }
+            }
+            None => tracing::warn!(
+                branch,
+                "deleted branch's history is no longer in the repository; its commit links stay until the source is purged"
+            ),
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl TaskHandler for GitTasks {
+    async fn execute(
+        &self,
+        payload: &serde_json::Value,
+        priority: Priority,
+    ) -> Result<(), TaskError> {
+        let task: GitTask = serde_json::from_value(payload.clone())
+            .map_err(|e| TaskError::Permanent(format!("unreadable git task: {e}")))?;
+        if let GitTask::GitSourcePurge {
+            v: 1,
+            source_id,
+            scope,
+        } = &task
+        {
+            let n = self
+                .purge_prefix(scope, &source_prefix(source_id), priority)
+                .await?;
+            tracing::info!(source_id, purged = n, "git source purged");
+            return Ok(());
+        }
+        let id = match &task {
+            GitTask::IngestGitStructure { source_id, .. }
+            | GitTask::IngestGitCommits { source_id, .. }
+            | GitTask::GitOverview { source_id, .. }
+            | GitTask::GitBranchRewrite { source_id, .. }
+            | GitTask::GitBranchDelete { source_id, .. }
+            | GitTask::GitSourcePurge { source_id, .. } => source_id.clone(),
+        };
+        let Some(src) = self.source(&id).await? else {
+            tracing::info!(source_id = %id, "source no longer registered; task dropped as done");
+            return Ok(());
+        };
+        match task {
+            GitTask::IngestGitStructure {
+                v: 1,
+                branch,
+                commit,
+                paths,
+                deleted,
+                ..
+            } => {
+                self.structure(&src, &branch, &commit, paths, deleted, priority)
+                    .await
+            }
+            GitTask::IngestGitCommits {
+                v: 1,
+                branch,
+                commits,
+                ..
+            } => self.commits(&src, &branch, commits, priority).await,
+            GitTask::GitOverview {
+                v: 1,
+                branch,
+                commit,
+                ..
+            } => self.overview(&src, &branch, &commit, priority).await,
+            GitTask::GitBranchRewrite {
+                v: 1,
+                branch,
+                removed,
+                ..
+            } => self.rewrite(&src, &branch, removed, priority).await,
+            GitTask::GitBranchDelete {
+                v: 1,
+                branch,
+                last_tip,
+                ..
+            } => self.delete_branch(&src, &branch, last_tip, priority).await,
+            other => Err(TaskError::Permanent(format!(
+                "unsupported version of a git task: {other:?}"
+            ))),
+        }
+    }
+}
