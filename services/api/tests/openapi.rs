@@ -56,7 +56,8 @@ async fn every_listed_route_is_served() {
         let uri = path
             .replace("{key}", "jira:x-1")
             .replace("{canonical}", "user:x")
-            .replace("{taskId}", "t000000000001");
+            .replace("{taskId}", "t000000000001")
+            .replace("{id}", "acme.shop");
         let req = Request::builder()
             .method(method.to_uppercase().as_str())
             .uri(&uri)

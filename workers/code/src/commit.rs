@@ -679,6 +679,7 @@ mod tests {
                     old_path: old,
                     status,
                     binary: false,
+                    omitted: None,
                     hunks,
                 })
                 .collect(),

@@ -134,6 +134,124 @@ fn chunk_at(chunks: &[CodeChunk], line: usize) -> usize {
         .unwrap_or(0)
 }
 
+/// The file's nodes (the file, its symbols) and edges (`contains_file`, `contains`,
+/// `has_method`, `imports`); `chunk_of(line)` says which chunk evidences a 1-based line.
+fn file_graph(
+    ctx: &RepoContext,
+    branch: &str,
+    path: &str,
+    language: Option<&str>,
+    symbols: &[Symbol],
+    imports: &[Import],
+    chunk_of: impl Fn(usize) -> usize,
+) -> (Vec<PreparedNode>, Vec<PreparedEdge>) {
+    let file_key = keys::file(&ctx.repository, path);
+    let lang = language.unwrap_or("text");
+    let mut nodes = vec![file_node(ctx, path, language)];
+    let mut edges = vec![edge(
+        keys::branch(&ctx.repository, branch),
+        "contains_file",
+        file_key.clone(),
+        EvidenceSpec::chunk(0),
+    )];
+    for s in symbols {
+        let at = chunk_of(s.line_start);
+        let key = keys::symbol(&ctx.repository, &s.qualified_name);
+        nodes.push(symbol_node(ctx, path, lang, s, at));
+        let (from, t) = match &s.parent {
+            Some(p) => (
+                keys::symbol(&ctx.repository, p),
+                if s.kind == SymbolKind::Method {
+                    "has_method"
+                } else {
+                    "contains"
+                },
+            ),
+            None => (file_key.clone(), "contains"),
+        };
+        edges.push(edge(from, t, key, EvidenceSpec::chunk(at)));
+    }
+    for i in imports {
+        edges.push(edge(
+            file_key.clone(),
+            "imports",
+            keys::import(&ctx.repository, &i.target),
+            EvidenceSpec::chunk(chunk_of(i.line)),
+        ));
+    }
+    (nodes, edges)
+}
+
+/// A file known only by its outline (an external indexer sent symbols without content): one
+/// chunk per symbol stating it, with the symbol's line span, and the same graph as a parsed
+/// file. `None` without symbols.
+pub fn outline_source(
+    ctx: &RepoContext,
+    branch: &str,
+    commit: Option<&str>,
+    path: &str,
+    language: Option<&str>,
+    symbols: &[Symbol],
+    imports: &[Import],
+) -> Option<PreparedSource> {
+    if symbols.is_empty() {
+        return None;
+    }
+    let chunks: Vec<PreparedChunk> = symbols
+        .iter()
+        .map(|s| {
+            let mut text = format!("{} {} in {path}", s.kind.as_str(), s.qualified_name);
+            if !s.signature.is_empty() {
+                text.push_str(&format!("\n{}", s.signature));
+            }
+            let mut c = PreparedChunk::new(
+                text,
+                Locator::File {
+                    path: path.to_string(),
+                    line_start: s.line_start,
+                    line_end: s.line_end,
+                    commit: commit.map(str::to_string),
+                    symbol: Some(s.qualified_name.clone()),
+                },
+            );
+            c.refs = vec![
+                keys::file(&ctx.repository, path),
+                keys::symbol(&ctx.repository, &s.qualified_name),
+            ];
+            c
+        })
+        .collect();
+    // Evidence for a line: the symbol declared there, else the nearest before it.
+    let chunk_of = |line: usize| {
+        symbols
+            .iter()
+            .rposition(|s| s.line_start <= line)
+            .unwrap_or(0)
+    };
+    let (nodes, edges) = file_graph(ctx, branch, path, language, symbols, imports, chunk_of);
+    let listing: String = chunks
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(PreparedSource {
+        scope: ctx.scope.clone(),
+        source_urn: file_urn(&ctx.source_id, branch, path),
+        kind: "code".into(),
+        title: Some(path.to_string()),
+        fingerprint: content_hash(&format!(
+            "{STRUCTURE_VERSION}\0outline\0{}\0{branch}\0{path}\0{listing}\0{:?}",
+            ctx.repository,
+            imports.iter().map(|i| &i.target).collect::<Vec<_>>()
+        )),
+        observed_at: None,
+        chunks,
+        nodes,
+        edges,
+        aliases: Vec::new(),
+    })
+}
+
 /// Builds the prepared source of one file; `None` when it has no content worth a chunk.
 pub fn file_source(
     ctx: &RepoContext,
@@ -160,7 +278,6 @@ pub fn file_source(
         return None;
     }
     let file_key = keys::file(&ctx.repository, f.path);
-    let lang = language.unwrap_or("text");
     let prepared_chunks: Vec<PreparedChunk> = chunks
         .iter()
         .map(|c| {
@@ -192,38 +309,9 @@ pub fn file_source(
         })
         .collect();
 
-    let mut nodes = vec![file_node(ctx, f.path, language)];
-    let mut edges = vec![edge(
-        keys::branch(&ctx.repository, f.branch),
-        "contains_file",
-        file_key.clone(),
-        EvidenceSpec::chunk(0),
-    )];
-    for s in symbols {
-        let at = chunk_at(&chunks, s.line_start);
-        let key = keys::symbol(&ctx.repository, &s.qualified_name);
-        nodes.push(symbol_node(ctx, f.path, lang, s, at));
-        let (from, t) = match &s.parent {
-            Some(p) => (
-                keys::symbol(&ctx.repository, p),
-                if s.kind == SymbolKind::Method {
-                    "has_method"
-                } else {
-                    "contains"
-                },
-            ),
-            None => (file_key.clone(), "contains"),
-        };
-        edges.push(edge(from, t, key, EvidenceSpec::chunk(at)));
-    }
-    for i in imports {
-        edges.push(edge(
-            file_key.clone(),
-            "imports",
-            keys::import(&ctx.repository, &i.target),
-            EvidenceSpec::chunk(chunk_at(&chunks, i.line)),
-        ));
-    }
+    let (nodes, edges) = file_graph(ctx, f.branch, f.path, language, symbols, imports, |line| {
+        chunk_at(&chunks, line)
+    });
     Some(PreparedSource {
         scope: ctx.scope.clone(),
         source_urn: file_urn(&ctx.source_id, f.branch, f.path),
@@ -362,6 +450,56 @@ mod tests {
         };
         let again = file_source(&ctx(), &later, &s, &CodeChunking::default()).expect("source");
         assert_eq!(again.fingerprint, p.fingerprint);
+    }
+
+    #[test]
+    fn an_outline_without_content_still_cites_each_symbol() {
+        let symbols = vec![
+            Symbol {
+                kind: SymbolKind::Class,
+                name: "Cart".into(),
+                qualified_name: "shop.Cart".into(),
+                parent: None,
+                signature: "public class Cart".into(),
+                line_start: 3,
+                line_end: 40,
+                byte_start: 0,
+                byte_end: 0,
+            },
+            Symbol {
+                kind: SymbolKind::Method,
+                name: "total".into(),
+                qualified_name: "shop.Cart.total".into(),
+                parent: Some("shop.Cart".into()),
+                signature: "int total()".into(),
+                line_start: 10,
+                line_end: 20,
+                byte_start: 0,
+                byte_end: 0,
+            },
+        ];
+        let imports = vec![Import {
+            target: "java.util.List".into(),
+            line: 1,
+        }];
+        let p = outline_source(
+            &ctx(),
+            "main",
+            Some("abc"),
+            "Cart.java",
+            Some("java"),
+            &symbols,
+            &imports,
+        )
+        .expect("source");
+        assert_eq!(p.chunks.len(), 2);
+        assert!(
+            p.edges
+                .iter()
+                .any(|e| e.edge_type == "has_method" && e.evidence == EvidenceSpec::chunk(1))
+        );
+        assert!(p.edges.iter().any(|e| e.edge_type == "imports"));
+        assert!(outline_source(&ctx(), "main", None, "x", None, &[], &[]).is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Route table. [`ROUTES`] lists every (method, path) the router serves; a test checks the
 //! OpenAPI document covers exactly these.
 
+mod git;
 mod ops;
 mod queue;
 mod read;
@@ -20,6 +21,13 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/api/v1/queue/{taskId}/prioritize"),
     ("post", "/api/v1/queue/{taskId}/retry"),
     ("post", "/api/v1/purge"),
+    ("post", "/api/v1/sources/git"),
+    ("get", "/api/v1/sources/git"),
+    ("get", "/api/v1/sources/git/{id}"),
+    ("delete", "/api/v1/sources/git/{id}"),
+    ("post", "/api/v1/ingest/git-structure"),
+    ("post", "/api/v1/ingest/git-commits"),
+    ("post", "/api/v1/ingest/cpg"),
     ("post", "/api/v1/alias/register"),
     ("post", "/api/v1/alias/merge"),
     ("post", "/api/v1/retrieve"),
@@ -51,6 +59,14 @@ pub fn all() -> Router<AppState> {
         )
         .route("/api/v1/queue/{task_id}/retry", post(queue::retry))
         .route("/api/v1/purge", post(write::purge))
+        .route("/api/v1/sources/git", post(git::register).get(git::list))
+        .route(
+            "/api/v1/sources/git/{id}",
+            get(git::get).delete(git::unregister),
+        )
+        .route("/api/v1/ingest/git-structure", post(git::push_structure))
+        .route("/api/v1/ingest/git-commits", post(git::push_commits))
+        .route("/api/v1/ingest/cpg", post(git::push_cpg))
         .route("/api/v1/alias/register", post(write::alias_register))
         .route("/api/v1/alias/merge", post(write::alias_merge))
         .route("/api/v1/retrieve", post(read::retrieve))

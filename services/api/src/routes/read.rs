@@ -14,7 +14,7 @@ use crate::extract::{ApiJson, ApiPath, ApiQuery};
 /// Scope fields of a query string (node reads).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScopeQuery {
+pub(crate) struct ScopeQuery {
     #[serde(default)]
     client_id: Option<String>,
     #[serde(default)]
@@ -50,7 +50,7 @@ fn reader(
 }
 
 impl ScopeQuery {
-    fn visibility(&self) -> ApiResult<Visibility> {
+    pub(crate) fn visibility(&self) -> ApiResult<Visibility> {
         reader(&self.client_id, &self.project_id, &self.group_id)
     }
 }

@@ -11,7 +11,9 @@
 
 pub mod poller;
 pub mod repo;
+pub mod service;
 pub mod tasks;
+pub mod write;
 
 use std::path::PathBuf;
 

@@ -15,15 +15,15 @@ use evident_code::structure::{
     FileVersion, RepoContext, analyse, branch_files_prefix, file_source, file_urn,
 };
 use evident_core::chunking::ChunkingConfig;
-use evident_core::hashing::{chunk_id, content_hash};
-use evident_core::{EdgeWrite, Evidence, PreparedSource, Scope, keys};
-use evident_kb::{IngestStatus, Kb, KbError, TaskError, TaskHandler};
+use evident_core::{PreparedSource, Scope, keys};
+use evident_kb::{Kb, KbError, TaskError, TaskHandler};
+use evident_store::EdgeKey;
 use evident_store::indexers::IndexerStore;
-use evident_store::{Direction, EdgeKey, TraverseOptions};
 use git2::Oid;
 use serde::{Deserialize, Serialize};
 
 use super::repo::{GitError, GitRepo};
+use super::write::{ingest_all, ingest_commits};
 use super::{GitSourceConfig, repo_context, source_prefix};
 
 /// Git task bodies (`{"type": "ingest-git-commits", "v": 1, …}`).
@@ -186,39 +186,6 @@ impl GitTasks {
         .await
     }
 
-    /// Ingests prepared sources, `parallel` at a time (their writes share group commits).
-    async fn ingest_all(
-        &self,
-        sources: Vec<PreparedSource>,
-        priority: Priority,
-    ) -> Result<Vec<Result<IngestStatus, KbError>>, TaskError> {
-        let mut out: Vec<Option<Result<IngestStatus, KbError>>> =
-            (0..sources.len()).map(|_| None).collect();
-        let mut set = tokio::task::JoinSet::new();
-        let mut collect =
-            |joined: Result<(usize, Result<IngestStatus, KbError>), tokio::task::JoinError>| {
-                joined
-                    .map(|(i, r)| out[i] = Some(r))
-                    .map_err(|e| TaskError::Retryable(format!("ingest worker failed: {e}")))
-            };
-        for (i, p) in sources.into_iter().enumerate() {
-            if set.len() >= self.parallel.max(1) {
-                if let Some(j) = set.join_next().await {
-                    collect(j)?;
-                }
-            }
-            let kb = self.kb.clone();
-            set.spawn(async move { (i, kb.ingest_prepared(p, priority).await.map(|o| o.status)) });
-        }
-        while let Some(j) = set.join_next().await {
-            collect(j)?;
-        }
-        Ok(out
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(KbError::Invalid("ingest did not run".into()))))
-            .collect())
-    }
-
     async fn structure(
         &self,
         src: &Source,
@@ -302,7 +269,7 @@ impl GitTasks {
                 }
             }
             let n = sources.len();
-            for r in self.ingest_all(sources, priority).await? {
+            for r in ingest_all(&self.kb, sources, self.parallel, priority).await {
                 if let Err(e) = r {
                     if e.is_retryable() {
                         return Err(kb_err(e));
@@ -324,13 +291,6 @@ impl GitTasks {
             tracing::info!(branch, skipped = ?skipped, "files skipped by rule");
         }
         Ok(())
-    }
-
-    /// The id of a commit's message chunk (its first chunk), which evidences branch links.
-    fn message_chunk_id(scope: &Scope, p: &PreparedSource) -> Option<String> {
-        p.chunks
-            .first()
-            .map(|c| chunk_id(scope.partition(), &p.source_urn, &content_hash(&c.text), 0))
     }
 
     async fn commits(
@@ -369,71 +329,19 @@ impl GitTasks {
         })
         .await?;
 
-        // A commit re-derived (new fingerprint) replaces its chunks, and with them the evidence
-        // of its links from branches: remember those links to put them back.
-        let partition = src.scope.partition().to_string();
-        let mut relink: Vec<(String, PreparedSource)> = Vec::new();
-        for p in &prepared {
-            if let Some(prev) = self
-                .kb
-                .stores()
-                .sources
-                .get(&partition, &p.source_urn)
-                .await
-                .map_err(|e| kb_err(e.into()))?
-            {
-                if prev.content_hash != p.fingerprint {
-                    relink.push((p.source_urn.clone(), p.clone()));
-                }
-            }
-        }
-        let mut other_branches: Vec<(String, evident_core::NodeKey)> = Vec::new();
-        for (_, p) in &relink {
-            let commit_key = &p.nodes[0].key;
-            let sub = self
-                .kb
-                .stores()
-                .graph
-                .traverse(
-                    &evident_core::Visibility::of(src.scope.clone()),
-                    std::slice::from_ref(commit_key),
-                    &TraverseOptions {
-                        max_depth: 1,
-                        direction: Direction::In,
-                        edge_types: vec!["has_commit".into()],
-                        max_nodes: 10_000,
-                    },
-                )
-                .await
-                .map_err(|e| kb_err(e.into()))?;
-            for e in sub.edges {
-                other_branches.push((p.source_urn.clone(), e.from));
-            }
-        }
-
-        let links: Vec<(evident_core::NodeKey, String)> = prepared
-            .iter()
-            .filter_map(|p| {
-                Some((
-                    p.nodes.first()?.key.clone(),
-                    Self::message_chunk_id(&src.scope, p)?,
-                ))
-            })
-            .collect();
-        let urn_links: BTreeMap<String, (evident_core::NodeKey, String)> = prepared
-            .iter()
-            .filter_map(|p| {
-                Some((
-                    p.source_urn.clone(),
-                    (
-                        p.nodes.first()?.key.clone(),
-                        Self::message_chunk_id(&src.scope, p)?,
-                    ),
-                ))
-            })
-            .collect();
         let n = prepared.len();
-        for r in self.ingest_all(prepared, priority).await? {
+        let results = ingest_commits(
+            &self.kb,
+            &src.scope,
+            &src.cfg.name,
+            Some(branch),
+            prepared,
+            self.parallel,
+            priority,
+        )
+        .await
+        .map_err(kb_err)?;
+        for r in results {
             if let Err(e) = r {
                 if e.is_retryable() {
                     return Err(kb_err(e));
@@ -443,44 +351,6 @@ impl GitTasks {
             }
         }
         metrics::counter!("evident_git_commits_indexed_total").increment(n as u64);
-
-        // branch –has_commit→ commit, evidenced by the commit's message chunk.
-        let branch_key = keys::branch(&src.cfg.name, branch);
-        let evidence = |chunk: &str| {
-            vec![Evidence {
-                chunk_id: chunk.to_string(),
-                scope: src.scope.clone(),
-            }]
-        };
-        let mut edges: Vec<EdgeWrite> = links
-            .iter()
-            .map(|(commit, chunk)| EdgeWrite {
-                from: branch_key.clone(),
-                to: commit.clone(),
-                edge_type: "has_commit".into(),
-                props: serde_json::Map::new(),
-                evidence: evidence(chunk),
-            })
-            .collect();
-        for (urn, from) in other_branches {
-            if let Some((commit, chunk)) = urn_links.get(&urn) {
-                edges.push(EdgeWrite {
-                    from,
-                    to: commit.clone(),
-                    edge_type: "has_commit".into(),
-                    props: serde_json::Map::new(),
-                    evidence: evidence(chunk),
-                });
-            }
-        }
-        for batch in edges.chunks(500) {
-            self.kb
-                .stores()
-                .graph
-                .upsert(&partition, Vec::new(), batch.to_vec())
-                .await
-                .map_err(|e| kb_err(e.into()))?;
-        }
         Ok(())
     }
 

@@ -1,0 +1,879 @@
+//! Registering git sources (API, CLI, config file) and pushing git data from external
+//! indexers (`/ingest/git-structure`, `/ingest/git-commits`, `/ingest/cpg`).
+
+use evident_ai::Priority;
+use evident_code::Language;
+use evident_code::chunks::CodeChunking;
+use evident_code::commit::{
+    ChangeStatus, CommitInfo, FileChange, commit_source, parse_unified_diff,
+};
+use evident_code::cpg::{CPG_EDGE_TYPES, CpgEdge, cpg_source};
+use evident_code::outline::{Import, Symbol, SymbolKind};
+use evident_code::skip::{skip_by_content, skip_by_path};
+use evident_code::structure::{FileVersion, RepoContext, analyse, file_source, outline_source};
+use evident_core::keys::IssueContext;
+use evident_core::{Scope, Visibility, validate};
+use evident_kb::{IngestStatus, Kb, KbError, TaskSubmitter};
+use evident_store::indexers::{IndexerSource, PollStatus};
+use evident_store::queue::{Millis, TaskRecord};
+use serde::{Deserialize, Serialize};
+
+use super::write::{ingest_all, ingest_commits};
+use super::{GitSourceConfig, GitTask, source_prefix};
+
+/// Polling interval when none is given.
+pub const DEFAULT_INTERVAL_SECS: u64 = 300;
+/// Files or commits accepted in one push.
+const MAX_PUSH_ITEMS: usize = 5_000;
+/// Concurrent ingests while handling a push.
+const PUSH_PARALLEL: usize = 4;
+
+/// `POST /api/v1/sources/git`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GitSourceRequest {
+    #[serde(default)]
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub group_id: Option<String>,
+    /// Default: `{clientId}.{name}`.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The repository's name in node keys. Default: the last segment of the URL or path.
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub path: Option<std::path::PathBuf>,
+    #[serde(default)]
+    pub branches: Vec<String>,
+    #[serde(default)]
+    pub interval_secs: Option<u64>,
+    #[serde(default)]
+    pub username_env: Option<String>,
+    #[serde(default)]
+    pub token_env: Option<String>,
+    #[serde(default)]
+    pub issue_tracker: Option<String>,
+    #[serde(default)]
+    pub max_file_bytes: Option<u64>,
+    #[serde(default)]
+    pub enabled: Option<bool>,
+}
+
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> KbError {
+    validate::FieldError::Invalid {
+        field,
+        reason: reason.into(),
+    }
+    .into()
+}
+
+/// A source id: 1..=128 chars of `[a-z0-9._-]`.
+pub fn check_id(id: &str) -> Result<(), KbError> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid("id", "use 1..=128 of a-z, 0-9, '.', '-', '_'"))
+    }
+}
+
+impl GitSourceRequest {
+    /// The source this request registers (validated).
+    pub fn to_source(&self, now: Millis) -> Result<IndexerSource, KbError> {
+        let client = self
+            .client_id
+            .as_deref()
+            .ok_or(validate::FieldError::Missing { field: "clientId" })?;
+        let scope = evident_kb::scope(
+            Some(client),
+            self.project_id.as_deref(),
+            self.group_id.as_deref(),
+        )?;
+        let from_location = self
+            .url
+            .as_deref()
+            .map(str::to_string)
+            .or_else(|| self.path.as_ref().map(|p| p.display().to_string()))
+            .unwrap_or_default();
+        let derived = from_location
+            .trim_end_matches('/')
+            .rsplit(['/', ':'])
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(".git")
+            .to_string();
+        let name = self
+            .name
+            .clone()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or(derived);
+        let cfg = GitSourceConfig {
+            name: name.clone(),
+            url: self.url.clone(),
+            path: self.path.clone(),
+            branches: self.branches.clone(),
+            username_env: self.username_env.clone(),
+            token_env: self.token_env.clone(),
+            issue_tracker: self.issue_tracker.clone(),
+            max_file_bytes: self.max_file_bytes.unwrap_or(1024 * 1024),
+        };
+        cfg.validate().map_err(|r| invalid("source", r))?;
+        if let Some(p) = &cfg.path {
+            if !p.is_absolute() {
+                return Err(invalid("path", "give an absolute path"));
+            }
+        }
+        let id = match &self.id {
+            Some(id) => id.clone(),
+            None => format!("{}.{}", slug(client), slug(&name)),
+        };
+        check_id(&id)?;
+        let interval = self.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS);
+        if !(5..=7 * 86_400).contains(&interval) {
+            return Err(invalid("intervalSecs", "between 5 seconds and 7 days"));
+        }
+        Ok(IndexerSource {
+            id,
+            kind: "git".into(),
+            scope,
+            config: serde_json::to_value(&cfg).map_err(|e| KbError::Invalid(e.to_string()))?,
+            interval_secs: interval,
+            enabled: self.enabled.unwrap_or(true),
+            created_at: now,
+            updated_at: now,
+            status: PollStatus::default(),
+        })
+    }
+}
+
+/// Registers (or updates) a git source. An id registered by another client is refused.
+pub async fn register(
+    kb: &Kb,
+    req: &GitSourceRequest,
+    now: Millis,
+) -> Result<IndexerSource, KbError> {
+    let source = req.to_source(now)?;
+    if let Some(existing) = kb.stores().indexers.get_source(&source.id).await? {
+        if existing.scope.partition() != source.scope.partition() || existing.kind != "git" {
+            return Err(KbError::Store(evident_store::StoreError::new(
+                evident_store::ErrorKind::Conflict,
+                format!("source id `{}` is taken", source.id),
+            )));
+        }
+    }
+    Ok(kb.stores().indexers.put_source(&source, now).await?)
+}
+
+/// Git sources the reader may see.
+pub async fn list(kb: &Kb, vis: &Visibility) -> Result<Vec<IndexerSource>, KbError> {
+    Ok(kb
+        .stores()
+        .indexers
+        .list_sources(Some("git"))
+        .await?
+        .into_iter()
+        .filter(|s| vis.admits(&s.scope))
+        .collect())
+}
+
+/// One git source, if the reader may see it.
+pub async fn get(kb: &Kb, vis: &Visibility, id: &str) -> Result<IndexerSource, KbError> {
+    kb.stores()
+        .indexers
+        .get_source(id)
+        .await?
+        .filter(|s| s.kind == "git" && vis.admits(&s.scope))
+        .ok_or_else(|| KbError::NotFound {
+            what: format!("git source `{id}`"),
+        })
+}
+
+/// Unregisters a source and queues the removal of everything it wrote.
+pub async fn unregister(
+    kb: &Kb,
+    tasks: &TaskSubmitter,
+    vis: &Visibility,
+    id: &str,
+    now: Millis,
+) -> Result<TaskRecord, KbError> {
+    let source = get(kb, vis, id).await?;
+    // Queue the purge first: if the process dies between the two steps, the purge still runs
+    // and a second DELETE finds nothing left to do but the registration.
+    let body = GitTask::GitSourcePurge {
+        v: 1,
+        source_id: source.id.clone(),
+        scope: source.scope.clone(),
+    };
+    let task = tasks
+        .enqueue_body(
+            source.scope.clone(),
+            &source_prefix(&source.id),
+            Priority::DEFAULT,
+            body.to_value(),
+            now,
+        )
+        .await?;
+    kb.stores().indexers.delete_source(&source.id).await?;
+    Ok(task)
+}
+
+/// Scope fields of a push.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushScope {
+    #[serde(default)]
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub group_id: Option<String>,
+}
+
+impl PushScope {
+    fn scope(&self) -> Result<Scope, KbError> {
+        let client = self
+            .client_id
+            .as_deref()
+            .ok_or(validate::FieldError::Missing { field: "clientId" })?;
+        evident_kb::scope(
+            Some(client),
+            self.project_id.as_deref(),
+            self.group_id.as_deref(),
+        )
+    }
+}
+
+/// The context of pushed data: its repository under a push-specific source id, so pushed and
+/// polled copies of one repository never overwrite each other's sources.
+fn push_context(scope: &PushScope, repository: &str) -> Result<RepoContext, KbError> {
+    validate::bounded_text("repository", repository, 200)?;
+    let scope = scope.scope()?;
+    Ok(RepoContext {
+        source_id: format!("push.{}", slug(repository)),
+        repository: repository.to_string(),
+        scope,
+    })
+}
+
+fn check_count(field: &'static str, n: usize) -> Result<(), KbError> {
+    if n == 0 {
+        return Err(validate::FieldError::Empty { field }.into());
+    }
+    if n > MAX_PUSH_ITEMS {
+        return Err(validate::FieldError::TooLong {
+            field,
+            len: n,
+            max: MAX_PUSH_ITEMS,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// A symbol of a pre-parsed file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PushedSymbol {
+    /// class, interface, struct, enum, trait, function, method.
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub qualified_name: Option<String>,
+    /// Qualified name of the enclosing type.
+    #[serde(default)]
+    pub parent: Option<String>,
+    #[serde(default)]
+    pub signature: Option<String>,
+    pub line_start: usize,
+    #[serde(default)]
+    pub line_end: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PushedFile {
+    pub path: String,
+    #[serde(default)]
+    pub language: Option<String>,
+    /// The file's text: parsed with Evident's own grammars.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Or its outline, when the content is not sent.
+    #[serde(default)]
+    pub symbols: Vec<PushedSymbol>,
+    #[serde(default)]
+    pub imports: Vec<String>,
+}
+
+/// `POST /api/v1/ingest/git-structure`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StructurePush {
+    #[serde(flatten)]
+    pub scope: PushScope,
+    pub repository: String,
+    pub branch: String,
+    #[serde(default)]
+    pub commit: Option<String>,
+    pub files: Vec<PushedFile>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushOutcome {
+    pub received: usize,
+    pub indexed: usize,
+    pub unchanged: usize,
+    /// Items not stored, with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub item: String,
+    pub reason: String,
+}
+
+fn tally(
+    out: &mut PushOutcome,
+    items: Vec<String>,
+    results: Vec<Result<IngestStatus, KbError>>,
+) -> Result<(), KbError> {
+    for (item, r) in items.into_iter().zip(results) {
+        match r {
+            Ok(IngestStatus::SkippedUnchanged) => out.unchanged += 1,
+            Ok(_) => out.indexed += 1,
+            Err(e) if e.is_retryable() => return Err(e),
+            Err(e) => out.skipped.push(Skipped {
+                item,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    Ok(())
+}
+
+fn pushed_symbols(path: &str, symbols: &[PushedSymbol]) -> Result<Vec<Symbol>, KbError> {
+    symbols
+        .iter()
+        .map(|s| {
+            let kind = SymbolKind::parse(&s.kind.to_ascii_lowercase())
+                .ok_or_else(|| invalid("symbols", format!("`{}` in {path}: kind must be class, interface, struct, enum, trait, function or method", s.kind)))?;
+            validate::bounded_text("symbols", &s.name, 512)?;
+            let line_end = s.line_end.unwrap_or(s.line_start).max(s.line_start);
+            if s.line_start == 0 {
+                return Err(invalid("symbols", format!("`{}` in {path}: lineStart is 1-based", s.name)));
+            }
+            Ok(Symbol {
+                kind,
+                name: s.name.clone(),
+                qualified_name: s.qualified_name.clone().unwrap_or_else(|| s.name.clone()),
+                parent: s.parent.clone(),
+                signature: s.signature.clone().unwrap_or_default(),
+                line_start: s.line_start,
+                line_end,
+                byte_start: 0,
+                byte_end: 0,
+            })
+        })
+        .collect()
+}
+
+/// Indexes pushed files: parsed from their content, or from their outline.
+pub async fn push_structure(
+    kb: &Kb,
+    req: StructurePush,
+    priority: Priority,
+) -> Result<PushOutcome, KbError> {
+    let ctx = push_context(&req.scope, &req.repository)?;
+    validate::bounded_text("branch", &req.branch, 256)?;
+    check_count("files", req.files.len())?;
+    let mut out = PushOutcome {
+        received: req.files.len(),
+        ..Default::default()
+    };
+    let (branch, commit) = (req.branch.clone(), req.commit.clone());
+    let files = req.files;
+    let (prepared, skipped) = tokio::task::spawn_blocking(move || {
+        let mut prepared = Vec::new();
+        let mut skipped = Vec::new();
+        for f in files {
+            if let Err(e) = validate::bounded_text("path", &f.path, 4096) {
+                skipped.push(Skipped {
+                    item: f.path.clone(),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+            if let Some(reason) = skip_by_path(&f.path)
+                .filter(|r| !matches!(r, evident_code::skip::SkipReason::NotText))
+            {
+                skipped.push(Skipped {
+                    item: f.path,
+                    reason: reason.as_str().into(),
+                });
+                continue;
+            }
+            let source = match (&f.content, f.symbols.is_empty()) {
+                (Some(content), _) => {
+                    if let Some(reason) = skip_by_content(content.as_bytes(), 1024 * 1024) {
+                        skipped.push(Skipped {
+                            item: f.path,
+                            reason: reason.as_str().into(),
+                        });
+                        continue;
+                    }
+                    let structure = match f.language.as_deref().and_then(Language::from_name) {
+                        Some(lang) => evident_code::outline(lang, &f.path, content)
+                            .map(evident_code::structure::Structure::Code)
+                            .unwrap_or(evident_code::structure::Structure::Text),
+                        None => analyse(&f.path, content)
+                            .unwrap_or(evident_code::structure::Structure::Text),
+                    };
+                    let v = FileVersion {
+                        branch: &branch,
+                        commit: commit.as_deref(),
+                        path: &f.path,
+                        content,
+                    };
+                    file_source(&ctx, &v, &structure, &CodeChunking::default())
+                }
+                (None, false) => match pushed_symbols(&f.path, &f.symbols) {
+                    Ok(symbols) => {
+                        let imports: Vec<Import> = f
+                            .imports
+                            .iter()
+                            .map(|t| Import {
+                                target: t.clone(),
+                                line: 1,
+                            })
+                            .collect();
+                        outline_source(
+                            &ctx,
+                            &branch,
+                            commit.as_deref(),
+                            &f.path,
+                            f.language.as_deref(),
+                            &symbols,
+                            &imports,
+                        )
+                    }
+                    Err(e) => {
+                        skipped.push(Skipped {
+                            item: f.path,
+                            reason: e.to_string(),
+                        });
+                        continue;
+                    }
+                },
+                (None, true) => {
+                    skipped.push(Skipped {
+                        item: f.path,
+                        reason: "neither content nor symbols".into(),
+                    });
+                    continue;
+                }
+            };
+            match source {
+                Some(s) => prepared.push((f.path, s)),
+                None => skipped.push(Skipped {
+                    item: f.path,
+                    reason: "empty".into(),
+                }),
+            }
+        }
+        (prepared, skipped)
+    })
+    .await
+    .map_err(|e| KbError::Invalid(format!("parsing failed: {e}")))?;
+    out.skipped = skipped;
+    let (items, sources): (Vec<String>, Vec<_>) = prepared.into_iter().unzip();
+    let results = ingest_all(kb, sources, PUSH_PARALLEL, priority).await;
+    tally(&mut out, items, results)?;
+    Ok(out)
+}
+
+/// A pushed file change.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PushedChange {
+    pub path: String,
+    #[serde(default)]
+    pub old_path: Option<String>,
+    /// `A`, `M`, `D`, `R`, `C`, `T` (a similarity suffix such as `R095` is accepted).
+    pub status: String,
+    #[serde(default)]
+    pub binary: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PushedCommit {
+    pub hash: String,
+    #[serde(default)]
+    pub parents: Vec<String>,
+    pub author_name: String,
+    pub author_email: String,
+    #[serde(default)]
+    pub committer_name: Option<String>,
+    #[serde(default)]
+    pub committer_email: Option<String>,
+    pub date: String,
+    pub message: String,
+    #[serde(default)]
+    pub files: Vec<PushedChange>,
+    /// The commit's unified diff (`git show` output); hunks attach to the listed files.
+    #[serde(default)]
+    pub diff: Option<String>,
+}
+
+/// `POST /api/v1/ingest/git-commits`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CommitsPush {
+    #[serde(flatten)]
+    pub scope: PushScope,
+    pub repository: String,
+    /// Links the commits to this branch (`has_commit`).
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Where `#12` points (`github:owner/repo`); default `issues:{repository}`.
+    #[serde(default)]
+    pub issue_tracker: Option<String>,
+    pub commits: Vec<PushedCommit>,
+}
+
+fn to_commit_info(c: PushedCommit) -> Result<CommitInfo, KbError> {
+    let hex = |h: &str| h.len() >= 4 && h.len() <= 64 && h.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex(&c.hash) || !c.parents.iter().all(|p| hex(p)) {
+        return Err(invalid(
+            "hash",
+            format!("`{}`: commit ids are hexadecimal", c.hash),
+        ));
+    }
+    humantime::parse_rfc3339_weak(&c.date)
+        .map_err(|e| invalid("date", format!("`{}`: {e}", c.date)))?;
+    let mut files: Vec<FileChange> = Vec::with_capacity(c.files.len());
+    for f in &c.files {
+        let status = f
+            .status
+            .chars()
+            .next()
+            .and_then(ChangeStatus::from_letter)
+            .ok_or_else(|| {
+                invalid(
+                    "status",
+                    format!("`{}` for {}: use A, M, D, R, C or T", f.status, f.path),
+                )
+            })?;
+        files.push(FileChange {
+            path: f.path.clone(),
+            old_path: f.old_path.clone(),
+            status,
+            binary: f.binary,
+            omitted: None,
+            hunks: Vec::new(),
+        });
+    }
+    if let Some(diff) = &c.diff {
+        for (path, old, hunks) in parse_unified_diff(diff) {
+            match files
+                .iter_mut()
+                .find(|f| f.path == path || f.old_path.as_deref() == Some(path.as_str()))
+            {
+                Some(f) => f.hunks = hunks,
+                // Listed only in the diff: the diff says what happened.
+                None => files.push(FileChange {
+                    status: if old.is_some() {
+                        ChangeStatus::Renamed
+                    } else {
+                        ChangeStatus::Modified
+                    },
+                    path,
+                    old_path: old,
+                    binary: false,
+                    omitted: None,
+                    hunks,
+                }),
+            }
+        }
+    }
+    Ok(CommitInfo {
+        hash: c.hash.to_ascii_lowercase(),
+        parents: c.parents.iter().map(|p| p.to_ascii_lowercase()).collect(),
+        author_name: c.author_name,
+        author_email: c.author_email,
+        committer_name: c.committer_name,
+        committer_email: c.committer_email,
+        date: c.date,
+        message: c.message,
+        files,
+    })
+}
+
+/// Indexes pushed commits exactly like commits read from a repository.
+pub async fn push_commits(
+    kb: &Kb,
+    req: CommitsPush,
+    priority: Priority,
+) -> Result<PushOutcome, KbError> {
+    let ctx = push_context(&req.scope, &req.repository)?;
+    check_count("commits", req.commits.len())?;
+    if let Some(b) = &req.branch {
+        validate::bounded_text("branch", b, 256)?;
+    }
+    let issues = match req.issue_tracker.as_deref().and_then(|t| t.split_once(':')) {
+        Some((tracker, project)) => IssueContext {
+            tracker: tracker.into(),
+            project: project.into(),
+        },
+        None => IssueContext {
+            tracker: "issues".into(),
+            project: req.repository.clone(),
+        },
+    };
+    let mut out = PushOutcome {
+        received: req.commits.len(),
+        ..Default::default()
+    };
+    let mut items = Vec::new();
+    let mut prepared = Vec::new();
+    for c in req.commits {
+        let hash = c.hash.clone();
+        match to_commit_info(c) {
+            Ok(info) => {
+                items.push(hash);
+                prepared.push(commit_source(
+                    &ctx,
+                    &info,
+                    &issues,
+                    CodeChunking::default().max_tokens,
+                ));
+            }
+            Err(e) => out.skipped.push(Skipped {
+                item: hash,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    let results = ingest_commits(
+        kb,
+        &ctx.scope,
+        &ctx.repository,
+        req.branch.as_deref(),
+        prepared,
+        PUSH_PARALLEL,
+        priority,
+    )
+    .await?;
+    tally(&mut out, items, results)?;
+    Ok(out)
+}
+
+/// `POST /api/v1/ingest/cpg`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CpgPush {
+    #[serde(flatten)]
+    pub scope: PushScope,
+    pub repository: String,
+    /// Names this export (a later push with the same name replaces it). Default `default`.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub edges: Vec<CpgEdge>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CpgOutcome {
+    pub edges: usize,
+    pub status: IngestStatus,
+    /// Endpoints no structural ingest defined: kept as bare symbol nodes.
+    pub unresolved: usize,
+    pub unresolved_examples: Vec<String>,
+}
+
+/// Stores a call-graph export; reports the endpoints the graph did not know.
+pub async fn push_cpg(kb: &Kb, req: CpgPush, priority: Priority) -> Result<CpgOutcome, KbError> {
+    let ctx = push_context(&req.scope, &req.repository)?;
+    check_count("edges", req.edges.len())?;
+    if req.edges.len() > 200_000 {
+        return Err(validate::FieldError::TooLong {
+            field: "edges",
+            len: req.edges.len(),
+            max: 200_000,
+        }
+        .into());
+    }
+    let name = req.name.clone().unwrap_or_else(|| "default".into());
+    check_id(&slug(&name)).map_err(|_| invalid("name", "a short name"))?;
+    for e in &req.edges {
+        if !CPG_EDGE_TYPES.contains(&e.edge_type.as_str()) {
+            return Err(invalid(
+                "edges",
+                format!(
+                    "type `{}`: use one of {}",
+                    e.edge_type,
+                    CPG_EDGE_TYPES.join(", ")
+                ),
+            ));
+        }
+        validate::bounded_text("edges", &e.from, 1024)?;
+        validate::bounded_text("edges", &e.to, 1024)?;
+    }
+    // Which endpoints does the graph already know (from structural ingest)?
+    let vis = Visibility::of(ctx.scope.clone());
+    let mut names: Vec<&str> = req
+        .edges
+        .iter()
+        .flat_map(|e| [e.from.as_str(), e.to.as_str()])
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let keys: Vec<_> = names
+        .iter()
+        .map(|n| evident_core::keys::symbol(&ctx.repository, n))
+        .collect();
+    let mut known = std::collections::HashSet::new();
+    for batch in keys.chunks(500) {
+        for n in kb.stores().graph.get_nodes(&vis, batch).await? {
+            known.insert(n.key);
+        }
+    }
+    let unresolved: Vec<String> = names
+        .iter()
+        .zip(&keys)
+        .filter(|(_, k)| !known.contains(*k))
+        .map(|(n, _)| n.to_string())
+        .collect();
+    let source = cpg_source(&ctx, &slug(&name), &req.edges);
+    let outcome = kb.ingest_prepared(source, priority).await?;
+    if !unresolved.is_empty() {
+        tracing::info!(repository = %ctx.repository, unresolved = unresolved.len(), "call-graph endpoints not defined by structural ingest; kept as bare symbols");
+    }
+    Ok(CpgOutcome {
+        edges: outcome.edges,
+        status: outcome.status,
+        unresolved: unresolved.len(),
+        unresolved_examples: unresolved.into_iter().take(20).collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registrations_are_validated_and_named() {
+        let req = GitSourceRequest {
+            client_id: Some("Acme".into()),
+            url: Some("https://github.com/acme/shop.git".into()),
+            ..Default::default()
+        };
+        let s = req.to_source(1).expect("valid");
+        assert_eq!(s.id, "acme.shop");
+        assert_eq!(s.config["name"], "shop");
+        assert_eq!(s.interval_secs, DEFAULT_INTERVAL_SECS);
+        let bad = [
+            GitSourceRequest {
+                client_id: Some("a".into()),
+                ..Default::default()
+            },
+            GitSourceRequest {
+                url: Some("https://x/y.git".into()),
+                ..Default::default()
+            },
+            GitSourceRequest {
+                client_id: Some("a".into()),
+                path: Some("relative/path".into()),
+                ..Default::default()
+            },
+            GitSourceRequest {
+                client_id: Some("a".into()),
+                url: Some("https://x/y.git".into()),
+                interval_secs: Some(1),
+                ..Default::default()
+            },
+            GitSourceRequest {
+                client_id: Some("a".into()),
+                url: Some("https://x/y.git".into()),
+                id: Some("Bad Id".into()),
+                ..Default::default()
+            },
+        ];
+        for b in bad {
+            assert!(b.to_source(1).is_err(), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn pushed_commits_are_validated() {
+        let ok = PushedCommit {
+            hash: "abc123".into(),
+            parents: vec![],
+            author_name: "A".into(),
+            author_email: "a@x.io".into(),
+            committer_name: None,
+            committer_email: None,
+            date: "2026-01-01T00:00:00Z".into(),
+            message: "m".into(),
+            files: vec![PushedChange {
+                path: "a.rs".into(),
+                old_path: None,
+                status: "R095".into(),
+                binary: false,
+            }],
+            diff: Some(
+                "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-x\n+y\n".into(),
+            ),
+        };
+        let info = to_commit_info(ok.clone()).expect("valid");
+        assert_eq!(info.files[0].status, ChangeStatus::Renamed);
+        assert_eq!(info.files[0].hunks.len(), 1);
+        assert!(
+            to_commit_info(PushedCommit {
+                hash: "zz".into(),
+                ..ok.clone()
+            })
+            .is_err()
+        );
+        assert!(
+            to_commit_info(PushedCommit {
+                date: "yesterday".into(),
+                ..ok.clone()
+            })
+            .is_err()
+        );
+        let bad_status = PushedCommit {
+            files: vec![PushedChange {
+                path: "a".into(),
+                old_path: None,
+                status: "Q".into(),
+                binary: false,
+            }],
+            ..ok
+        };
+        assert!(to_commit_info(bad_status).is_err());
+    }
+}
