@@ -25,6 +25,10 @@ enum Command {
     Serve(ServeArgs),
     /// Run queue workers only (no HTTP API), for scale-out.
     Worker(WorkerArgs),
+    /// Run source indexers only (pollers: no HTTP API, no queue workers), for scale-out.
+    Indexer(WorkerArgs),
+    /// Register, list and remove continuously indexed sources of a running server.
+    Source(SourceArgs),
     /// Inspect and steer the qualification queue of a running server.
     Queue(QueueArgs),
     /// Ingest a file, a directory of documents, or stdin (`-`) through a running server.
@@ -55,6 +59,13 @@ pub struct ServeArgs {
     /// Serve the API only; leave the queue to `evident worker` processes.
     #[arg(long)]
     pub no_workers: bool,
+    /// Do not poll sources; leave that to `evident indexer` processes.
+    #[arg(long)]
+    pub no_indexers: bool,
+    /// Follow these local git repositories (every file and commit, kept up to date) for
+    /// `--client`.
+    #[arg(long = "index-git", value_name = "REPO", num_args = 1..)]
+    pub index_git: Vec<PathBuf>,
 }
 
 #[derive(Args)]
@@ -65,6 +76,56 @@ pub struct WorkerArgs {
     /// Data directory of the embedded store [default: ./evident-data].
     #[arg(long)]
     pub data: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct SourceArgs {
+    #[command(subcommand)]
+    op: SourceOp,
+    #[command(flatten)]
+    scope: ScopeArgs,
+    #[command(flatten)]
+    server: Server,
+}
+
+#[derive(Subcommand)]
+enum SourceOp {
+    /// Follow a repository: a clone URL or a local path.
+    Add {
+        #[command(subcommand)]
+        kind: AddSource,
+    },
+    /// Registered sources with their polling status.
+    Ls,
+    /// Stop following a source and remove what it indexed.
+    Rm { id: String },
+}
+
+#[derive(Subcommand)]
+enum AddSource {
+    /// A git repository (URL or local path).
+    Git {
+        /// Clone URL (https, file://) or path of a local repository.
+        location: String,
+        /// Name in node keys (default: from the location).
+        #[arg(long)]
+        name: Option<String>,
+        /// Source id (default: CLIENT.NAME).
+        #[arg(long)]
+        id: Option<String>,
+        /// Branch name or glob to follow (repeatable; default: the default branch).
+        #[arg(long = "branch")]
+        branches: Vec<String>,
+        /// Polling interval in seconds.
+        #[arg(long)]
+        interval: Option<u64>,
+        /// Environment variable (on the server) holding the access token.
+        #[arg(long)]
+        token_env: Option<String>,
+        /// Where `#12` in commit messages points, e.g. `github:owner/repo`.
+        #[arg(long)]
+        issue_tracker: Option<String>,
+    },
 }
 
 #[derive(Args)]
@@ -202,6 +263,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => crate::serve::run(args).await,
         Command::Worker(args) => crate::serve::run_workers(args).await,
+        Command::Indexer(args) => crate::serve::run_indexers(args).await,
+        Command::Source(args) => source(args).await,
         Command::Queue(args) => queue(args).await,
         Command::Ingest(args) => ingest(args).await,
         Command::Search(args) => search(args).await,
@@ -448,6 +511,99 @@ async fn queue(args: QueueArgs) -> anyhow::Result<()> {
                 )
                 .await?;
             println!("{} is {}", task_id, out["state"].as_str().unwrap_or("?"));
+        }
+    }
+    Ok(())
+}
+
+async fn source(args: SourceArgs) -> anyhow::Result<()> {
+    let client = Client::new(&args.server.server)?;
+    let mut scope_q: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in [
+        ("clientId", &args.scope.client),
+        ("projectId", &args.scope.project),
+        ("groupId", &args.scope.group),
+    ] {
+        if let Some(v) = v {
+            scope_q.push((k, v));
+        }
+    }
+    match args.op {
+        SourceOp::Add {
+            kind:
+                AddSource::Git {
+                    location,
+                    name,
+                    id,
+                    branches,
+                    interval,
+                    token_env,
+                    issue_tracker,
+                },
+        } => {
+            if args.scope.client.is_none() {
+                bail!("give --client ID");
+            }
+            let mut body = json!({"name": name, "id": id, "branches": branches, "intervalSecs": interval, "tokenEnv": token_env, "issueTracker": issue_tracker});
+            let local = std::path::Path::new(&location);
+            if local.exists() {
+                let abs = local
+                    .canonicalize()
+                    .with_context(|| format!("resolving {location}"))?;
+                body["path"] = json!(abs);
+            } else {
+                body["url"] = json!(location);
+            }
+            scope_json(&args.scope, &mut body);
+            let out = client.post("/api/v1/sources/git", &body).await?;
+            println!(
+                "following {} as `{}` (every {} s); `evident source ls --client {}` shows progress",
+                location,
+                out["id"].as_str().unwrap_or("?"),
+                out["intervalSecs"],
+                args.scope.client.as_deref().unwrap_or("")
+            );
+        }
+        SourceOp::Ls => {
+            let out = client.get("/api/v1/sources/git", &scope_q).await?;
+            println!(
+                "{:<28} {:<6} {:<22} {:<10}  last poll",
+                "id", "kind", "repository", "status"
+            );
+            for s in out["sources"].as_array().cloned().unwrap_or_default() {
+                let status = &s["status"];
+                let state = if status["lastError"].is_string() {
+                    "error"
+                } else if status["lastPollAt"].is_number() {
+                    "ok"
+                } else {
+                    "pending"
+                };
+                println!(
+                    "{:<28} {:<6} {:<22} {:<10}  {}{}",
+                    s["id"].as_str().unwrap_or("?"),
+                    s["kind"].as_str().unwrap_or("?"),
+                    s["config"]["name"].as_str().unwrap_or("?"),
+                    state,
+                    serde_json::to_string(&status["stats"]).unwrap_or_default(),
+                    status["lastError"]
+                        .as_str()
+                        .map(|e| format!("  ({e})"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+        SourceOp::Rm { id } => {
+            let out = client
+                .delete(
+                    &format!("/api/v1/sources/git/{}", crate::client::encode_path(&id)),
+                    &scope_q,
+                )
+                .await?;
+            println!(
+                "removed {id}; purge queued as {}",
+                out["taskId"].as_str().unwrap_or("?")
+            );
         }
     }
     Ok(())

@@ -80,6 +80,16 @@ impl Client {
         self.send(req, path).await
     }
 
+    pub async fn delete(&self, path: &str, query: &[(&str, &str)]) -> anyhow::Result<Value> {
+        self.send(
+            self.http
+                .delete(format!("{}{path}", self.base))
+                .query(query),
+            path,
+        )
+        .await
+    }
+
     pub async fn get(&self, path: &str, query: &[(&str, &str)]) -> anyhow::Result<Value> {
         self.send(
             self.http.get(format!("{}{path}", self.base)).query(query),

@@ -74,10 +74,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     ));
     let pruner = tokio::spawn(evident_qualifier::prune_loop(
         opened.kb.stores().queue.clone(),
-        clock,
+        clock.clone(),
         cfg.queue.retention_hours,
         cancel.clone(),
     ));
+    opened.register_config_sources(&cfg, clock.now_ms()).await;
+    for repo in &args.index_git {
+        register_local_repo(&opened, repo, &args.client, clock.now_ms()).await;
+    }
+    let indexers = (!args.no_indexers).then(|| {
+        tokio::spawn(opened.git_poller(&cfg, clock.clone()).run(
+            cancel.clone(),
+            std::time::Duration::from_secs(cfg.git.poll_tick_secs),
+        ))
+    });
 
     if !args.ingest.is_empty() {
         ingest_local(&opened.kb, &args.ingest, &args.client, &cancel).await;
@@ -90,6 +100,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     server.await.context("server task")?.context("serving")?;
     workers.await.context("worker pool")?;
     pruner.await.context("pruner")?;
+    if let Some(i) = indexers {
+        i.await.context("indexers")?;
+    }
     opened.close();
     eprintln!("evident stopped");
     Ok(())
@@ -116,6 +129,62 @@ pub async fn run_workers(args: WorkerArgs) -> anyhow::Result<()> {
     opened.close();
     eprintln!("evident stopped");
     Ok(())
+}
+
+/// Source indexers only (no HTTP API, no queue workers), for scale-out deployments.
+pub async fn run_indexers(args: WorkerArgs) -> anyhow::Result<()> {
+    let cfg = load(args.config.as_deref(), args.data)?;
+    let cancel = evident_runtime::shutdown_on_signals();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let opened = evident_runtime::open(&cfg)
+        .await
+        .context("opening the store")?;
+    opened.register_config_sources(&cfg, clock.now_ms()).await;
+    eprintln!(
+        "evident indexer running (looking for due sources every {} s)",
+        cfg.git.poll_tick_secs
+    );
+    opened
+        .git_poller(&cfg, clock)
+        .run(
+            cancel,
+            std::time::Duration::from_secs(cfg.git.poll_tick_secs),
+        )
+        .await;
+    opened.close();
+    eprintln!("evident stopped");
+    Ok(())
+}
+
+/// `--index-git REPO`: follows a local repository for `client`, polled every 30 s.
+async fn register_local_repo(
+    opened: &evident_runtime::Opened,
+    repo: &std::path::Path,
+    client: &str,
+    now: i64,
+) {
+    let path = match repo.canonicalize() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("not following {}: {e}", repo.display());
+            return;
+        }
+    };
+    let req = evident_indexers::git::service::GitSourceRequest {
+        client_id: Some(client.to_string()),
+        path: Some(path.clone()),
+        interval_secs: Some(30),
+        ..Default::default()
+    };
+    match evident_indexers::git::service::register(&opened.kb, &req, now).await {
+        Ok(s) => eprintln!(
+            "following git repository {} as `{}`: every file and commit, re-polled every {} s",
+            path.display(),
+            s.id,
+            s.interval_secs
+        ),
+        Err(e) => eprintln!("not following {}: {e}", path.display()),
+    }
 }
 
 async fn ingest_local(

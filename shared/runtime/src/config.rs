@@ -37,6 +37,96 @@ pub struct Config {
     pub chunking: ChunkingSettings,
     pub log: LogConfig,
     pub queue: evident_qualifier::QueueConfig,
+    pub git: GitSettings,
+    pub sources: SourcesConfig,
+}
+
+/// `[git]`: how the git indexer works.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitSettings {
+    /// Mirrors of remote repositories; a relative path is under `store.data_dir`.
+    pub mirrors_dir: PathBuf,
+    /// How often the poller looks for sources whose interval has passed.
+    pub poll_tick_secs: u64,
+    /// Files per structural task and commits per history task.
+    pub files_per_task: usize,
+    pub commits_per_task: usize,
+    /// Sources (files, commits) ingested concurrently within one task.
+    pub parallel_ingests: usize,
+    /// Token budget of one code chunk.
+    pub code_chunk_tokens: usize,
+}
+
+/// `[sources]`: sources registered at start-up (they can also be registered by API or CLI).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourcesConfig {
+    #[serde(default)]
+    pub git: Vec<GitSourceEntry>,
+}
+
+/// One `[[sources.git]]` entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitSourceEntry {
+    pub client: String,
+    #[serde(default)]
+    pub project: Option<String>,
+    #[serde(default)]
+    pub group: Option<String>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    #[serde(default)]
+    pub branches: Vec<String>,
+    #[serde(default)]
+    pub interval_secs: Option<u64>,
+    #[serde(default)]
+    pub username_env: Option<String>,
+    #[serde(default)]
+    pub token_env: Option<String>,
+    #[serde(default)]
+    pub issue_tracker: Option<String>,
+    #[serde(default)]
+    pub max_file_bytes: Option<u64>,
+}
+
+impl GitSourceEntry {
+    pub fn to_request(&self) -> evident_indexers::git::service::GitSourceRequest {
+        evident_indexers::git::service::GitSourceRequest {
+            client_id: Some(self.client.clone()),
+            project_id: self.project.clone(),
+            group_id: self.group.clone(),
+            id: self.id.clone(),
+            name: self.name.clone(),
+            url: self.url.clone(),
+            path: self.path.clone(),
+            branches: self.branches.clone(),
+            interval_secs: self.interval_secs,
+            username_env: self.username_env.clone(),
+            token_env: self.token_env.clone(),
+            issue_tracker: self.issue_tracker.clone(),
+            max_file_bytes: self.max_file_bytes,
+            enabled: Some(true),
+        }
+    }
+}
+
+impl GitSettings {
+    /// Where mirrors live for a data directory.
+    pub fn mirrors(&self, data_dir: &Path) -> PathBuf {
+        if self.mirrors_dir.is_absolute() {
+            self.mirrors_dir.clone()
+        } else {
+            data_dir.join(&self.mirrors_dir)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -218,6 +308,21 @@ impl Config {
             return Err(ConfigError::Invalid(
                 "queue.backoff_initial_secs must be ≥ 1 and ≤ queue.backoff_cap_secs".into(),
             ));
+        }
+        if self.git.poll_tick_secs == 0
+            || self.git.files_per_task == 0
+            || self.git.commits_per_task == 0
+            || self.git.parallel_ingests == 0
+            || self.git.code_chunk_tokens < 32
+        {
+            return Err(ConfigError::Invalid(
+                "git: poll_tick_secs, files_per_task, commits_per_task and parallel_ingests must be ≥ 1, code_chunk_tokens ≥ 32".into(),
+            ));
+        }
+        for (i, g) in self.sources.git.iter().enumerate() {
+            g.to_request()
+                .to_source(0)
+                .map_err(|e| ConfigError::Invalid(format!("sources.git[{i}]: {e}")))?;
         }
         if self.write_pools.interactive == 0 || self.write_pools.bulk == 0 {
             return Err(ConfigError::Invalid("write_pools sizes must be ≥ 1".into()));

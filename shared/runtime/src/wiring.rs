@@ -47,6 +47,38 @@ fn hostname() -> String {
 }
 
 impl Opened {
+    /// The git poller of this process (`owner` names it for source leases).
+    pub fn git_poller(
+        &self,
+        cfg: &Config,
+        clock: std::sync::Arc<dyn evident_store::queue::Clock>,
+    ) -> evident_indexers::git::GitPoller {
+        evident_indexers::git::GitPoller {
+            indexers: self.kb.stores().indexers.clone(),
+            tasks: self.tasks.clone(),
+            mirrors: cfg.git.mirrors(&cfg.store.data_dir),
+            owner: format!("{}-{}-indexer", hostname(), std::process::id()),
+            clock,
+            batches: evident_indexers::git::poller::Batches {
+                files: cfg.git.files_per_task,
+                commits: cfg.git.commits_per_task,
+            },
+            priority: evident_ai::Priority::DEFAULT,
+        }
+    }
+
+    /// Registers the sources of `[sources]` (idempotent: settings are updated, status kept).
+    pub async fn register_config_sources(&self, cfg: &Config, now: i64) {
+        for g in &cfg.sources.git {
+            match evident_indexers::git::service::register(&self.kb, &g.to_request(), now).await {
+                Ok(s) => tracing::info!(source_id = %s.id, "git source from the configuration"),
+                Err(e) => {
+                    tracing::error!(error = %e, "git source from the configuration not registered")
+                }
+            }
+        }
+    }
+
     /// Flushes counters and saves the vector index. Call once, at shutdown.
     pub fn close(&self) {
         if let Err(e) = self.embedded.close() {
@@ -89,7 +121,22 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
             min_tokens: cfg.chunking.min_tokens,
         });
     let tasks = evident_kb::TaskSubmitter::new(kb.stores().queue.clone());
-    let handlers = evident_kb::TaskHandlers::new(&kb);
+    let mut handlers = evident_kb::TaskHandlers::new(&kb);
+    evident_indexers::git::GitTasks {
+        kb: kb.clone(),
+        indexers: kb.stores().indexers.clone(),
+        mirrors: cfg.git.mirrors(&cfg.store.data_dir),
+        code_chunking: evident_code::chunks::CodeChunking {
+            max_tokens: cfg.git.code_chunk_tokens,
+            ..Default::default()
+        },
+        doc_chunking: ChunkingConfig {
+            max_tokens: cfg.chunking.max_tokens,
+            min_tokens: cfg.chunking.min_tokens,
+        },
+        parallel: cfg.git.parallel_ingests,
+    }
+    .register(&mut handlers);
     Ok(Opened {
         kb,
         embedded,

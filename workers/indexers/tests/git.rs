@@ -438,6 +438,28 @@ async fn history_structure_and_identities_are_indexed_exactly() {
     // Nothing new: the next poll queues nothing.
     let again = h.poll("acme.shop").await;
     assert_eq!((again.changed_branches, again.tasks), (0, 0));
+    // What was skipped stays visible in the source's status after quiet polls.
+    let status =
+        h.kb.stores()
+            .indexers
+            .get_source("acme.shop")
+            .await
+            .expect("get")
+            .expect("source")
+            .status;
+    assert_eq!(
+        status.stats["totals"]["skipped"]["vendored"], 1,
+        "{}",
+        status.stats
+    );
+    assert_eq!(status.stats["totals"]["newCommits"], 2);
+    assert!(
+        status.stats["totals"]["skippedExamples"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|e| e
+                .as_str()
+                .is_some_and(|e| e.contains("vendor/lib/jquery.js"))))
+    );
     let report = h.store.check_integrity().await.expect("integrity");
     assert!(report.is_ok(), "{report:?}");
 }

@@ -208,14 +208,9 @@ impl GitPoller {
             report.deleted_branches += 1;
             report.tasks += 1;
         }
+        let stats = accumulate(&source.status.stats, &report);
         self.indexers
-            .record_poll(
-                &source.id,
-                &self.owner,
-                self.clock.now_ms(),
-                None,
-                &serde_json::to_value(&report).unwrap_or_default(),
-            )
+            .record_poll(&source.id, &self.owner, self.clock.now_ms(), None, &stats)
             .await?;
         Ok(Some(report))
     }
@@ -345,6 +340,32 @@ impl GitPoller {
             }
         }
     }
+}
+
+/// The stats kept with a source: the last poll's report, and totals since registration
+/// (skips included, with examples), so what was skipped stays visible after quiet polls.
+fn accumulate(previous: &serde_json::Value, report: &PollReport) -> serde_json::Value {
+    let last = serde_json::to_value(report).unwrap_or_default();
+    let mut totals = previous.get("totals").cloned().unwrap_or_else(|| json!({}));
+    for field in [
+        "newCommits",
+        "removedCommits",
+        "filesQueued",
+        "filesDeleted",
+        "tasks",
+        "deletedBranches",
+    ] {
+        let add = last[field].as_u64().unwrap_or(0);
+        totals[field] = json!(totals[field].as_u64().unwrap_or(0) + add);
+    }
+    for (reason, n) in &report.skipped {
+        let t = &mut totals["skipped"][reason];
+        *t = json!(t.as_u64().unwrap_or(0) + *n as u64);
+    }
+    if !report.skipped_examples.is_empty() {
+        totals["skippedExamples"] = json!(report.skipped_examples);
+    }
+    json!({ "lastPoll": last, "totals": totals })
 }
 
 type Plans = (
