@@ -33,10 +33,11 @@
 //! # Relations
 //!
 //! [`canonical_relation`] turns `Depends On`, `depends-on`, `dependsOn` into `depends_on` and
-//! applies the reference's relation aliases (`requires` → `depends_on`, `authored_by` →
+//! applies the reference's relation aliases (`requires` → `depends_on`, `written_by` →
 //! `created_by`, …). Evident's fixes: `calls`, `references` and `affects` stay their own
-//! types (the reference folded them into `uses` / `modifies` and lost their meaning), and
-//! `A blocked_by B` is stored as `B blocks A` (the reference folded it into `blocks` without
+//! types (the reference folded them into `uses` / `modifies` and lost their meaning), so does
+//! `authored_by` (the git vocabulary's commit → person edge: who wrote a change is not who
+//! created a document), and `A blocked_by B` is stored as `B blocks A` (the reference folded it into `blocks` without
 //! swapping the ends, which reversed the edge). Aliases that would reverse direction
 //! (`needed_by`, `responsible_for`) or change meaning (`overrides`, `reports_to`) are not
 //! applied: they stay as written.
@@ -414,12 +415,12 @@ pub fn canonical_entity_type(ns: &str) -> String {
 /// `dependsOn`, `DEPENDS_ON` → `depends_on`), then the reference aliases apply:
 /// depends_on ← requires, dependency, relies_on; uses ← utilizes, employs, invokes;
 /// contains ← has, includes, comprises, consists_of; belongs_to ← part_of, member_of,
-/// owned_by; created_by ← authored_by, written_by, developed_by; modifies ← changes,
+/// owned_by; created_by ← written_by, developed_by; modifies ← changes,
 /// updates, edits; extends ← inherits; fixes ← resolves, patches; related_to ←
 /// associated_with, linked_to, connected_to; deployed_to ← runs_on, hosted_on, installed_on;
 /// blocks ← prevents.
 ///
-/// Evident's fixes: `calls`, `references` and `affects` stay themselves; `blocked_by` is
+/// Evident's fixes: `calls`, `references`, `affects` and `authored_by` stay themselves; `blocked_by` is
 /// returned as `blocked_by` (it is a direction, not a type: [`parse_relationship`] and
 /// [`find_relationships`] store `A blocked_by B` as `B blocks A`).
 ///
@@ -464,7 +465,7 @@ pub fn canonical_relation(raw: &str) -> Option<String> {
         "utilizes" | "employs" | "invokes" => "uses",
         "has" | "includes" | "comprises" | "consists_of" => "contains",
         "part_of" | "member_of" | "owned_by" => "belongs_to",
-        "authored_by" | "written_by" | "developed_by" => "created_by",
+        "written_by" | "developed_by" => "created_by",
         "changes" | "updates" | "edits" => "modifies",
         "inherits" => "extends",
         "resolves" | "patches" => "fixes",
@@ -1511,7 +1512,7 @@ mod tests {
             ("depends-on", "depends_on"),
             ("DEPENDS_ON", "depends_on"),
             ("dependsOn", "depends_on"),
-            ("authored_by", "created_by"),
+            ("authored_by", "authored_by"),
             ("writtenBy", "created_by"),
             ("utilizes", "uses"),
             ("invokes", "uses"),
@@ -1558,7 +1559,7 @@ mod tests {
         );
         assert_eq!(
             parse_relationship("\"user:John Smith | authored_by | doc:Guide\"", None),
-            Some(rel("user:john_smith", "created_by", "confluence:guide"))
+            Some(rel("user:john_smith", "authored_by", "confluence:guide"))
         );
         assert_eq!(
             parse_relationship("a -> depends on -> b", None),
@@ -1670,7 +1671,7 @@ mod tests {
         assert_eq!(
             rels(&found),
             vec![
-                rel("user:john_smith", "created_by", "confluence:guide"),
+                rel("user:john_smith", "authored_by", "confluence:guide"),
                 rel("entity:a", "uses", "entity:b"),
             ]
         );
@@ -1716,7 +1717,7 @@ mod tests {
         let escaped = r#"relationships = ["user:O\"Brien|AUTHORED_BY|doc:x"]"#;
         assert_eq!(
             rels(&find_relationships(escaped, None)),
-            vec![rel("user:obrien", "created_by", "confluence:x")]
+            vec![rel("user:obrien", "authored_by", "confluence:x")]
         );
         // Prose after the keyword is not a block, and prose list items are not relationships.
         assert!(find_relationships("Relationships: none yet.\n- a|b|c\n", None).is_empty());
