@@ -21,7 +21,7 @@ impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
             interactive: 4,
-            bulk: 2,
+            bulk: 16,
         }
     }
 }

@@ -93,13 +93,15 @@ pub(crate) fn insert_chunk(
 ) -> Result<(u64, Option<u64>)> {
     use rusqlite::OptionalExtension;
     let old: Option<i64> = conn
-        .query_row("SELECT rid FROM chunks WHERE id = ?1", [&chunk.id], |r| {
-            r.get(0)
-        })
+        .prepare_cached("SELECT rid FROM chunks WHERE id = ?1")
+        .map_err(sqlite_err)?
+        .query_row([&chunk.id], |r| r.get(0))
         .optional()
         .map_err(sqlite_err)?;
     if let Some(rid) = old {
-        conn.execute("DELETE FROM chunks WHERE rid = ?1", [rid])
+        conn.prepare_cached("DELETE FROM chunks WHERE rid = ?1")
+            .map_err(sqlite_err)?
+            .execute([rid])
             .map_err(sqlite_err)?;
     }
     let refs: Vec<&str> = chunk.graph_refs.iter().map(NodeKey::as_str).collect();

@@ -111,13 +111,25 @@ pub(crate) fn upsert_graph(
     nodes: &[NodeWrite],
     edges: &[EdgeWrite],
 ) -> Result<()> {
+    // What this write already gave each node: an edge endpoint written here with the edge's
+    // evidence needs no second statement (the knowledge base always sends endpoints).
+    let mut written: HashMap<&str, HashSet<&str>> = HashMap::with_capacity(nodes.len());
     for n in nodes {
         if n.mention_only {
             ensure_node(conn, partition, &n.key, &n.evidence)?;
         } else {
             upsert_node(conn, partition, n)?;
         }
+        written
+            .entry(n.key.as_str())
+            .or_default()
+            .extend(n.evidence.iter().map(|e| e.chunk_id.as_str()));
     }
+    let covered = |key: &NodeKey, evidence: &[Evidence]| {
+        written
+            .get(key.as_str())
+            .is_some_and(|have| evidence.iter().all(|e| have.contains(e.chunk_id.as_str())))
+    };
     let mut stmt = conn
         .prepare_cached(
             "INSERT INTO edges(partition, from_key, edge_type, to_key, props) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -146,8 +158,11 @@ pub(crate) fn upsert_graph(
         add_evidence(conn, "edge_evidence", "eid", eid, &e.evidence)?;
         // An edge's evidence also evidences both endpoints (so a node outlives its edges only
         // while something still mentions it).
-        ensure_node(conn, partition, &e.from, &e.evidence)?;
-        ensure_node(conn, partition, &e.to, &e.evidence)?;
+        for end in [&e.from, &e.to] {
+            if !covered(end, &e.evidence) {
+                ensure_node(conn, partition, end, &e.evidence)?;
+            }
+        }
     }
     Ok(())
 }

@@ -86,9 +86,16 @@ thread_local! {
     static SCORES: RefCell<(Vec<f32>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-impl TextIndex {
-    pub fn add(&self, rid: u64, title: Option<&str>, content: &str) {
-        let rid = rid as u32;
+/// A text's terms with their weighted counts, and its length: computed before the write (off
+/// the commit critical section), inserted at publish.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Analyzed {
+    terms: Vec<(Box<str>, u16)>,
+    len: u32,
+}
+
+impl Analyzed {
+    pub fn of(title: Option<&str>, content: &str) -> Analyzed {
         let mut tf: HashMap<String, u16> = HashMap::new();
         let mut len = 0u32;
         // Count into the map without allocating a key for terms already seen (the common case).
@@ -105,16 +112,34 @@ impl TextIndex {
             terms(t, |w| count(w, TITLE_WEIGHT));
         }
         terms(content, |w| count(w, 1));
+        Analyzed {
+            terms: tf
+                .into_iter()
+                .map(|(t, n)| (t.into_boxed_str(), n))
+                .collect(),
+            len,
+        }
+    }
+}
+
+impl TextIndex {
+    pub fn add(&self, rid: u64, title: Option<&str>, content: &str) {
+        self.insert(rid, Analyzed::of(title, content));
+    }
+
+    /// Indexes a row from its analysis (no tokenizing under the lock).
+    pub fn insert(&self, rid: u64, analyzed: Analyzed) {
+        let rid = rid as u32;
         let mut inner = self.inner.write();
         if inner.doc_len.contains(rid as u64) {
             return; // already indexed (idempotent publish)
         }
-        for (term, n) in tf {
-            let id = match inner.term_ids.get(term.as_str()) {
+        for (term, n) in analyzed.terms {
+            let id = match inner.term_ids.get(&*term) {
                 Some(id) => *id,
                 None => {
                     let id = inner.postings.len() as u32;
-                    inner.term_ids.insert(term.into_boxed_str(), id);
+                    inner.term_ids.insert(term, id);
                     inner.postings.push(Postings::default());
                     id
                 }
@@ -124,8 +149,8 @@ impl TextIndex {
             p.tfs.push(n);
             inner.live_postings += 1;
         }
-        inner.doc_len.insert(rid as u64, len);
-        inner.total_len += len as u64;
+        inner.doc_len.insert(rid as u64, analyzed.len);
+        inner.total_len += analyzed.len as u64;
     }
 
     /// Forgets rows; their postings are skipped and dropped at the next compaction.

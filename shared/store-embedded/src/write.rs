@@ -24,6 +24,8 @@ pub(crate) enum Job {
     /// A source's chunks, graph and registry record.
     Source {
         write: SourceWrite,
+        /// The text analysis of each upserted chunk, done before the job reached the writer.
+        analyzed: Vec<crate::text_index::Analyzed>,
         reply: oneshot::Sender<Result<RemovedCounts>>,
     },
     /// Any other small write (queue state changes): runs in the group's transaction under
@@ -126,13 +128,21 @@ pub(crate) fn unpublish(inner: &Inner, rids: &[u64]) {
     inner.text.remove(rids);
 }
 
-fn publish(conn: &Connection, inner: &Inner, w: SourceWrite, applied: &Applied) -> Result<()> {
+fn publish(
+    conn: &Connection,
+    inner: &Inner,
+    w: SourceWrite,
+    analyzed: Vec<crate::text_index::Analyzed>,
+    applied: &Applied,
+) -> Result<()> {
     unpublish(inner, &applied.forgotten);
-    for (rid, (chunk, vector)) in applied.inserted.iter().zip(w.upsert_chunks) {
+    for ((rid, (chunk, vector)), terms) in
+        applied.inserted.iter().zip(w.upsert_chunks).zip(analyzed)
+    {
         inner
             .vectors
             .track_row(*rid, &chunk.id, &chunk.scope, &chunk.kind);
-        inner.text.add(*rid, chunk.title.as_deref(), &chunk.content);
+        inner.text.insert(*rid, terms);
         inner.vectors.push(*rid, vector);
     }
     retrack(conn, inner, &w.relocate_chunks)
@@ -165,6 +175,7 @@ fn in_savepoint<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<R
 enum Ran {
     Source(
         SourceWrite,
+        Vec<crate::text_index::Analyzed>,
         oneshot::Sender<Result<RemovedCounts>>,
         Result<Applied>,
     ),
@@ -182,9 +193,13 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
         let tx = conn.transaction().map_err(sqlite_err)?;
         for job in pending.by_ref() {
             match job {
-                Job::Source { write, reply } => {
+                Job::Source {
+                    write,
+                    analyzed,
+                    reply,
+                } => {
                     let r = in_savepoint(&tx, || apply_in(&tx, &write))?;
-                    ran.push(Ran::Source(write, reply, r));
+                    ran.push(Ran::Source(write, analyzed, reply, r));
                 }
                 Job::Op(mut op) => {
                     // The op keeps its own result (Ok or the error it answers with).
@@ -199,10 +214,11 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
         Ok(()) => ran
             .into_iter()
             .map(|r| match r {
-                Ran::Source(write, to, Ok(a)) => {
-                    reply(to, publish(&conn, inner, write, &a).map(|_| a.removed))
-                }
-                Ran::Source(_, to, Err(e)) => reply(to, Err(e)),
+                Ran::Source(write, analyzed, to, Ok(a)) => reply(
+                    to,
+                    publish(&conn, inner, write, analyzed, &a).map(|_| a.removed),
+                ),
+                Ran::Source(_, _, to, Err(e)) => reply(to, Err(e)),
                 Ran::Op(op) => Box::new(move || op.answer(Ok(()))) as Reply,
             })
             .collect(),
@@ -212,7 +228,7 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
             tracing::error!(error = %e, "group commit failed; no write of this group was applied");
             ran.into_iter()
                 .map(|r| match r {
-                    Ran::Source(_, to, _) => reply(to, Err(e.clone())),
+                    Ran::Source(_, _, to, _) => reply(to, Err(e.clone())),
                     Ran::Op(op) => {
                         let e = e.clone();
                         Box::new(move || op.answer(Err(e))) as Reply
@@ -312,8 +328,19 @@ impl EmbeddedStore {
                 )));
             }
         }
+        // Tokenizing for the text index happens here, on the caller's side, so the writer
+        // (one thread for the whole store) only inserts postings.
+        let analyzed = write
+            .upsert_chunks
+            .iter()
+            .map(|(c, _)| crate::text_index::Analyzed::of(c.title.as_deref(), &c.content))
+            .collect();
         let (reply, answer) = oneshot::channel();
-        self.send_job(Job::Source { write, reply })?;
+        self.send_job(Job::Source {
+            write,
+            analyzed,
+            reply,
+        })?;
         answer.await.map_err(|_| {
             StoreError::unavailable("the write was not committed (see the log); retry")
         })?

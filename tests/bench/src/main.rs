@@ -6,7 +6,11 @@
 //!   corpus (default 100,000 chunks), then retrieval with expansion, by-kind, and the raw-index floor.
 //! - `queue [--tasks N] [--workers N] [--backlog N] [--probes N]`: enqueue + claim + complete throughput,
 //!   and the latency of priority-1 synchronous ingests with and without a bulk backlog.
+//! - `code [--files N]`: structural indexing of real code (Rust, Python, Java, JavaScript found on
+//!   this machine) next to parse-only and `ctags -R`.
+//! - `commits [--commits N]`: full-history commit ingest next to `git log --name-status`.
 
+mod git;
 mod queue;
 mod retrieve;
 
@@ -165,7 +169,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, queue";
+const SUITES: &str = "retrieve, queue, code, commits";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -182,6 +186,8 @@ fn main() {
     match args.suite.as_str() {
         "retrieve" => rt.block_on(retrieve::run(&args)),
         "queue" => rt.block_on(queue::run(&args)),
+        "code" => rt.block_on(git::code(&args)),
+        "commits" => rt.block_on(git::commits(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

@@ -23,7 +23,7 @@ impl Default for CodeChunking {
     fn default() -> Self {
         CodeChunking {
             max_tokens: 384,
-            min_tokens: 24,
+            min_tokens: 96,
         }
     }
 }

@@ -403,7 +403,7 @@ pub fn commit_source(
             ("subject", subject(&c.message).into()),
             (
                 "message",
-                c.message.chars().take(4000).collect::<String>().into(),
+                c.message.chars().take(1000).collect::<String>().into(),
             ),
             ("authorName", c.author_name.clone().into()),
             ("authorEmail", c.author_email.to_lowercase().into()),

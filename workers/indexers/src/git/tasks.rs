@@ -16,14 +16,14 @@ use evident_code::structure::{
 };
 use evident_core::chunking::ChunkingConfig;
 use evident_core::{PreparedSource, Scope, keys};
-use evident_kb::{Kb, KbError, TaskError, TaskHandler};
+use evident_kb::{IngestStatus, Kb, KbError, TaskError, TaskHandler};
 use evident_store::EdgeKey;
 use evident_store::indexers::IndexerStore;
 use git2::Oid;
 use serde::{Deserialize, Serialize};
 
 use super::repo::{GitError, GitRepo};
-use super::write::{ingest_all, ingest_commits};
+use super::write::ingest_commits;
 use super::{GitSourceConfig, repo_context, source_prefix};
 
 /// Git task bodies (`{"type": "ingest-git-commits", "v": 1, …}`).
@@ -120,6 +120,57 @@ async fn blocking<T: Send + 'static>(
         .map_err(git_err)
 }
 
+/// What reading one file of a structural task gave.
+enum FileOutcome {
+    Prepared(Box<PreparedSource>),
+    Skipped(String, SkipReason),
+    /// Not in the tree (deleted since planning) or without content worth a chunk.
+    Gone(String),
+}
+
+/// Reads one file at a commit and prepares it (skip rules first, then parse and chunk).
+#[allow(clippy::too_many_arguments)]
+fn prepare_file(
+    repo: &GitRepo,
+    at: Oid,
+    cfg: &GitSourceConfig,
+    ctx: &RepoContext,
+    chunking: &CodeChunking,
+    branch: &str,
+    commit: &str,
+    path: String,
+) -> Result<FileOutcome, GitError> {
+    if let Some(reason) = skip_by_path(&path) {
+        return Ok(FileOutcome::Skipped(path, reason));
+    }
+    let Some((blob, size)) = repo.blob_at(at, &path)? else {
+        return Ok(FileOutcome::Gone(path));
+    };
+    if size > cfg.max_file_bytes {
+        return Ok(FileOutcome::Skipped(path, SkipReason::Oversized));
+    }
+    let bytes = repo.blob(blob)?;
+    if let Some(reason) = skip_by_content(&bytes, cfg.max_file_bytes as usize) {
+        return Ok(FileOutcome::Skipped(path, reason));
+    }
+    // Not UTF-8 (Latin-1 sources exist): read it lossily rather than drop it.
+    let content = String::from_utf8_lossy(&bytes);
+    let structure = analyse(&path, &content).unwrap_or_else(|e| {
+        tracing::warn!(%path, error = %e, "unparsable file indexed as text");
+        evident_code::structure::Structure::Text
+    });
+    let version = FileVersion {
+        branch,
+        commit: Some(commit),
+        path: &path,
+        content: &content,
+    };
+    Ok(match file_source(ctx, &version, &structure, chunking) {
+        Some(p) => FileOutcome::Prepared(Box::new(p)),
+        None => FileOutcome::Gone(path),
+    })
+}
+
 /// Executes git tasks.
 #[derive(Clone)]
 pub struct GitTasks {
@@ -201,85 +252,78 @@ impl GitTasks {
             .iter()
             .map(|p| file_urn(&src.id, branch, p))
             .collect();
-        // Read and prepare in batches, so a huge first index does not hold every file in memory.
-        for batch in paths.chunks(64) {
-            let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
-            let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
-            let (branch_s, commit_s, batch) =
-                (branch.to_string(), commit.to_string(), batch.to_vec());
-            let prepared = blocking(move || {
-                let repo = GitRepo::open(&cfg, &mirrors, &id)?;
-                let at = repo.oid(&commit_s)?;
-                let mut out: Vec<Result<PreparedSource, (String, SkipReason)>> = Vec::new();
-                let mut gone = Vec::new();
-                for path in batch {
-                    if let Some(reason) = skip_by_path(&path) {
-                        out.push(Err((path, reason)));
-                        continue;
-                    }
-                    let Some((blob, size)) = repo.blob_at(at, &path)? else {
-                        gone.push(path);
-                        continue;
-                    };
-                    if size > cfg.max_file_bytes {
-                        out.push(Err((path, SkipReason::Oversized)));
-                        continue;
-                    }
-                    let bytes = repo.blob(blob)?;
-                    if let Some(reason) = skip_by_content(&bytes, cfg.max_file_bytes as usize) {
-                        out.push(Err((path, reason)));
-                        continue;
-                    }
-                    // Not UTF-8 (Latin-1 sources exist): read it lossily rather than drop it.
-                    let content = String::from_utf8_lossy(&bytes);
-                    let structure = match analyse(&path, &content) {
-                        Ok(s) => s,
-                        Err(e) => {
-                            tracing::warn!(%path, error = %e, "unparsable file indexed as text");
-                            evident_code::structure::Structure::Text
-                        }
-                    };
-                    let version = FileVersion {
-                        branch: &branch_s,
-                        commit: Some(&commit_s),
-                        path: &path,
-                        content: &content,
-                    };
-                    match file_source(&ctx, &version, &structure, &chunking) {
-                        Some(p) => out.push(Ok(p)),
-                        None => gone.push(path),
-                    }
-                }
-                Ok((out, gone))
-            })
-            .await?;
-            let (prepared, gone) = prepared;
-            to_purge.extend(gone.iter().map(|p| file_urn(&src.id, branch, p)));
-            let mut sources = Vec::new();
-            for p in prepared {
-                match p {
-                    Ok(s) => sources.push(s),
-                    Err((path, reason)) => {
-                        *skipped.entry(reason).or_default() += 1;
-                        metrics::counter!("evident_git_files_skipped_total", "reason" => reason.as_str()).increment(1);
-                        tracing::debug!(%path, reason = reason.as_str(), "file skipped");
-                        // A file that is skipped now may have been indexed before: drop that.
-                        to_purge.push(file_urn(&src.id, branch, &path));
-                    }
+        // A pipeline: a blocking reader parses files one after another and hands each prepared
+        // source over a bounded channel, while up to `parallel` ingests (embedding, writing)
+        // run on the other core. Memory stays bounded by the channel, not by the task.
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<FileOutcome>(2 * self.parallel.max(1));
+        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
+        let (branch_s, commit_s) = (branch.to_string(), commit.to_string());
+        let reader = tokio::task::spawn_blocking(move || -> Result<(), GitError> {
+            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            let at = repo.oid(&commit_s)?;
+            for path in paths {
+                let outcome =
+                    prepare_file(&repo, at, &cfg, &ctx, &chunking, &branch_s, &commit_s, path)?;
+                if tx.blocking_send(outcome).is_err() {
+                    break; // the consumer failed; its error is reported
                 }
             }
-            let n = sources.len();
-            for r in ingest_all(&self.kb, sources, self.parallel, priority).await {
-                if let Err(e) = r {
-                    if e.is_retryable() {
-                        return Err(kb_err(e));
-                    }
+            Ok(())
+        });
+        let mut ingests = tokio::task::JoinSet::new();
+        let mut failure: Option<TaskError> = None;
+        let record = |r: Result<Result<IngestStatus, KbError>, tokio::task::JoinError>,
+                      failure: &mut Option<TaskError>| {
+            match r {
+                Ok(Ok(_)) => metrics::counter!("evident_git_files_indexed_total").increment(1),
+                Ok(Err(e)) if e.is_retryable() => *failure = Some(kb_err(e)),
+                Ok(Err(e)) => {
                     // One bad file never stops the rest.
                     tracing::warn!(error = %e, "file not indexed");
                     metrics::counter!("evident_git_files_failed_total").increment(1);
                 }
+                Err(e) => {
+                    *failure = Some(TaskError::Retryable(format!("ingest worker failed: {e}")))
+                }
             }
-            metrics::counter!("evident_git_files_indexed_total").increment(n as u64);
+        };
+        while let Some(outcome) = rx.recv().await {
+            match outcome {
+                FileOutcome::Prepared(p) => {
+                    while ingests.len() >= self.parallel.max(1) {
+                        if let Some(r) = ingests.join_next().await {
+                            record(r, &mut failure);
+                        }
+                    }
+                    let kb = self.kb.clone();
+                    ingests.spawn(async move {
+                        kb.ingest_prepared(*p, priority).await.map(|o| o.status)
+                    });
+                }
+                FileOutcome::Skipped(path, reason) => {
+                    *skipped.entry(reason).or_default() += 1;
+                    metrics::counter!("evident_git_files_skipped_total", "reason" => reason.as_str()).increment(1);
+                    tracing::debug!(%path, reason = reason.as_str(), "file skipped");
+                    // A file that is skipped now may have been indexed before: drop that.
+                    to_purge.push(file_urn(&src.id, branch, &path));
+                }
+                FileOutcome::Gone(path) => to_purge.push(file_urn(&src.id, branch, &path)),
+            }
+            if failure.is_some() {
+                break;
+            }
+        }
+        drop(rx);
+        while let Some(r) = ingests.join_next().await {
+            record(r, &mut failure);
+        }
+        reader
+            .await
+            .map_err(|e| TaskError::Retryable(format!("repository worker failed: {e}")))?
+            .map_err(git_err)?;
+        if let Some(f) = failure {
+            return Err(f);
         }
         for urn in to_purge {
             self.kb
