@@ -83,7 +83,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         register_local_repo(&opened, repo, &args.client, clock.now_ms()).await;
     }
     let indexers = (!args.no_indexers).then(|| {
-        tokio::spawn(opened.git_poller(&cfg, clock.clone()).run(
+        let ctx = opened.poll_context(clock.clone());
+        tokio::spawn(opened.pollers(&cfg, &ctx).run(
+            ctx,
             cancel.clone(),
             std::time::Duration::from_secs(cfg.git.poll_tick_secs),
         ))
@@ -144,9 +146,11 @@ pub async fn run_indexers(args: WorkerArgs) -> anyhow::Result<()> {
         "evident indexer running (looking for due sources every {} s)",
         cfg.git.poll_tick_secs
     );
+    let ctx = opened.poll_context(clock);
     opened
-        .git_poller(&cfg, clock)
+        .pollers(&cfg, &ctx)
         .run(
+            ctx,
             cancel,
             std::time::Duration::from_secs(cfg.git.poll_tick_secs),
         )

@@ -112,6 +112,15 @@ pub enum Locator {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         comment_id: Option<String>,
     },
+    /// A section of a wiki page at one version.
+    Page {
+        page_id: String,
+        version: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        section: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
+    },
     /// A commit of a repository as a whole (its message and metadata).
     Commit { repository: String, commit: String },
     /// A time span of a meeting transcript.
@@ -188,6 +197,17 @@ impl Locator {
                 char_start: base_start + char_start,
                 char_end: base_start + char_end,
             },
+            Some(Locator::Page {
+                page_id,
+                version,
+                uri,
+                ..
+            }) => Locator::Page {
+                page_id: page_id.clone(),
+                version: *version,
+                section: section.map(str::to_string),
+                uri: uri.clone(),
+            },
             Some(
                 other @ (Locator::Issue { .. }
                 | Locator::Transcript { .. }
@@ -240,6 +260,15 @@ impl Locator {
             } => match comment_id {
                 Some(c) => format!("{tracker}:{issue_key}#comment-{c}"),
                 None => format!("{tracker}:{issue_key}"),
+            },
+            Locator::Page {
+                page_id,
+                version,
+                section,
+                ..
+            } => match section {
+                Some(s) => format!("page:{page_id}@v{version}#{s}"),
+                None => format!("page:{page_id}@v{version}"),
             },
             Locator::Commit { repository, commit } => {
                 format!("{repository}@{}", &commit[..commit.len().min(12)])

@@ -6,6 +6,7 @@
 //! is stored: chunk ids, freshness, alias resolution, embedding only new chunks, atomic
 //! writes. Keeping the two apart is what lets every source type share one write path.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::model::Locator;
@@ -13,7 +14,8 @@ use crate::refs::NodeKey;
 use crate::scope::Scope;
 
 /// Which chunks of the source evidence a node or an edge.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum EvidenceSpec {
     /// These chunks (indexes into [`PreparedSource::chunks`]).
     Chunks(Vec<usize>),
@@ -31,7 +33,8 @@ impl EvidenceSpec {
 }
 
 /// One chunk: its exact text and where it comes from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PreparedChunk {
     pub text: String,
     /// The chunk's kind when it differs from the source's (a commit's diff chunks are
@@ -63,7 +66,8 @@ impl PreparedChunk {
 }
 
 /// A typed node. Its key is resolved through the alias registry before it is written.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PreparedNode {
     pub key: NodeKey,
     pub node_type: String,
@@ -74,7 +78,8 @@ pub struct PreparedNode {
 
 /// A typed edge between two keys (resolved through the alias registry before writing). Its
 /// endpoints become nodes evidenced by the same chunks if the source does not define them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PreparedEdge {
     pub from: NodeKey,
     pub to: NodeKey,
@@ -84,7 +89,8 @@ pub struct PreparedEdge {
 }
 
 /// Everything one source contributes, replacing what it contributed before.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PreparedSource {
     pub scope: Scope,
     pub source_urn: String,

@@ -668,6 +668,38 @@ impl Kb {
         })
     }
 
+    /// Removes every source of a partition whose URN starts with `prefix` (what an
+    /// unregistered indexer source wrote). Returns how many sources were purged.
+    pub async fn purge_prefix(
+        &self,
+        scope: &Scope,
+        prefix: &str,
+        priority: Priority,
+    ) -> Result<usize> {
+        validate::bounded_text("prefix", prefix, validate::MAX_URN_LEN)?;
+        if prefix.len() < 4 || !prefix.contains(':') {
+            return Err(KbError::Invalid(format!(
+                "`{prefix}` is too broad a prefix to purge"
+            )));
+        }
+        let mut purged = 0;
+        loop {
+            // Each round reads from the start: what was purged is gone from the listing.
+            let page = self
+                .stores
+                .sources
+                .list_prefix(scope.partition(), prefix, None, 500)
+                .await?;
+            if page.is_empty() {
+                return Ok(purged);
+            }
+            for r in page {
+                self.purge(&r.scope, &r.source_urn, priority).await?;
+                purged += 1;
+            }
+        }
+    }
+
     /// Removes a source: its chunks, its registry record, and graph items left without evidence.
     #[tracing::instrument(skip(self))]
     pub async fn purge(

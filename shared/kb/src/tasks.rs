@@ -27,6 +27,18 @@ pub enum TaskBody {
         scope: Scope,
         source_urn: String,
     },
+    /// A source an indexer already prepared (a mail message, an issue, a transcript…).
+    IngestPrepared {
+        v: u32,
+        source: Box<evident_core::PreparedSource>,
+    },
+    /// Remove every source whose URN starts with `prefix` (an unregistered source's data).
+    PurgePrefix {
+        v: u32,
+        #[serde(default)]
+        scope: Scope,
+        prefix: String,
+    },
 }
 
 impl TaskBody {
@@ -34,6 +46,8 @@ impl TaskBody {
         match self {
             TaskBody::Ingest { .. } => "ingest",
             TaskBody::Purge { .. } => "purge",
+            TaskBody::IngestPrepared { .. } => "ingest-prepared",
+            TaskBody::PurgePrefix { .. } => "purge-prefix",
         }
     }
 }
@@ -140,6 +154,45 @@ impl TaskSubmitter {
         Ok(rec)
     }
 
+    /// Enqueues a prepared source; `queue_urn` orders it with the other tasks of its origin
+    /// (a mailbox, a tracker project), so they are written in the order they were read.
+    pub async fn enqueue_prepared(
+        &self,
+        source: evident_core::PreparedSource,
+        queue_urn: &str,
+        priority: Priority,
+        now: i64,
+    ) -> Result<TaskRecord> {
+        let scope = source.scope.clone();
+        let body = TaskBody::IngestPrepared {
+            v: 1,
+            source: Box::new(source),
+        };
+        let payload = serde_json::to_value(&body)
+            .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?;
+        self.enqueue_body(scope, queue_urn, priority, payload, now)
+            .await
+    }
+
+    /// Enqueues the removal of everything under a URN prefix.
+    pub async fn enqueue_purge_prefix(
+        &self,
+        scope: Scope,
+        prefix: &str,
+        priority: Priority,
+        now: i64,
+    ) -> Result<TaskRecord> {
+        let body = TaskBody::PurgePrefix {
+            v: 1,
+            scope: scope.clone(),
+            prefix: prefix.to_string(),
+        };
+        let payload = serde_json::to_value(&body)
+            .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?;
+        self.enqueue_body(scope, prefix, priority, payload, now)
+            .await
+    }
+
     pub async fn enqueue_purge(
         &self,
         scope: Scope,
@@ -195,7 +248,7 @@ impl TaskHandlers {
     pub fn new(kb: &Kb) -> TaskHandlers {
         let kb: Arc<dyn TaskHandler> = Arc::new(kb.clone());
         let mut by_kind = HashMap::new();
-        for kind in ["ingest", "purge"] {
+        for kind in ["ingest", "purge", "ingest-prepared", "purge-prefix"] {
             by_kind.insert(kind.to_string(), kb.clone());
         }
         TaskHandlers { by_kind }
@@ -245,6 +298,20 @@ impl TaskHandler for Kb {
                 source_urn,
             } => self
                 .purge(&scope, &source_urn, priority)
+                .await
+                .map(drop)
+                .map_err(TaskError::from),
+            TaskBody::IngestPrepared { v: 1, source } => self
+                .ingest_prepared(*source, priority)
+                .await
+                .map(drop)
+                .map_err(TaskError::from),
+            TaskBody::PurgePrefix {
+                v: 1,
+                scope,
+                prefix,
+            } => self
+                .purge_prefix(&scope, &prefix, priority)
                 .await
                 .map(drop)
                 .map_err(TaskError::from),

@@ -47,24 +47,36 @@ fn hostname() -> String {
 }
 
 impl Opened {
-    /// The git poller of this process (`owner` names it for source leases).
-    pub fn git_poller(
+    /// What this process's pollers share (`owner` names this replica for source leases).
+    pub fn poll_context(
         &self,
-        cfg: &Config,
         clock: std::sync::Arc<dyn evident_store::queue::Clock>,
-    ) -> evident_indexers::git::GitPoller {
-        evident_indexers::git::GitPoller {
+    ) -> evident_indexers::poll::PollContext {
+        evident_indexers::poll::PollContext {
             indexers: self.kb.stores().indexers.clone(),
             tasks: self.tasks.clone(),
-            mirrors: cfg.git.mirrors(&cfg.store.data_dir),
             owner: format!("{}-{}-indexer", hostname(), std::process::id()),
             clock,
+            priority: evident_ai::Priority::DEFAULT,
+        }
+    }
+
+    /// Every kind's poller, sharing `ctx`.
+    pub fn pollers(
+        &self,
+        cfg: &Config,
+        ctx: &evident_indexers::poll::PollContext,
+    ) -> evident_indexers::poll::Pollers {
+        let mut pollers = evident_indexers::poll::Pollers::default();
+        pollers.add(std::sync::Arc::new(evident_indexers::git::GitPoller {
+            ctx: ctx.clone(),
+            mirrors: cfg.git.mirrors(&cfg.store.data_dir),
             batches: evident_indexers::git::poller::Batches {
                 files: cfg.git.files_per_task,
                 commits: cfg.git.commits_per_task,
             },
-            priority: evident_ai::Priority::DEFAULT,
-        }
+        }));
+        pollers
     }
 
     /// Registers the sources of `[sources]` (idempotent: settings are updated, status kept).

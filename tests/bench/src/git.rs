@@ -207,13 +207,15 @@ async fn indexer(dir: &Path) -> Indexer {
     .register(&mut handlers);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let poller = GitPoller {
-        indexers: kb.stores().indexers.clone(),
-        tasks: TaskSubmitter::new(kb.stores().queue.clone()),
+        ctx: evident_indexers::poll::PollContext {
+            indexers: kb.stores().indexers.clone(),
+            tasks: TaskSubmitter::new(kb.stores().queue.clone()),
+            owner: "bench".into(),
+            clock: clock.clone(),
+            priority: Priority::DEFAULT,
+        },
         mirrors: dir.join("mirrors"),
-        owner: "bench".into(),
-        clock: clock.clone(),
         batches: Default::default(),
-        priority: Priority::DEFAULT,
     };
     let qualifier = Qualifier {
         queue: kb.stores().queue.clone(),

@@ -8,3 +8,4 @@
 //! the sources themselves.
 
 pub mod git;
+pub mod poll;

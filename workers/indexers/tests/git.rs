@@ -56,13 +56,15 @@ async fn harness_in(dir: tempfile::TempDir) -> Harness {
     .register(&mut handlers);
     let queue = kb.stores().queue.clone();
     let poller = GitPoller {
-        indexers: kb.stores().indexers.clone(),
-        tasks: TaskSubmitter::new(queue.clone()),
-        mirrors,
-        owner: "test-poller".into(),
-        clock: clock.clone(),
+        ctx: evident_indexers::poll::PollContext {
+            indexers: kb.stores().indexers.clone(),
+            tasks: TaskSubmitter::new(kb.stores().queue.clone()),
+            owner: "test-poller".into(),
+            clock: clock.clone(),
+            priority: Priority::DEFAULT,
+        },
+        mirrors: mirrors,
         batches: Default::default(),
-        priority: Priority::DEFAULT,
     };
     let qualifier = Qualifier {
         queue,
@@ -721,7 +723,11 @@ async fn unusable_repositories_are_clear_per_source_errors() {
     h.register("ok", cfg_path("ok", &work, &[])).await;
 
     assert_eq!(
-        h.poller.poll_due().await,
+        {
+            let mut pollers = evident_indexers::poll::Pollers::default();
+            pollers.add(Arc::new(h.poller.clone()));
+            pollers.poll_due(h.kb.stores().indexers.as_ref(), h.clock.now_ms()).await
+        },
         3,
         "every source polled; failures recorded, not fatal"
     );

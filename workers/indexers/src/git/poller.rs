@@ -7,18 +7,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
-use evident_ai::Priority;
 use evident_code::skip::skip_by_path;
-use evident_kb::TaskSubmitter;
-use evident_store::indexers::{IndexerSource, IndexerStore};
-use evident_store::queue::Clock;
+use evident_store::indexers::IndexerSource;
 use git2::Oid;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
+
+use crate::poll::{PollContext, PollError, SourcePoller};
 
 use super::repo::{GitError, GitRepo};
 use super::{GitSourceConfig, GitTask, branch_matches, branch_task_urn};
@@ -40,7 +36,7 @@ impl Default for Batches {
 }
 
 /// What one poll of one source did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PollReport {
     pub branches: usize,
@@ -68,94 +64,49 @@ struct BranchPlan {
 
 #[derive(Clone)]
 pub struct GitPoller {
-    pub indexers: Arc<dyn IndexerStore>,
-    pub tasks: TaskSubmitter,
+    pub ctx: PollContext,
     pub mirrors: PathBuf,
-    /// This replica's identity for source leases.
-    pub owner: String,
-    pub clock: Arc<dyn Clock>,
     pub batches: Batches,
-    /// Priority of the planned work (bulk by default).
-    pub priority: Priority,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum PollError {
-    #[error(transparent)]
-    Git(#[from] GitError),
-    #[error("store: {0}")]
-    Store(#[from] evident_store::StoreError),
-    #[error("queue: {0}")]
-    Kb(#[from] evident_kb::KbError),
-    #[error("source config: {0}")]
-    Config(String),
-    #[error("polling worker failed: {0}")]
-    Join(String),
+impl From<GitError> for PollError {
+    fn from(e: GitError) -> Self {
+        PollError::Source(e.to_string())
+    }
+}
+
+#[async_trait::async_trait]
+impl SourcePoller for GitPoller {
+    fn kind(&self) -> &'static str {
+        "git"
+    }
+
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<serde_json::Value>, PollError> {
+        Ok(self
+            .poll(source)
+            .await?
+            .map(|r| serde_json::to_value(r).unwrap_or_default()))
+    }
 }
 
 impl GitPoller {
-    fn lease_ms(source: &IndexerSource) -> i64 {
-        // Long enough to cover a slow fetch; short enough that a dead holder's sources move on.
-        (source.interval_secs as i64 * 3_000).clamp(120_000, 3_600_000)
-    }
-
-    /// Polls every enabled git source that is due. Returns how many were polled.
-    pub async fn poll_due(&self) -> usize {
-        let sources = match self.indexers.list_sources(Some("git")).await {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(error = %e, "listing git sources failed");
-                return 0;
-            }
-        };
-        let now = self.clock.now_ms();
-        let mut polled = 0;
-        for s in sources {
-            let due = s
-                .status
-                .last_poll_at
-                .is_none_or(|at| now - at >= s.interval_secs as i64 * 1000);
-            if !s.enabled || !due {
-                continue;
-            }
-            match self.poll(&s).await {
-                Ok(Some(report)) => {
-                    polled += 1;
-                    tracing::info!(source_id = %s.id, ?report, "git source polled");
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    polled += 1;
-                    tracing::warn!(source_id = %s.id, error = %e, "git poll failed; will retry at the next interval");
-                    let _ = self
-                        .indexers
-                        .record_poll(
-                            &s.id,
-                            &self.owner,
-                            self.clock.now_ms(),
-                            Some(&e.to_string()),
-                            &json!({}),
-                        )
-                        .await;
-                }
-            }
-        }
-        polled
-    }
-
     /// Polls one source if this replica can take its lease (`None` when another holds it).
     pub async fn poll(&self, source: &IndexerSource) -> Result<Option<PollReport>, PollError> {
-        let now = self.clock.now_ms();
-        if !self
-            .indexers
-            .acquire(&source.id, &self.owner, Self::lease_ms(source), now)
-            .await?
-        {
-            return Ok(None);
-        }
+        let report = self
+            .ctx
+            .with_lease(source, || async {
+                let r = self.plan_and_queue(source).await?;
+                Ok(serde_json::to_value(r).unwrap_or_default())
+            })
+            .await?;
+        Ok(report.and_then(|v| serde_json::from_value(v).ok()))
+    }
+
+    async fn plan_and_queue(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let cfg: GitSourceConfig = serde_json::from_value(source.config.clone())
             .map_err(|e| PollError::Config(e.to_string()))?;
         let cursors: BTreeMap<String, Oid> = self
+            .ctx
             .indexers
             .list_cursors(&source.id)
             .await?
@@ -166,15 +117,12 @@ impl GitPoller {
                 Some((b, tip))
             })
             .collect();
-
         let (mirrors, id, cursors_for_plan) =
             (self.mirrors.clone(), source.id.clone(), cursors.clone());
-        let cfg_for_plan = cfg.clone();
-        let (followed, plans, skipped) = tokio::task::spawn_blocking(move || {
-            plan(&cfg_for_plan, &mirrors, &id, &cursors_for_plan)
-        })
-        .await
-        .map_err(|e| PollError::Join(e.to_string()))??;
+        let (followed, plans, skipped) =
+            tokio::task::spawn_blocking(move || plan(&cfg, &mirrors, &id, &cursors_for_plan))
+                .await
+                .map_err(|e| PollError::Source(format!("polling worker failed: {e}")))??;
 
         let mut report = PollReport {
             branches: followed.len(),
@@ -202,17 +150,14 @@ impl GitPoller {
                 last_tip: Some(tip.to_string()),
             };
             self.enqueue(source, branch, body).await?;
-            self.indexers
-                .delete_cursor(&source.id, &self.owner, &format!("branch:{branch}"))
+            self.ctx
+                .indexers
+                .delete_cursor(&source.id, &self.ctx.owner, &format!("branch:{branch}"))
                 .await?;
             report.deleted_branches += 1;
             report.tasks += 1;
         }
-        let stats = accumulate(&source.status.stats, &report);
-        self.indexers
-            .record_poll(&source.id, &self.owner, self.clock.now_ms(), None, &stats)
-            .await?;
-        Ok(Some(report))
+        Ok(report)
     }
 
     async fn enqueue(
@@ -221,13 +166,14 @@ impl GitPoller {
         branch: &str,
         body: GitTask,
     ) -> Result<(), PollError> {
-        self.tasks
+        self.ctx
+            .tasks
             .enqueue_body(
                 source.scope.clone(),
                 &branch_task_urn(&source.id, branch),
-                self.priority,
+                self.ctx.priority,
                 body.to_value(),
-                self.clock.now_ms(),
+                self.ctx.clock.now_ms(),
             )
             .await?;
         Ok(())
@@ -310,62 +256,11 @@ impl GitPoller {
         tasks += 1;
         // Only now, with the work durably queued, the cursor moves: a crash before this line
         // re-plans the same work, which the idempotent handlers absorb.
-        self.indexers
-            .put_cursor(
-                &id,
-                &self.owner,
-                &format!("branch:{branch}"),
-                &json!({ "tip": tip }),
-            )
+        self.ctx
+            .set_cursor(&id, &format!("branch:{branch}"), &json!({ "tip": tip }))
             .await?;
         Ok(tasks)
     }
-
-    /// Polls due sources until `cancel`, looking every `tick`.
-    pub async fn run(self, cancel: CancellationToken, tick: Duration) {
-        loop {
-            self.poll_due().await;
-            tokio::select! {
-                _ = tokio::time::sleep(tick) => {}
-                _ = cancel.cancelled() => break,
-            }
-        }
-        // Hand our sources to another replica at once rather than after the lease expires.
-        if let Ok(sources) = self.indexers.list_sources(Some("git")).await {
-            for s in sources
-                .iter()
-                .filter(|s| s.status.owner.as_deref() == Some(&self.owner))
-            {
-                let _ = self.indexers.release(&s.id, &self.owner).await;
-            }
-        }
-    }
-}
-
-/// The stats kept with a source: the last poll's report, and totals since registration
-/// (skips included, with examples), so what was skipped stays visible after quiet polls.
-fn accumulate(previous: &serde_json::Value, report: &PollReport) -> serde_json::Value {
-    let last = serde_json::to_value(report).unwrap_or_default();
-    let mut totals = previous.get("totals").cloned().unwrap_or_else(|| json!({}));
-    for field in [
-        "newCommits",
-        "removedCommits",
-        "filesQueued",
-        "filesDeleted",
-        "tasks",
-        "deletedBranches",
-    ] {
-        let add = last[field].as_u64().unwrap_or(0);
-        totals[field] = json!(totals[field].as_u64().unwrap_or(0) + add);
-    }
-    for (reason, n) in &report.skipped {
-        let t = &mut totals["skipped"][reason];
-        *t = json!(t.as_u64().unwrap_or(0) + *n as u64);
-    }
-    if !report.skipped_examples.is_empty() {
-        totals["skippedExamples"] = json!(report.skipped_examples);
-    }
-    json!({ "lastPoll": last, "totals": totals })
 }
 
 type Plans = (

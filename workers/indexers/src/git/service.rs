@@ -19,7 +19,7 @@ use evident_store::queue::{Millis, TaskRecord};
 use serde::{Deserialize, Serialize};
 
 use super::write::{ingest_all, ingest_commits};
-use super::{GitSourceConfig, GitTask, source_prefix};
+use super::{GitSourceConfig, source_prefix};
 
 /// Polling interval when none is given.
 pub const DEFAULT_INTERVAL_SECS: u64 = 300;
@@ -220,17 +220,11 @@ pub async fn unregister(
     let source = get(kb, vis, id).await?;
     // Queue the purge first: if the process dies between the two steps, the purge still runs
     // and a second DELETE finds nothing left to do but the registration.
-    let body = GitTask::GitSourcePurge {
-        v: 1,
-        source_id: source.id.clone(),
-        scope: source.scope.clone(),
-    };
     let task = tasks
-        .enqueue_body(
+        .enqueue_purge_prefix(
             source.scope.clone(),
             &source_prefix(&source.id),
             Priority::DEFAULT,
-            body.to_value(),
             now,
         )
         .await?;

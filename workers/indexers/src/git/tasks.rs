@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::repo::{GitError, GitRepo};
 use super::write::ingest_commits;
-use super::{GitSourceConfig, repo_context, source_prefix};
+use super::{GitSourceConfig, repo_context};
 
 /// Git task bodies (`{"type": "ingest-git-commits", "v": 1, …}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,22 +75,15 @@ pub enum GitTask {
         #[serde(default)]
         last_tip: Option<String>,
     },
-    /// The source was unregistered: remove everything it wrote.
-    GitSourcePurge {
-        v: u32,
-        source_id: String,
-        scope: Scope,
-    },
 }
 
 impl GitTask {
-    pub const KINDS: [&'static str; 6] = [
+    pub const KINDS: [&'static str; 5] = [
         "ingest-git-structure",
         "ingest-git-commits",
         "git-overview",
         "git-branch-rewrite",
         "git-branch-delete",
-        "git-source-purge",
     ];
 
     pub fn to_value(&self) -> serde_json::Value {
@@ -532,35 +525,6 @@ impl GitTasks {
         Ok(())
     }
 
-    async fn purge_prefix(
-        &self,
-        scope: &Scope,
-        prefix: &str,
-        priority: Priority,
-    ) -> Result<usize, TaskError> {
-        let mut purged = 0;
-        loop {
-            // Each round re-reads from the start: what was purged is gone from the listing.
-            let page = self
-                .kb
-                .stores()
-                .sources
-                .list_prefix(scope.partition(), prefix, None, 500)
-                .await
-                .map_err(|e| kb_err(e.into()))?;
-            if page.is_empty() {
-                return Ok(purged);
-            }
-            for r in page {
-                self.kb
-                    .purge(&r.scope, &r.source_urn, priority)
-                    .await
-                    .map_err(kb_err)?;
-                purged += 1;
-            }
-        }
-    }
-
     async fn delete_branch(
         &self,
         src: &Source,
@@ -568,8 +532,10 @@ impl GitTasks {
         last_tip: Option<String>,
         priority: Priority,
     ) -> Result<(), TaskError> {
-        self.purge_prefix(&src.scope, &branch_files_prefix(&src.id, branch), priority)
-            .await?;
+        self.kb
+            .purge_prefix(&src.scope, &branch_files_prefix(&src.id, branch), priority)
+            .await
+            .map_err(kb_err)?;
         self.kb
             .purge(&src.scope, &overview_urn(&src.id, branch), priority)
             .await
@@ -619,25 +585,12 @@ impl TaskHandler for GitTasks {
     ) -> Result<(), TaskError> {
         let task: GitTask = serde_json::from_value(payload.clone())
             .map_err(|e| TaskError::Permanent(format!("unreadable git task: {e}")))?;
-        if let GitTask::GitSourcePurge {
-            v: 1,
-            source_id,
-            scope,
-        } = &task
-        {
-            let n = self
-                .purge_prefix(scope, &source_prefix(source_id), priority)
-                .await?;
-            tracing::info!(source_id, purged = n, "git source purged");
-            return Ok(());
-        }
         let id = match &task {
             GitTask::IngestGitStructure { source_id, .. }
             | GitTask::IngestGitCommits { source_id, .. }
             | GitTask::GitOverview { source_id, .. }
             | GitTask::GitBranchRewrite { source_id, .. }
-            | GitTask::GitBranchDelete { source_id, .. }
-            | GitTask::GitSourcePurge { source_id, .. } => source_id.clone(),
+            | GitTask::GitBranchDelete { source_id, .. } => source_id.clone(),
         };
         let Some(src) = self.source(&id).await? else {
             tracing::info!(source_id = %id, "source no longer registered; task dropped as done");

@@ -1,0 +1,257 @@
+//! Polling shared by every kind of source: which sources are due, the lease that makes one
+//! replica poll each source, the recorded outcome (last poll and running totals), and the loop.
+//!
+//! A kind plugs in with [`SourcePoller`]: given a source whose lease this replica holds, read
+//! what changed since the source's cursors, queue the work, move the cursors (only after the
+//! work is queued), and report what it did.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use evident_ai::Priority;
+use evident_kb::TaskSubmitter;
+use evident_store::indexers::{IndexerSource, IndexerStore};
+use evident_store::queue::Clock;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// Why a poll failed. The source is polled again at its next interval; nothing is lost,
+/// since cursors only move after the work they cover is queued.
+#[derive(Debug, thiserror::Error)]
+pub enum PollError {
+    /// The source itself (unreachable, refused, rate-limited, malformed).
+    #[error("{0}")]
+    Source(String),
+    #[error("store: {0}")]
+    Store(#[from] evident_store::StoreError),
+    #[error("queue: {0}")]
+    Kb(#[from] evident_kb::KbError),
+    #[error("source config: {0}")]
+    Config(String),
+}
+
+/// What every poll of every kind shares.
+#[derive(Clone)]
+pub struct PollContext {
+    pub indexers: Arc<dyn IndexerStore>,
+    pub tasks: TaskSubmitter,
+    /// This replica's identity for source leases.
+    pub owner: String,
+    pub clock: Arc<dyn Clock>,
+    /// Priority of the work polls queue (bulk by default).
+    pub priority: Priority,
+}
+
+impl PollContext {
+    fn lease_ms(source: &IndexerSource) -> i64 {
+        // Long enough to cover a slow poll; short enough that a dead holder's sources move on.
+        (source.interval_secs as i64 * 3_000).clamp(120_000, 3_600_000)
+    }
+
+    /// Runs `poll` if this replica can take the source's lease (`Ok(None)` when another holds
+    /// it), and records its outcome: the report as `lastPoll`, numbers added to `totals`.
+    pub async fn with_lease<F, Fut>(
+        &self,
+        source: &IndexerSource,
+        poll: F,
+    ) -> Result<Option<Value>, PollError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Value, PollError>>,
+    {
+        let now = self.clock.now_ms();
+        if !self
+            .indexers
+            .acquire(&source.id, &self.owner, Self::lease_ms(source), now)
+            .await?
+        {
+            return Ok(None);
+        }
+        match poll().await {
+            Ok(report) => {
+                let stats = accumulate(&source.status.stats, &report);
+                self.indexers
+                    .record_poll(&source.id, &self.owner, self.clock.now_ms(), None, &stats)
+                    .await?;
+                Ok(Some(report))
+            }
+            Err(e) => {
+                let _ = self
+                    .indexers
+                    .record_poll(
+                        &source.id,
+                        &self.owner,
+                        self.clock.now_ms(),
+                        Some(&e.to_string()),
+                        &source.status.stats,
+                    )
+                    .await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads a cursor, `None` when unset.
+    pub async fn cursor(&self, source: &str, key: &str) -> Result<Option<Value>, PollError> {
+        Ok(self.indexers.get_cursor(source, key).await?)
+    }
+
+    /// Moves a cursor (as the lease holder). Call only once the work it covers is queued.
+    pub async fn set_cursor(
+        &self,
+        source: &str,
+        key: &str,
+        value: &Value,
+    ) -> Result<(), PollError> {
+        if !self
+            .indexers
+            .put_cursor(source, &self.owner, key, value)
+            .await?
+        {
+            return Err(PollError::Source(
+                "lost the source's lease while polling".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The stats kept with a source: the last poll's report, and totals since registration —
+/// every number summed, maps of numbers (skips by reason) summed per key, example lists kept
+/// from the last poll that had any — so what was skipped stays visible after quiet polls.
+pub fn accumulate(previous: &Value, report: &Value) -> Value {
+    let mut totals = previous
+        .get("totals")
+        .cloned()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    if let Some(fields) = report.as_object() {
+        for (k, v) in fields {
+            match v {
+                Value::Number(n) => {
+                    let add = n.as_u64().unwrap_or(0);
+                    totals[k] = json!(totals[k].as_u64().unwrap_or(0) + add);
+                }
+                Value::Object(map) => {
+                    for (kk, vv) in map {
+                        if let Some(add) = vv.as_u64() {
+                            totals[k][kk] = json!(totals[k][kk].as_u64().unwrap_or(0) + add);
+                        }
+                    }
+                }
+                Value::Array(items) if !items.is_empty() => totals[k] = v.clone(),
+                _ => {}
+            }
+        }
+    }
+    json!({ "lastPoll": report, "totals": totals })
+}
+
+/// A kind of polled source.
+#[async_trait]
+pub trait SourcePoller: Send + Sync {
+    /// The `kind` of the sources it polls (`git`, `mail`, …).
+    fn kind(&self) -> &'static str;
+    /// Polls `source` if this replica can take its lease; `Ok(None)` when another holds it.
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError>;
+}
+
+/// Every kind's poller, driven by one loop.
+#[derive(Clone, Default)]
+pub struct Pollers {
+    by_kind: HashMap<&'static str, Arc<dyn SourcePoller>>,
+}
+
+impl Pollers {
+    pub fn add(&mut self, poller: Arc<dyn SourcePoller>) {
+        self.by_kind.insert(poller.kind(), poller);
+    }
+
+    pub fn kinds(&self) -> Vec<&'static str> {
+        let mut k: Vec<&'static str> = self.by_kind.keys().copied().collect();
+        k.sort_unstable();
+        k
+    }
+
+    /// Polls every enabled source whose interval has passed. Returns how many were polled.
+    pub async fn poll_due(&self, indexers: &dyn IndexerStore, now: i64) -> usize {
+        let sources = match indexers.list_sources(None).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing sources failed");
+                return 0;
+            }
+        };
+        let mut polled = 0;
+        for s in sources {
+            let due = s
+                .status
+                .last_poll_at
+                .is_none_or(|at| now - at >= s.interval_secs as i64 * 1000);
+            let Some(poller) = self.by_kind.get(s.kind.as_str()) else {
+                continue;
+            };
+            if !s.enabled || !due {
+                continue;
+            }
+            match poller.poll(&s).await {
+                Ok(Some(report)) => {
+                    polled += 1;
+                    tracing::info!(source_id = %s.id, kind = %s.kind, %report, "source polled");
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    polled += 1;
+                    metrics::counter!("evident_source_poll_failures_total", "kind" => s.kind.clone()).increment(1);
+                    tracing::warn!(source_id = %s.id, kind = %s.kind, error = %e, "poll failed; will retry at the next interval");
+                }
+            }
+        }
+        polled
+    }
+
+    /// Polls due sources until `cancel`, looking every `tick`; then releases this replica's
+    /// leases so another replica takes the sources at once.
+    pub async fn run(self, ctx: PollContext, cancel: CancellationToken, tick: Duration) {
+        loop {
+            self.poll_due(ctx.indexers.as_ref(), ctx.clock.now_ms())
+                .await;
+            tokio::select! {
+                _ = tokio::time::sleep(tick) => {}
+                _ = cancel.cancelled() => break,
+            }
+        }
+        if let Ok(sources) = ctx.indexers.list_sources(None).await {
+            for s in sources
+                .iter()
+                .filter(|s| s.status.owner.as_deref() == Some(&ctx.owner))
+            {
+                let _ = ctx.indexers.release(&s.id, &ctx.owner).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_add_numbers_and_maps_and_keep_examples() {
+        let first = accumulate(
+            &Value::Null,
+            &json!({"messages": 3, "skipped": {"oversized": 1}, "skippedExamples": ["a (oversized)"], "state": "ok"}),
+        );
+        let second = accumulate(
+            &first,
+            &json!({"messages": 2, "skipped": {"oversized": 1, "binary": 2}, "skippedExamples": []}),
+        );
+        assert_eq!(second["totals"]["messages"], 5);
+        assert_eq!(second["totals"]["skipped"]["oversized"], 2);
+        assert_eq!(second["totals"]["skipped"]["binary"], 2);
+        assert_eq!(second["totals"]["skippedExamples"][0], "a (oversized)");
+        assert_eq!(second["lastPoll"]["messages"], 2);
+    }
+}
