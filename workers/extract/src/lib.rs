@@ -1,0 +1,13 @@
+//! Evident's source formats, shared by the indexers and the push API.
+//!
+//! - [`document`]: text out of PDF (per page), HTML, DOCX, Markdown and plain text, and a
+//!   document as a prepared source with `{uri, page?, charStart, charEnd}` locators.
+//! - [`html`]: readable text out of HTML (scripts and hidden content dropped).
+//! - [`xml`]: DOCX and Confluence storage-format text.
+//!
+//! Must not: do I/O. Inputs are bytes and metadata; outputs are text and
+//! [`evident_core::PreparedSource`]s.
+
+pub mod document;
+pub mod html;
+pub mod xml;
