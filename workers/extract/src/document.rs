@@ -45,11 +45,18 @@ impl Format {
 
     /// By MIME type (`text/html; charset=utf-8` → HTML).
     pub fn from_mime(mime: &str) -> Option<Format> {
-        let base = mime.split(';').next().unwrap_or(mime).trim().to_ascii_lowercase();
+        let base = mime
+            .split(';')
+            .next()
+            .unwrap_or(mime)
+            .trim()
+            .to_ascii_lowercase();
         Some(match base.as_str() {
             "application/pdf" => Format::Pdf,
             "text/html" | "application/xhtml+xml" => Format::Html,
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => Format::Docx,
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => {
+                Format::Docx
+            }
             "text/markdown" | "text/x-markdown" => Format::Markdown,
             "text/plain" | "text/csv" => Format::Text,
             _ => return None,
@@ -103,7 +110,9 @@ pub enum ExtractError {
 fn pdf(bytes: &[u8]) -> Result<Document, ExtractError> {
     let mut doc = lopdf::Document::load_mem(bytes).map_err(|e| {
         let msg = e.to_string();
-        if msg.to_ascii_lowercase().contains("encrypt") || msg.to_ascii_lowercase().contains("password") {
+        if msg.to_ascii_lowercase().contains("encrypt")
+            || msg.to_ascii_lowercase().contains("password")
+        {
             ExtractError::Encrypted
         } else {
             ExtractError::Corrupt(msg)
@@ -186,13 +195,18 @@ pub fn extract(format: Format, bytes: &[u8]) -> Result<Document, ExtractError> {
             Document {
                 format,
                 title: h.title,
-                pages: vec![Page { number: None, text: h.text }],
+                pages: vec![Page {
+                    number: None,
+                    text: h.text,
+                }],
                 links: h.links,
             }
         }
         Format::Markdown | Format::Text => {
             if bytes[..bytes.len().min(8192)].contains(&0) {
-                return Err(ExtractError::Unsupported("binary content labelled as text".into()));
+                return Err(ExtractError::Unsupported(
+                    "binary content labelled as text".into(),
+                ));
             }
             Document {
                 format,
@@ -227,7 +241,11 @@ pub struct DocumentMeta<'a> {
 
 /// A document as a prepared source: chunks per page with `{uri, page, charStart, charEnd}`,
 /// refs found in the text, and (when given) a document node evidenced by every chunk.
-pub fn document_source(meta: &DocumentMeta<'_>, doc: &Document, chunking: &ChunkingConfig) -> Option<PreparedSource> {
+pub fn document_source(
+    meta: &DocumentMeta<'_>,
+    doc: &Document,
+    chunking: &ChunkingConfig,
+) -> Option<PreparedSource> {
     let mut chunks = Vec::new();
     let mut redacted = false;
     for page in &doc.pages {
@@ -250,7 +268,10 @@ pub fn document_source(meta: &DocumentMeta<'_>, doc: &Document, chunking: &Chunk
                     section: section.clone(),
                 },
             );
-            c.refs = refs::extract_refs(&piece.text).into_iter().map(|f| f.key).collect();
+            c.refs = refs::extract_refs(&piece.text)
+                .into_iter()
+                .map(|f| f.key)
+                .collect();
             c.context = section;
             chunks.push(c);
         }
@@ -268,13 +289,21 @@ pub fn document_source(meta: &DocumentMeta<'_>, doc: &Document, chunking: &Chunk
             label: title.clone().unwrap_or_else(|| meta.uri.to_string()),
             props: props([
                 ("uri", meta.uri.into()),
-                ("format", serde_json::to_value(doc.format).unwrap_or_default()),
+                (
+                    "format",
+                    serde_json::to_value(doc.format).unwrap_or_default(),
+                ),
                 ("pages", doc.pages.len().into()),
             ]),
             evidence: EvidenceSpec::AllChunks,
         })
         .collect();
-    let fingerprint_text: String = doc.pages.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join("\u{c}");
+    let fingerprint_text: String = doc
+        .pages
+        .iter()
+        .map(|p| p.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\u{c}");
     Some(PreparedSource {
         scope: meta.scope.clone(),
         source_urn: meta.source_urn.to_string(),
@@ -301,17 +330,29 @@ mod tests {
     #[test]
     fn formats_by_name_type_and_content() {
         assert_eq!(Format::from_name("a/b/Report.PDF"), Some(Format::Pdf));
-        assert_eq!(Format::from_name("https://x.io/guide.html?x=1#top"), Some(Format::Html));
+        assert_eq!(
+            Format::from_name("https://x.io/guide.html?x=1#top"),
+            Some(Format::Html)
+        );
         assert_eq!(Format::from_name("photo.jpg"), None);
-        assert_eq!(Format::from_mime("text/html; charset=utf-8"), Some(Format::Html));
+        assert_eq!(
+            Format::from_mime("text/html; charset=utf-8"),
+            Some(Format::Html)
+        );
         assert_eq!(Format::sniff(b"%PDF-1.7 ..."), Some(Format::Pdf));
         assert_eq!(Format::sniff(b"\x00\x01\x02"), None);
     }
 
     #[test]
     fn corrupt_and_empty_documents_are_errors_not_panics() {
-        assert!(matches!(extract(Format::Pdf, b"%PDF-1.4 garbage"), Err(ExtractError::Corrupt(_))));
-        assert!(matches!(extract(Format::Docx, b"PK\x03\x04 garbage"), Err(ExtractError::Corrupt(_))));
+        assert!(matches!(
+            extract(Format::Pdf, b"%PDF-1.4 garbage"),
+            Err(ExtractError::Corrupt(_))
+        ));
+        assert!(matches!(
+            extract(Format::Docx, b"PK\x03\x04 garbage"),
+            Err(ExtractError::Corrupt(_))
+        ));
         assert_eq!(extract(Format::Text, b"   \n "), Err(ExtractError::Empty));
         assert!(extract(Format::Text, b"\x00\x00binary").is_err());
     }
@@ -322,8 +363,14 @@ mod tests {
             format: Format::Pdf,
             title: Some("Minutes".into()),
             pages: vec![
-                Page { number: Some(1), text: "First page about the rollout.".into() },
-                Page { number: Some(2), text: "Second page: jira:SHOP-7 is blocked.".into() },
+                Page {
+                    number: Some(1),
+                    text: "First page about the rollout.".into(),
+                },
+                Page {
+                    number: Some(2),
+                    text: "Second page: jira:SHOP-7 is blocked.".into(),
+                },
             ],
             links: Vec::new(),
         };
@@ -340,7 +387,9 @@ mod tests {
         let p = document_source(&meta, &doc, &ChunkingConfig::default()).expect("source");
         assert_eq!(p.chunks.len(), 2);
         match &p.chunks[1].locator {
-            Locator::Document { page, char_start, .. } => assert_eq!((*page, *char_start), (Some(2), 0)),
+            Locator::Document {
+                page, char_start, ..
+            } => assert_eq!((*page, *char_start), (Some(2), 0)),
             other => panic!("{other:?}"),
         }
         assert_eq!(p.chunks[1].refs[0].as_str(), "jira:shop-7");

@@ -20,15 +20,38 @@ pub struct HtmlText {
 
 /// Elements whose whole content is dropped.
 const DROPPED: &[&str] = &[
-    "script", "style", "template", "noscript", "svg", "math", "nav", "aside", "footer",
-    "form", "iframe", "object", "embed", "canvas", "button", "select", "textarea",
+    "script", "style", "template", "noscript", "svg", "math", "nav", "aside", "footer", "form",
+    "iframe", "object", "embed", "canvas", "button", "select", "textarea",
 ];
 
 /// Elements that break lines around their content.
 const BLOCKS: &[&str] = &[
-    "p", "div", "section", "article", "main", "header", "ul", "ol", "dl", "dt", "dd", "table",
-    "thead", "tbody", "tfoot", "tr", "blockquote", "figure", "figcaption", "address", "details",
-    "summary", "hr", "body", "html", "center",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tfoot",
+    "tr",
+    "blockquote",
+    "figure",
+    "figcaption",
+    "address",
+    "details",
+    "summary",
+    "hr",
+    "body",
+    "html",
+    "center",
 ];
 
 fn is_hidden(attrs: &Attributes) -> bool {
@@ -66,7 +89,8 @@ impl Out {
         }
         let mut first = true;
         for part in s.split_whitespace() {
-            if (self.space || !first) && !self.text.is_empty() && !self.text.ends_with(['\n', ' ']) {
+            if (self.space || !first) && !self.text.is_empty() && !self.text.ends_with(['\n', ' '])
+            {
                 self.text.push(' ');
             }
             self.text.push_str(part);
@@ -133,7 +157,10 @@ pub fn html_to_text(html: &str) -> HtmlText {
                     continue;
                 }
                 let hidden = is_hidden(&tag.attributes);
-                if (DROPPED.contains(&name.as_str()) || hidden) && !tag.self_closing && !is_void(&name) {
+                if (DROPPED.contains(&name.as_str()) || hidden)
+                    && !tag.self_closing
+                    && !is_void(&name)
+                {
                     let links_ok = !hidden && FURNITURE.contains(&name.as_str());
                     dropped.push((name, links_ok));
                     continue;
@@ -230,13 +257,18 @@ pub fn html_to_text(html: &str) -> HtmlText {
 /// Dropped page furniture whose links still lead somewhere worth crawling.
 const FURNITURE: &[&str] = &["nav", "aside", "footer"];
 
-type Attributes = std::collections::BTreeMap<html5gum::HtmlString, html5gum::Spanned<html5gum::HtmlString, ()>>;
+type Attributes =
+    std::collections::BTreeMap<html5gum::HtmlString, html5gum::Spanned<html5gum::HtmlString, ()>>;
 
 /// A link's target, unless it points nowhere (`#top`, `javascript:`).
 fn href(attrs: &Attributes) -> Option<String> {
-    let (_, v) = attrs.iter().find(|(k, _)| k.as_slice().eq_ignore_ascii_case(b"href"))?;
+    let (_, v) = attrs
+        .iter()
+        .find(|(k, _)| k.as_slice().eq_ignore_ascii_case(b"href"))?;
     let href = String::from_utf8_lossy(&v.value).trim().to_string();
-    let nowhere = href.is_empty() || href.starts_with('#') || href.to_ascii_lowercase().starts_with("javascript:");
+    let nowhere = href.is_empty()
+        || href.starts_with('#')
+        || href.to_ascii_lowercase().starts_with("javascript:");
     (!nowhere).then_some(href)
 }
 
@@ -255,7 +287,19 @@ fn heading_level(name: &str) -> Option<usize> {
 fn is_void(name: &str) -> bool {
     matches!(
         name,
-        "area" | "base" | "br" | "col" | "embed" | "hr" | "img" | "input" | "link" | "meta" | "source" | "track" | "wbr"
+        "area"
+            | "base"
+            | "br"
+            | "col"
+            | "embed"
+            | "hr"
+            | "img"
+            | "input"
+            | "link"
+            | "meta"
+            | "source"
+            | "track"
+            | "wbr"
     )
 }
 
@@ -281,11 +325,28 @@ mod tests {
         let out = html_to_text(page);
         assert_eq!(out.title.as_deref(), Some("Deploy guide"));
         assert!(out.text.starts_with("# Deploying"), "{}", out.text);
-        assert!(out.text.contains("Run the installer first.\nThen restart."), "{}", out.text);
+        assert!(
+            out.text.contains("Run the installer first.\nThen restart."),
+            "{}",
+            out.text
+        );
         assert!(out.text.contains("- one\n- two link"), "{}", out.text);
-        assert!(out.text.contains("fn main() {\n    println!(\"hi\");\n}"), "{}", out.text);
+        assert!(
+            out.text.contains("fn main() {\n    println!(\"hi\");\n}"),
+            "{}",
+            out.text
+        );
         assert!(out.text.contains("diagram of the flow"));
-        for gone in ["secret", "also hidden", "icon", "alert", "injected", "color:red", "Home", "©"] {
+        for gone in [
+            "secret",
+            "also hidden",
+            "icon",
+            "alert",
+            "injected",
+            "color:red",
+            "Home",
+            "©",
+        ] {
             assert!(!out.text.contains(gone), "{gone} leaked: {}", out.text);
         }
         assert_eq!(out.links, vec!["/", "https://example.com/x"]);

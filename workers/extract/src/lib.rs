@@ -10,4 +10,5 @@
 
 pub mod document;
 pub mod html;
+pub mod mail;
 pub mod xml;

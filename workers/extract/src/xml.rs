@@ -12,7 +12,10 @@ fn entity(name: &str) -> String {
             Some(hex) => u32::from_str_radix(hex, 16).ok(),
             None => num.parse().ok(),
         };
-        return code.and_then(char::from_u32).map(String::from).unwrap_or_default();
+        return code
+            .and_then(char::from_u32)
+            .map(String::from)
+            .unwrap_or_default();
     }
     quick_xml::escape::resolve_xml_entity(name)
         .or_else(|| quick_xml::escape::resolve_html5_entity(name))
@@ -52,7 +55,10 @@ pub fn docx_text(xml: &str) -> Result<String, String> {
     let mut heading: Option<usize> = None;
     let mut in_text = false;
     loop {
-        match r.read_event().map_err(|e| format!("word/document.xml: {e}"))? {
+        match r
+            .read_event()
+            .map_err(|e| format!("word/document.xml: {e}"))?
+        {
             Event::Start(e) | Event::Empty(e) => match local(e.name().as_ref()) {
                 b"t" => in_text = true,
                 b"tab" => para.push('\t'),
@@ -67,7 +73,8 @@ pub fn docx_text(xml: &str) -> Result<String, String> {
                         if v == "title" {
                             Some(1)
                         } else {
-                            v.strip_prefix("heading").and_then(|n| n.trim().parse().ok())
+                            v.strip_prefix("heading")
+                                .and_then(|n| n.trim().parse().ok())
                         }
                     });
                 }
@@ -93,7 +100,9 @@ pub fn docx_text(xml: &str) -> Result<String, String> {
                 _ => {}
             },
             Event::Text(t) if in_text => para.push_str(&t.decode().map_err(|e| e.to_string())?),
-            Event::GeneralRef(g) if in_text => para.push_str(&entity(&g.decode().map_err(|e| e.to_string())?)),
+            Event::GeneralRef(g) if in_text => {
+                para.push_str(&entity(&g.decode().map_err(|e| e.to_string())?))
+            }
             Event::Eof => break,
             _ => {}
         }
@@ -140,9 +149,15 @@ pub fn storage_to_text(xml: &str) -> Result<String, String> {
                         out.push_str(&"#".repeat(level));
                         out.push(' ');
                     }
-                    b"p" | b"div" | b"table" | b"tr" | b"blockquote" | b"ul" | b"ol" | b"pre" | b"ac:plain-text-body" => {
-                        block(&mut out)
-                    }
+                    b"p"
+                    | b"div"
+                    | b"table"
+                    | b"tr"
+                    | b"blockquote"
+                    | b"ul"
+                    | b"ol"
+                    | b"pre"
+                    | b"ac:plain-text-body" => block(&mut out),
                     b"li" => {
                         if !out.is_empty() && !out.ends_with('\n') {
                             out.push('\n');
@@ -163,7 +178,10 @@ pub fn storage_to_text(xml: &str) -> Result<String, String> {
                     let id = e
                         .attributes()
                         .flatten()
-                        .find(|a| local(a.key.as_ref()) == b"account-id" || local(a.key.as_ref()) == b"username")
+                        .find(|a| {
+                            local(a.key.as_ref()) == b"account-id"
+                                || local(a.key.as_ref()) == b"username"
+                        })
                         .map(|a| String::from_utf8_lossy(&a.value).to_string());
                     if let Some(id) = id {
                         out.push_str(&format!("@{id} "));
@@ -173,8 +191,20 @@ pub fn storage_to_text(xml: &str) -> Result<String, String> {
             },
             Event::End(e) => match e.name().as_ref() {
                 b"ac:parameter" => skip = skip.saturating_sub(1),
-                b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"p" | b"div" | b"table" | b"blockquote" | b"ul"
-                | b"ol" | b"pre" | b"ac:plain-text-body" => block(&mut out),
+                b"h1"
+                | b"h2"
+                | b"h3"
+                | b"h4"
+                | b"h5"
+                | b"h6"
+                | b"p"
+                | b"div"
+                | b"table"
+                | b"blockquote"
+                | b"ul"
+                | b"ol"
+                | b"pre"
+                | b"ac:plain-text-body" => block(&mut out),
                 b"tr" | b"li" => {
                     if !out.ends_with('\n') {
                         out.push('\n');
@@ -236,8 +266,14 @@ mod tests {
             <w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Plan</w:t></w:r></w:p>
             <w:p><w:r><w:t xml:space="preserve">Ship &amp; </w:t></w:r><w:r><w:t>measure</w:t><w:tab/><w:t>then rest</w:t></w:r></w:p>
             <w:p></w:p></w:body></w:document>"#;
-        assert_eq!(docx_text(xml).expect("text"), "# Plan\n\nShip & measure\tthen rest");
-        assert_eq!(first_text_of("<cp><dc:title>Q3 &amp; Q4</dc:title></cp>", b"dc:title").as_deref(), Some("Q3 & Q4"));
+        assert_eq!(
+            docx_text(xml).expect("text"),
+            "# Plan\n\nShip & measure\tthen rest"
+        );
+        assert_eq!(
+            first_text_of("<cp><dc:title>Q3 &amp; Q4</dc:title></cp>", b"dc:title").as_deref(),
+            Some("Q3 & Q4")
+        );
     }
 
     #[test]
@@ -247,9 +283,15 @@ mod tests {
             <ac:plain-text-body><![CDATA[make deploy ENV=prod]]></ac:plain-text-body></ac:structured-macro>
             <h2>Contacts</h2><ul><li>Owner: <ac:link><ri:user ri:account-id="5b10ac8d"/></ac:link></li><li>Team B</li></ul>"#;
         let text = storage_to_text(xml).expect("text");
-        assert!(text.starts_with("# Deploying\n\nRun the installer\u{a0}first."), "{text}");
+        assert!(
+            text.starts_with("# Deploying\n\nRun the installer\u{a0}first."),
+            "{text}"
+        );
         assert!(text.contains("make deploy ENV=prod"), "{text}");
-        assert!(!text.contains("bash"), "macro parameters are not content: {text}");
+        assert!(
+            !text.contains("bash"),
+            "macro parameters are not content: {text}"
+        );
         assert!(text.contains("## Contacts"), "{text}");
         assert!(text.contains("- Owner: @5b10ac8d"), "{text}");
         assert!(text.contains("- Team B"), "{text}");

@@ -726,7 +726,9 @@ async fn unusable_repositories_are_clear_per_source_errors() {
         {
             let mut pollers = evident_indexers::poll::Pollers::default();
             pollers.add(Arc::new(h.poller.clone()));
-            pollers.poll_due(h.kb.stores().indexers.as_ref(), h.clock.now_ms()).await
+            pollers
+                .poll_due(h.kb.stores().indexers.as_ref(), h.clock.now_ms())
+                .await
         },
         3,
         "every source polled; failures recorded, not fatal"
