@@ -58,11 +58,12 @@ impl Kb {
                 "source and target are the same key `{s}`"
             )));
         }
-        Ok(self
-            .stores
-            .aliases
-            .merge(client(client_id)?, &s, &t)
-            .await?)
+        let client = client(client_id)?;
+        let repointed = self.stores.aliases.merge(client, &s, &t).await?;
+        // The graph follows the registry: one node per identity. Nodes of the source's other
+        // aliases were folded into it when those aliases were registered.
+        self.stores.graph.fold_node(client, &s, &t).await?;
+        Ok(repointed)
     }
 
     pub async fn alias_list(&self, client_id: &str, canonical: &str) -> Result<Vec<AliasEntry>> {

@@ -479,6 +479,12 @@ impl Kb {
                         .aliases
                         .register(client, alias, canonical)
                         .await?;
+                    // A node written under the alias before the identity was known (a speaker
+                    // seen before their e-mail) becomes part of the canonical node.
+                    self.stores
+                        .graph
+                        .fold_node(client, alias, canonical)
+                        .await?;
                 }
             }
         }

@@ -11,7 +11,7 @@ use evident_store::{
     Direction, EdgeKey, GraphStore, RemovedCounts, Result, Subgraph, TraverseOptions,
 };
 use rusqlite::types::Value;
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value as Json};
 
 use crate::{EmbeddedStore, json_err, now_millis, sql, sqlite_err};
@@ -165,6 +165,99 @@ pub(crate) fn upsert_graph(
         }
     }
     Ok(())
+}
+
+/// See [`GraphStore::fold_node`]. Runs inside the caller's transaction.
+pub(crate) fn fold_node(
+    conn: &Connection,
+    partition: &str,
+    from: &NodeKey,
+    into: &NodeKey,
+) -> Result<bool> {
+    let found: Option<(i64, String, String, String)> = conn
+        .prepare_cached(
+            "SELECT nid, type, label, props FROM nodes WHERE partition = ?1 AND key = ?2",
+        )
+        .map_err(sqlite_err)?
+        .query_row(rusqlite::params![partition, from.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .optional()
+        .map_err(sqlite_err)?;
+    let Some((from_nid, node_type, label, props)) = found else {
+        return Ok(false);
+    };
+    // `into` keeps its own type, label and props; `from` only fills what `into` lacks.
+    let into_nid: i64 = conn
+        .prepare_cached(
+            "INSERT INTO nodes(partition, key, type, label, props, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+             ON CONFLICT(partition, key) DO UPDATE SET props = json_patch(excluded.props, nodes.props), \
+             updated_at = excluded.updated_at RETURNING nid",
+        )
+        .map_err(sqlite_err)?
+        .query_row(
+            rusqlite::params![partition, into.as_str(), node_type, label, props, now_millis()],
+            |r| r.get(0),
+        )
+        .map_err(sqlite_err)?;
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO node_evidence(nid, chunk_id, client_id, project_id, group_id) \
+         SELECT ?1, chunk_id, client_id, project_id, group_id FROM node_evidence WHERE nid = ?2",
+    )
+    .map_err(sqlite_err)?
+    .execute(rusqlite::params![into_nid, from_nid])
+    .map_err(sqlite_err)?;
+
+    let edges: Vec<(i64, String, String, String, String)> = conn
+        .prepare_cached(
+            "SELECT eid, from_key, edge_type, to_key, props FROM edges \
+             WHERE partition = ?1 AND (from_key = ?2 OR to_key = ?2)",
+        )
+        .map_err(sqlite_err)?
+        .query_map(rusqlite::params![partition, from.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .map_err(sqlite_err)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(sqlite_err)?;
+    let mut put_edge = conn
+        .prepare_cached(
+            "INSERT INTO edges(partition, from_key, edge_type, to_key, props) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT(partition, from_key, edge_type, to_key) DO UPDATE SET props = json_patch(excluded.props, edges.props) RETURNING eid",
+        )
+        .map_err(sqlite_err)?;
+    let mut move_evidence = conn
+        .prepare_cached(
+            "INSERT OR IGNORE INTO edge_evidence(eid, chunk_id, client_id, project_id, group_id) \
+             SELECT ?1, chunk_id, client_id, project_id, group_id FROM edge_evidence WHERE eid = ?2",
+        )
+        .map_err(sqlite_err)?;
+    let mut delete_edge = conn
+        .prepare_cached("DELETE FROM edges WHERE eid = ?1")
+        .map_err(sqlite_err)?;
+    let rekey = |k: &str| if k == from.as_str() { into.as_str() } else { k }.to_string();
+    for (eid, from_key, edge_type, to_key, props) in edges {
+        let (new_from, new_to) = (rekey(&from_key), rekey(&to_key));
+        if new_from != new_to {
+            let new_eid: i64 = put_edge
+                .query_row(
+                    rusqlite::params![partition, new_from, edge_type, new_to, props],
+                    |r| r.get(0),
+                )
+                .map_err(sqlite_err)?;
+            move_evidence
+                .execute(rusqlite::params![new_eid, eid])
+                .map_err(sqlite_err)?;
+        }
+        delete_edge
+            .execute(rusqlite::params![eid])
+            .map_err(sqlite_err)?;
+    }
+    conn.prepare_cached("DELETE FROM nodes WHERE nid = ?1")
+        .map_err(sqlite_err)?
+        .execute(rusqlite::params![from_nid])
+        .map_err(sqlite_err)?;
+    Ok(true)
 }
 
 /// Graph rows that lost evidence and may now have none.
@@ -533,6 +626,15 @@ impl GraphStore for EmbeddedStore {
             Ok(removed)
         })
         .await
+    }
+
+    async fn fold_node(&self, partition: &str, from: &NodeKey, into: &NodeKey) -> Result<bool> {
+        if from == into {
+            return Ok(false);
+        }
+        let (partition, from, into) = (partition.to_string(), from.clone(), into.clone());
+        self.write_grouped(move |conn| fold_node(conn, &partition, &from, &into))
+            .await
     }
 
     async fn get_nodes(&self, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>> {

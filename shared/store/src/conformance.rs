@@ -37,6 +37,7 @@ macro_rules! conformance_tests {
             relocate_updates_without_reembedding,
             mentions_never_overwrite_descriptions,
             edges_can_be_removed_explicitly,
+            nodes_fold_into_their_canonical,
             sources_list_by_prefix,
             indexer_sources_leases_and_cursors,
             queue_claims_by_priority_position_then_creation,
@@ -621,6 +622,120 @@ pub async fn edges_can_be_removed_explicitly(h: &Harness) {
         1,
         "endpoints stay while evidenced"
     );
+}
+
+pub async fn nodes_fold_into_their_canonical(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:f",
+        &[("f1", "doc", "one", 0), ("f2", "doc", "two", 1)],
+    )
+    .await;
+    let g = &h.stores.graph;
+    let mut speaker = node("user:ann", vec![ev("f1", &c1)]);
+    speaker.props.insert("name".into(), "Ann".into());
+    speaker.props.insert("role".into(), "speaker".into());
+    let mut canonical = node("user:ann@x.io", vec![ev("f2", &c1)]);
+    canonical.props.insert("role".into(), "author".into());
+    g.upsert(
+        "c1",
+        vec![speaker, canonical],
+        vec![
+            edge("user:ann", "spoke_in", "meeting:m1", vec![ev("f1", &c1)]),
+            edge("user:ann", "same_as", "user:ann@x.io", vec![ev("f1", &c1)]),
+            edge("commit:a1", "authored_by", "user:ann", vec![ev("f1", &c1)]),
+            edge(
+                "commit:a1",
+                "authored_by",
+                "user:ann@x.io",
+                vec![ev("f2", &c1)],
+            ),
+        ],
+    )
+    .await
+    .expect("upsert");
+    assert!(
+        g.fold_node("c1", &key("user:ann"), &key("user:ann@x.io"))
+            .await
+            .expect("fold")
+    );
+    assert!(
+        !g.fold_node("c1", &key("user:ann"), &key("user:ann@x.io"))
+            .await
+            .expect("again"),
+        "idempotent"
+    );
+    let v = vis(&c1);
+    assert!(
+        g.get_nodes(&v, &[key("user:ann")])
+            .await
+            .expect("get")
+            .is_empty(),
+        "the alias node is gone"
+    );
+    let got = g.get_nodes(&v, &[key("user:ann@x.io")]).await.expect("get");
+    assert_eq!(got.len(), 1);
+    let mut ev_ids = got[0].evidence_chunk_ids.clone();
+    ev_ids.sort();
+    assert_eq!(ev_ids, vec!["f1", "f2"], "evidence moved over");
+    assert_eq!(got[0].props["role"], "author", "the canonical's props win");
+    assert_eq!(
+        got[0].props["name"], "Ann",
+        "the alias fills what is missing"
+    );
+    let sub = g
+        .traverse(
+            &v,
+            &[key("user:ann@x.io")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traverse");
+    let mut edges: Vec<(String, String, String, usize)> = sub
+        .edges
+        .iter()
+        .map(|e| {
+            (
+                e.from.to_string(),
+                e.edge_type.clone(),
+                e.to.to_string(),
+                e.evidence_chunk_ids.len(),
+            )
+        })
+        .collect();
+    edges.sort();
+    assert_eq!(
+        edges,
+        vec![
+            (
+                "commit:a1".into(),
+                "authored_by".into(),
+                "user:ann@x.io".into(),
+                2
+            ),
+            (
+                "user:ann@x.io".into(),
+                "spoke_in".into(),
+                "meeting:m1".into(),
+                1
+            ),
+        ],
+        "edges re-pointed and merged; the self-loop dropped"
+    );
+    // Folding into a key with no node yet creates it from the alias.
+    assert!(
+        g.fold_node("c1", &key("meeting:m1"), &key("meeting:m-1"))
+            .await
+            .expect("fold")
+    );
+    let moved = g.get_nodes(&v, &[key("meeting:m-1")]).await.expect("get");
+    assert_eq!(moved.len(), 1);
+    assert_eq!(moved[0].node_type, "meeting");
 }
 
 pub async fn sources_list_by_prefix(h: &Harness) {

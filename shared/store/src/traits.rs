@@ -31,6 +31,11 @@ pub trait GraphStore: Send + Sync {
     /// longer holds, e.g. a commit rewritten out of a branch). Their endpoints stay while
     /// something still evidences them. Returns how many existed. Idempotent.
     async fn remove_edges(&self, partition: &str, edges: &[EdgeKey]) -> Result<usize>;
+    /// Folds node `from` into node `into` (an identity found to be another's alias): `into`
+    /// takes `from`'s evidence and edges, merged with its own (`into`'s props win where both
+    /// set one; an edge that would join `into` to itself is dropped), and `from` is deleted.
+    /// `into` is created from `from` when missing. Returns whether `from` existed. Idempotent.
+    async fn fold_node(&self, partition: &str, from: &NodeKey, into: &NodeKey) -> Result<bool>;
     /// Visible nodes among `keys`, in the order of `keys`, missing ones skipped.
     async fn get_nodes(&self, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>>;
     /// Breadth-first traversal from `start` (which count as depth 0 when visible).

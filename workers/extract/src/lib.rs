@@ -3,6 +3,9 @@
 //! - [`document`]: text out of PDF (per page), HTML, DOCX, Markdown and plain text, and a
 //!   document as a prepared source with `{uri, page?, charStart, charEnd}` locators.
 //! - [`html`]: readable text out of HTML (scripts and hidden content dropped).
+//! - [`mail`]: mbox and RFC 5322 messages as threads, people, links and attachments.
+//! - [`meeting`]: a transcript as a meeting with participants and turn-aligned chunks.
+//! - [`transcript`]: WebVTT, SRT and JSON transcripts as timed, attributed cues.
 //! - [`xml`]: DOCX and Confluence storage-format text.
 //!
 //! Must not: do I/O. Inputs are bytes and metadata; outputs are text and
@@ -11,4 +14,6 @@
 pub mod document;
 pub mod html;
 pub mod mail;
+pub mod meeting;
+pub mod transcript;
 pub mod xml;

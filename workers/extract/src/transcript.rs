@@ -363,8 +363,8 @@ pub fn parse_json(text: &str) -> Result<Transcript, TranscriptError> {
             "a JSON transcript must be an object with a \"segments\" (or \"cues\") array".into(),
         ));
     };
-    let title = json_string(&root, "title", "the transcript")?
-        .and_then(|title| non_empty(title.trim()));
+    let title =
+        json_string(&root, "title", "the transcript")?.and_then(|title| non_empty(title.trim()));
     // The date is kept as written: its format is the producer's, and parsing it is not ours.
     let date = json_string(&root, "date", "the transcript")?.filter(|date| !is_blank(date));
 
@@ -487,7 +487,10 @@ fn json_time(
 /// Rounds a millisecond count to an integer, refusing negatives, NaN and values beyond `u64`.
 fn float_to_ms(ms: f64) -> Option<u64> {
     // Rounding absorbs binary fractions: 0.1 s * 1000 is 100.00000000000001 ms.
-    (ms.is_finite() && ms >= 0.0 && ms <= u64::MAX as f64).then(|| ms.round() as u64)
+    // NaN and infinities are outside the range too.
+    (0.0..=u64::MAX as f64)
+        .contains(&ms)
+        .then(|| ms.round() as u64)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,8 +557,8 @@ fn parse_timestamp(s: &str, srt: bool) -> Option<u64> {
 
     let mut parts = clock.split(':');
     let (hours, minutes, seconds) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
-        (Some(m), Some(s), None, None) => ("0", m, s),
-        (Some(h), Some(m), Some(s), None) => (h, m, s),
+        (Some(m), Some(sec), None, None) => ("0", m, sec),
+        (Some(h), Some(m), Some(sec), None) => (h, m, sec),
         _ => return None,
     };
     if !is_digits(hours) || !is_clock_field(minutes) || !is_clock_field(seconds) {
@@ -703,7 +706,10 @@ fn split_speaker_prefix(text: &str) -> Option<(String, String)> {
     let (speaker, after) = if let Some(bracketed) = line.strip_prefix('[') {
         let (inside, after) = bracketed.split_once(']')?;
         let after = after.trim_start();
-        (speaker_name(inside)?, after.strip_prefix(':').unwrap_or(after))
+        (
+            speaker_name(inside)?,
+            after.strip_prefix(':').unwrap_or(after),
+        )
     } else {
         let (candidate, after) = line.split_once(':')?;
         if !(after.is_empty() || after.starts_with(char::is_whitespace)) {
@@ -1187,10 +1193,12 @@ mod tests {
             "WEBVTT\n\n1\n00:00:00.000 --> 00:00:01.000\nok\n\n2\n00:00:01,000 --> 00:00:02,000\nbad\n",
         ));
         assert!(message.starts_with("line 8:"), "{message}");
-        assert!(message.contains("00:00:01,000 --> 00:00:02,000"), "{message}");
+        assert!(
+            message.contains("00:00:01,000 --> 00:00:02,000"),
+            "{message}"
+        );
 
         // Seconds out of range, on a cue that follows another without a blank line (line 5).
-
         let message = malformed_message(parse_vtt(
             "WEBVTT\n\n00:00.000 --> 00:01.000\nok\n00:61.000 --> 00:62.000\nbad\n",
         ));
@@ -1217,8 +1225,9 @@ mod tests {
 
     #[test]
     fn vtt_tolerates_missing_blank_lines_and_lone_cr() {
-        let t = parse_vtt("\u{feff}WEBVTT\r00:00.000 --> 00:01.000\rone\r00:01.000 --> 00:02.000\rtwo")
-            .expect("parses");
+        let t =
+            parse_vtt("\u{feff}WEBVTT\r00:00.000 --> 00:01.000\rone\r00:01.000 --> 00:02.000\rtwo")
+                .expect("parses");
         let texts: Vec<_> = t.cues.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, ["one", "two"]);
     }
@@ -1239,13 +1248,27 @@ mod tests {
         let got: Vec<_> = t
             .cues
             .iter()
-            .map(|c| (c.id.as_deref(), c.start_ms, c.end_ms, c.speaker.as_deref(), c.text.as_str()))
+            .map(|c| {
+                (
+                    c.id.as_deref(),
+                    c.start_ms,
+                    c.end_ms,
+                    c.speaker.as_deref(),
+                    c.text.as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             got,
             [
                 (Some("1"), 1_000, 2_500, Some("JOHN"), "Hello."),
-                (Some("2"), 2_500, 4_000, Some("Ann Lee"), "Hi, John.\nHow are you?"),
+                (
+                    Some("2"),
+                    2_500,
+                    4_000,
+                    Some("Ann Lee"),
+                    "Hi, John.\nHow are you?"
+                ),
                 (Some("3"), 4_000, 5_000, Some("Bob"), "Fine.\n- Good."),
                 (Some("4"), 5_000, 6_000, None, "1 < 2, said nobody"),
             ]
@@ -1309,7 +1332,15 @@ mod tests {
         let got: Vec<_> = t
             .cues
             .iter()
-            .map(|c| (c.id.as_deref(), c.start_ms, c.end_ms, c.speaker.as_deref(), c.text.as_str()))
+            .map(|c| {
+                (
+                    c.id.as_deref(),
+                    c.start_ms,
+                    c.end_ms,
+                    c.speaker.as_deref(),
+                    c.text.as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             got,
@@ -1352,14 +1383,22 @@ mod tests {
         let message = malformed_message(parse_json("{\"title\": \"x\"}"));
         assert!(message.contains("segments"), "{message}");
         let message = malformed_message(parse_json(r#"{"segments": [{"start": 1, "text": "x"}]}"#));
-        assert!(message.contains("segments[0]") && message.contains("\"end\""), "{message}");
+        assert!(
+            message.contains("segments[0]") && message.contains("\"end\""),
+            "{message}"
+        );
         let message = malformed_message(parse_json(r#"{"cues": [{"startMs": 1, "endMs": 2}]}"#));
-        assert!(message.contains("cues[0]") && message.contains("\"text\""), "{message}");
-        let message =
-            malformed_message(parse_json(r#"{"segments": [{"start": -1, "end": 2, "text": "x"}]}"#));
+        assert!(
+            message.contains("cues[0]") && message.contains("\"text\""),
+            "{message}"
+        );
+        let message = malformed_message(parse_json(
+            r#"{"segments": [{"start": -1, "end": 2, "text": "x"}]}"#,
+        ));
         assert!(message.contains("non-negative"), "{message}");
-        let message =
-            malformed_message(parse_json(r#"{"segments": [{"start": 3, "end": 2, "text": "x"}]}"#));
+        let message = malformed_message(parse_json(
+            r#"{"segments": [{"start": 3, "end": 2, "text": "x"}]}"#,
+        ));
         assert!(message.contains("before it starts"), "{message}");
     }
 
@@ -1389,9 +1428,18 @@ mod tests {
 
     #[test]
     fn format_from_path_and_dispatch() {
-        assert_eq!(TranscriptFormat::from_path("talks/kd.VTT"), Some(TranscriptFormat::Vtt));
-        assert_eq!(TranscriptFormat::from_path("a.b.srt"), Some(TranscriptFormat::Srt));
-        assert_eq!(TranscriptFormat::from_path("C:\\x\\m.Json"), Some(TranscriptFormat::Json));
+        assert_eq!(
+            TranscriptFormat::from_path("talks/kd.VTT"),
+            Some(TranscriptFormat::Vtt)
+        );
+        assert_eq!(
+            TranscriptFormat::from_path("a.b.srt"),
+            Some(TranscriptFormat::Srt)
+        );
+        assert_eq!(
+            TranscriptFormat::from_path("C:\\x\\m.Json"),
+            Some(TranscriptFormat::Json)
+        );
         assert_eq!(TranscriptFormat::from_path("notes.txt"), None);
         assert_eq!(TranscriptFormat::from_path("vtt"), None);
         assert_eq!(TranscriptFormat::from_path("dir.vtt/readme"), None);
@@ -1406,8 +1454,8 @@ mod tests {
 
     #[test]
     fn serialises_in_camel_case() {
-        let t = parse_json(r#"{"segments": [{"start": 1, "end": 2, "text": "x"}]}"#)
-            .expect("parses");
+        let t =
+            parse_json(r#"{"segments": [{"start": 1, "end": 2, "text": "x"}]}"#).expect("parses");
         let json = serde_json::to_value(&t).expect("serialises");
         assert_eq!(json["format"], "json");
         assert_eq!(json["cues"][0]["startMs"], 1_000);
@@ -1419,9 +1467,15 @@ mod tests {
     #[test]
     fn pathological_input_is_handled_quickly() {
         // Quadratic scanning would take minutes on these; linear parsing takes milliseconds.
-        let many_tags = format!("WEBVTT\n\n00:00.000 --> 00:01.000\n{}x\n", "<a".repeat(200_000));
+        let many_tags = format!(
+            "WEBVTT\n\n00:00.000 --> 00:01.000\n{}x\n",
+            "<a".repeat(200_000)
+        );
         assert!(parse_vtt(&many_tags).is_ok());
-        let many_amps = format!("1\n00:00:00,000 --> 00:00:01,000\n{}\n", "&".repeat(200_000));
+        let many_amps = format!(
+            "1\n00:00:00,000 --> 00:00:01,000\n{}\n",
+            "&".repeat(200_000)
+        );
         assert!(parse_srt(&many_amps).is_ok());
         // Every "1" line makes the SRT parser look ahead for a timing line across the blank
         // lines after it; the look-ahead must not rescan the rest of the file each time.
@@ -1435,16 +1489,59 @@ mod tests {
 
     /// Pieces of caption syntax, so that generated inputs reach the deeper parser paths.
     const PIECES: &[&str] = &[
-        "WEBVTT", "\n", "\r\n", "\r", "\n\n", " ", "-->", " --> ", "00:00:01.000", "01:02.5",
-        "00:00:01,000", "99999999999999999999:00:00.000", "1", "42", "slide-3", "NOTE", "STYLE",
-        "<v Bob>", "<v.x ->", "</v>", "<", ">", "<i>", "<00:00:02.000>", "{\\an8}", "{", "}", "&",
-        "&amp;", "&#", "&#x110000;", ";", ":", "JOHN:", "[Ann Lee]", "- ", ">> ", "é", "\u{feff}",
-        "text", "\"", "{\"segments\":[", "{\"start\":1,\"end\":2,\"text\":\"a\"}", "]}", ",",
-        "\"startMs\":", "-1", "1e400",
+        "WEBVTT",
+        "\n",
+        "\r\n",
+        "\r",
+        "\n\n",
+        " ",
+        "-->",
+        " --> ",
+        "00:00:01.000",
+        "01:02.5",
+        "00:00:01,000",
+        "99999999999999999999:00:00.000",
+        "1",
+        "42",
+        "slide-3",
+        "NOTE",
+        "STYLE",
+        "<v Bob>",
+        "<v.x ->",
+        "</v>",
+        "<",
+        ">",
+        "<i>",
+        "<00:00:02.000>",
+        "{\\an8}",
+        "{",
+        "}",
+        "&",
+        "&amp;",
+        "&#",
+        "&#x110000;",
+        ";",
+        ":",
+        "JOHN:",
+        "[Ann Lee]",
+        "- ",
+        ">> ",
+        "é",
+        "\u{feff}",
+        "text",
+        "\"",
+        "{\"segments\":[",
+        "{\"start\":1,\"end\":2,\"text\":\"a\"}",
+        "]}",
+        ",",
+        "\"startMs\":",
+        "-1",
+        "1e400",
     ];
 
     fn caption_like() -> impl Strategy<Value = String> {
-        prop::collection::vec(prop::sample::select(PIECES.to_vec()), 0..120).prop_map(|v| v.concat())
+        prop::collection::vec(prop::sample::select(PIECES.to_vec()), 0..120)
+            .prop_map(|v| v.concat())
     }
 
     proptest! {
