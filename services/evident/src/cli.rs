@@ -90,7 +90,9 @@ struct SourceArgs {
 
 #[derive(Subcommand)]
 enum SourceOp {
-    /// Follow a repository: a clone URL or a local path.
+    /// Follow a source: `git LOCATION`, or any other kind with its settings as KEY=VALUE
+    /// (`evident source add mbox path=/srv/mail/team.mbox`, `evident source add github
+    /// repo=acme/shop token_env=GITHUB_TOKEN interval_secs=600`).
     Add {
         #[command(subcommand)]
         kind: AddSource,
@@ -126,6 +128,62 @@ enum AddSource {
         #[arg(long)]
         issue_tracker: Option<String>,
     },
+    /// mbox, maildir, imap, github, gitlab, jira, confluence, transcripts, documents, web:
+    /// KIND KEY=VALUE… (values are JSON when they parse as JSON, text otherwise).
+    #[command(external_subcommand)]
+    Other(Vec<String>),
+}
+
+/// `snake_case` → `camelCase` (settings are camelCase in the API).
+fn camel_key(key: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' || c == '-' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The body of `source add KIND KEY=VALUE…`: relative paths that exist become absolute.
+fn settings_body(pairs: &[String]) -> anyhow::Result<serde_json::Value> {
+    let mut body = serde_json::Map::new();
+    for pair in pairs {
+        let (k, v) = pair
+            .split_once('=')
+            .with_context(|| format!("`{pair}`: settings are KEY=VALUE"))?;
+        let key = camel_key(k.trim_start_matches("--"));
+        let mut value: serde_json::Value =
+            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        if let Some(text) = value.as_str() {
+            let p = std::path::Path::new(text);
+            if (key == "path" || key.ends_with("File")) && p.is_relative() && p.exists() {
+                value = json!(
+                    p.canonicalize()
+                        .with_context(|| format!("resolving {text}"))?
+                );
+            }
+        }
+        body.insert(key, value);
+    }
+    Ok(serde_json::Value::Object(body))
+}
+
+/// What a source follows, for listings.
+fn source_target(s: &serde_json::Value) -> String {
+    let c = &s["config"];
+    for key in ["name", "repo", "path", "host", "project", "space"] {
+        if let Some(v) = c[key].as_str() {
+            return v.to_string();
+        }
+    }
+    c["urls"][0].as_str().unwrap_or("?").to_string()
 }
 
 #[derive(Args)]
@@ -564,11 +622,38 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
                 args.scope.client.as_deref().unwrap_or("")
             );
         }
-        SourceOp::Ls => {
-            let out = client.get("/api/v1/sources/git", &scope_q).await?;
+        SourceOp::Add {
+            kind: AddSource::Other(words),
+        } => {
+            let Some((kind, pairs)) = words.split_first() else {
+                bail!(
+                    "give a kind: git, mbox, maildir, imap, github, gitlab, jira, confluence, transcripts, documents, web"
+                );
+            };
+            if args.scope.client.is_none() {
+                bail!("give --client ID");
+            }
+            let mut body = settings_body(pairs)?;
+            scope_json(&args.scope, &mut body);
+            let out = client
+                .post(
+                    &format!("/api/v1/sources/{}", crate::client::encode_path(kind)),
+                    &body,
+                )
+                .await?;
             println!(
-                "{:<28} {:<6} {:<22} {:<10}  last poll",
-                "id", "kind", "repository", "status"
+                "following {} source `{}` (every {} s); `evident source ls --client {}` shows progress",
+                kind,
+                out["id"].as_str().unwrap_or("?"),
+                out["intervalSecs"],
+                args.scope.client.as_deref().unwrap_or("")
+            );
+        }
+        SourceOp::Ls => {
+            let out = client.get("/api/v1/indexers", &scope_q).await?;
+            println!(
+                "{:<28} {:<11} {:<28} {:<10}  last poll",
+                "id", "kind", "following", "status"
             );
             for s in out["sources"].as_array().cloned().unwrap_or_default() {
                 let status = &s["status"];
@@ -580,10 +665,10 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
                     "pending"
                 };
                 println!(
-                    "{:<28} {:<6} {:<22} {:<10}  {}{}",
+                    "{:<28} {:<11} {:<28} {:<10}  {}{}",
                     s["id"].as_str().unwrap_or("?"),
                     s["kind"].as_str().unwrap_or("?"),
-                    s["config"]["name"].as_str().unwrap_or("?"),
+                    source_target(&s),
                     state,
                     serde_json::to_string(&status["stats"]).unwrap_or_default(),
                     status["lastError"]
@@ -594,9 +679,20 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
             }
         }
         SourceOp::Rm { id } => {
+            let all = client.get("/api/v1/indexers", &scope_q).await?;
+            let kind = all["sources"]
+                .as_array()
+                .and_then(|list| list.iter().find(|s| s["id"] == json!(id)))
+                .and_then(|s| s["kind"].as_str())
+                .map(str::to_string)
+                .with_context(|| format!("no source `{id}` visible to this client"))?;
             let out = client
                 .delete(
-                    &format!("/api/v1/sources/git/{}", crate::client::encode_path(&id)),
+                    &format!(
+                        "/api/v1/sources/{}/{}",
+                        crate::client::encode_path(&kind),
+                        crate::client::encode_path(&id)
+                    ),
                     &scope_q,
                 )
                 .await?;

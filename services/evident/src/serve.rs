@@ -87,7 +87,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tokio::spawn(opened.pollers(&cfg, &ctx).run(
             ctx,
             cancel.clone(),
-            std::time::Duration::from_secs(cfg.git.poll_tick_secs),
+            std::time::Duration::from_secs(cfg.indexers.poll_tick_secs),
         ))
     });
 
@@ -144,7 +144,7 @@ pub async fn run_indexers(args: WorkerArgs) -> anyhow::Result<()> {
     opened.register_config_sources(&cfg, clock.now_ms()).await;
     eprintln!(
         "evident indexer running (looking for due sources every {} s)",
-        cfg.git.poll_tick_secs
+        cfg.indexers.poll_tick_secs
     );
     let ctx = opened.poll_context(clock);
     opened
@@ -152,7 +152,7 @@ pub async fn run_indexers(args: WorkerArgs) -> anyhow::Result<()> {
         .run(
             ctx,
             cancel,
-            std::time::Duration::from_secs(cfg.git.poll_tick_secs),
+            std::time::Duration::from_secs(cfg.indexers.poll_tick_secs),
         )
         .await;
     opened.close();

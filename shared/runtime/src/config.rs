@@ -38,7 +38,18 @@ pub struct Config {
     pub log: LogConfig,
     pub queue: evident_qualifier::QueueConfig,
     pub git: GitSettings,
+    pub indexers: IndexerSettings,
     pub sources: SourcesConfig,
+}
+
+/// `[indexers]`: the loop that polls registered sources.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexerSettings {
+    /// How often the loop looks for sources whose interval has passed.
+    pub poll_tick_secs: u64,
+    /// Sources polled at the same time (a slow mailbox does not hold up the others).
+    pub concurrent_polls: usize,
 }
 
 /// `[git]`: how the git indexer works.
@@ -47,8 +58,6 @@ pub struct Config {
 pub struct GitSettings {
     /// Mirrors of remote repositories; a relative path is under `store.data_dir`.
     pub mirrors_dir: PathBuf,
-    /// How often the poller looks for sources whose interval has passed.
-    pub poll_tick_secs: u64,
     /// Files per structural task and commits per history task.
     pub files_per_task: usize,
     pub commits_per_task: usize,
@@ -59,11 +68,103 @@ pub struct GitSettings {
 }
 
 /// `[sources]`: sources registered at start-up (they can also be registered by API or CLI).
+/// Every kind but git takes the keys of its API request in snake case (`client`, `project`,
+/// `group`, `id`, `interval_secs`, `enabled`, then the kind's settings).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourcesConfig {
     #[serde(default)]
     pub git: Vec<GitSourceEntry>,
+    #[serde(default)]
+    pub mbox: Vec<toml::Table>,
+    #[serde(default)]
+    pub maildir: Vec<toml::Table>,
+    #[serde(default)]
+    pub imap: Vec<toml::Table>,
+    #[serde(default)]
+    pub github: Vec<toml::Table>,
+    #[serde(default)]
+    pub gitlab: Vec<toml::Table>,
+    #[serde(default)]
+    pub jira: Vec<toml::Table>,
+    #[serde(default)]
+    pub confluence: Vec<toml::Table>,
+    #[serde(default)]
+    pub transcripts: Vec<toml::Table>,
+    #[serde(default)]
+    pub documents: Vec<toml::Table>,
+    #[serde(default)]
+    pub web: Vec<toml::Table>,
+}
+
+/// `snake_case` → `camelCase`.
+fn camel(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn to_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => s.clone().into(),
+        toml::Value::Integer(i) => (*i).into(),
+        toml::Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, Into::into)
+        }
+        toml::Value::Boolean(b) => (*b).into(),
+        toml::Value::Datetime(d) => d.to_string().into(),
+        toml::Value::Array(a) => a.iter().map(to_json).collect(),
+        toml::Value::Table(t) => t.iter().map(|(k, v)| (camel(k), to_json(v))).collect(),
+    }
+}
+
+impl SourcesConfig {
+    /// Every non-git entry as `(kind, request)`.
+    pub fn requests(
+        &self,
+    ) -> Result<Vec<(&'static str, evident_indexers::sources::SourceRequest)>, ConfigError> {
+        let kinds: [(&'static str, &Vec<toml::Table>); 10] = [
+            ("mbox", &self.mbox),
+            ("maildir", &self.maildir),
+            ("imap", &self.imap),
+            ("github", &self.github),
+            ("gitlab", &self.gitlab),
+            ("jira", &self.jira),
+            ("confluence", &self.confluence),
+            ("transcripts", &self.transcripts),
+            ("documents", &self.documents),
+            ("web", &self.web),
+        ];
+        let mut out = Vec::new();
+        for (kind, entries) in kinds {
+            for (i, entry) in entries.iter().enumerate() {
+                let mut body = serde_json::Map::new();
+                for (k, v) in entry {
+                    let key = match k.as_str() {
+                        "client" => "clientId".to_string(),
+                        "project" if kind != "gitlab" && kind != "jira" => "projectId".to_string(),
+                        "group" => "groupId".to_string(),
+                        other => camel(other),
+                    };
+                    body.insert(key, to_json(v));
+                }
+                let req = evident_indexers::sources::SourceRequest::from_json(body.into())
+                    .map_err(|e| ConfigError::Invalid(format!("sources.{kind}[{i}]: {e}")))?;
+                out.push((kind, req));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// One `[[sources.git]]` entry.
@@ -167,6 +268,15 @@ pub struct EmbedderSettings {
 pub struct ChunkingSettings {
     pub max_tokens: usize,
     pub min_tokens: usize,
+}
+
+impl ChunkingSettings {
+    pub fn to_chunking(&self) -> evident_core::chunking::ChunkingConfig {
+        evident_core::chunking::ChunkingConfig {
+            max_tokens: self.max_tokens,
+            min_tokens: self.min_tokens,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -309,20 +419,28 @@ impl Config {
                 "queue.backoff_initial_secs must be ≥ 1 and ≤ queue.backoff_cap_secs".into(),
             ));
         }
-        if self.git.poll_tick_secs == 0
-            || self.git.files_per_task == 0
+        if self.indexers.poll_tick_secs == 0 || self.indexers.concurrent_polls == 0 {
+            return Err(ConfigError::Invalid(
+                "indexers: poll_tick_secs and concurrent_polls must be ≥ 1".into(),
+            ));
+        }
+        if self.git.files_per_task == 0
             || self.git.commits_per_task == 0
             || self.git.parallel_ingests == 0
             || self.git.code_chunk_tokens < 32
         {
             return Err(ConfigError::Invalid(
-                "git: poll_tick_secs, files_per_task, commits_per_task and parallel_ingests must be ≥ 1, code_chunk_tokens ≥ 32".into(),
+                "git: files_per_task, commits_per_task and parallel_ingests must be ≥ 1, code_chunk_tokens ≥ 32".into(),
             ));
         }
         for (i, g) in self.sources.git.iter().enumerate() {
             g.to_request()
                 .to_source(0)
                 .map_err(|e| ConfigError::Invalid(format!("sources.git[{i}]: {e}")))?;
+        }
+        for (i, (kind, req)) in self.sources.requests()?.iter().enumerate() {
+            req.to_source(kind, 0)
+                .map_err(|e| ConfigError::Invalid(format!("sources ({kind} entry {i}): {e}")))?;
         }
         if self.write_pools.interactive == 0 || self.write_pools.bulk == 0 {
             return Err(ConfigError::Invalid("write_pools sizes must be ≥ 1".into()));

@@ -1,6 +1,5 @@
 //! Builds the knowledge base from configuration: embedder, stores, pools.
 
-use evident_core::chunking::ChunkingConfig;
 use evident_kb::Kb;
 use evident_store::VectorSpace;
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
@@ -67,8 +66,11 @@ impl Opened {
         cfg: &Config,
         ctx: &evident_indexers::poll::PollContext,
     ) -> evident_indexers::poll::Pollers {
-        let mut pollers = evident_indexers::poll::Pollers::default();
-        pollers.add(std::sync::Arc::new(evident_indexers::git::GitPoller {
+        use evident_indexers::{documents, mail, meetings, tracker, wiki};
+        use std::sync::Arc;
+        let mut pollers = evident_indexers::poll::Pollers::default()
+            .with_concurrency(cfg.indexers.concurrent_polls);
+        pollers.add(Arc::new(evident_indexers::git::GitPoller {
             ctx: ctx.clone(),
             mirrors: cfg.git.mirrors(&cfg.store.data_dir),
             batches: evident_indexers::git::poller::Batches {
@@ -76,11 +78,43 @@ impl Opened {
                 commits: cfg.git.commits_per_task,
             },
         }));
+        let chunking = cfg.chunking.to_chunking();
+        pollers.add(Arc::new(mail::MboxPoller { ctx: ctx.clone() }));
+        pollers.add(Arc::new(mail::MaildirPoller { ctx: ctx.clone() }));
+        pollers.add(Arc::new(mail::ImapPoller { ctx: ctx.clone() }));
+        for t in tracker::TrackerPoller::all(ctx, chunking) {
+            pollers.add(Arc::new(t));
+        }
+        pollers.add(Arc::new(wiki::ConfluencePoller {
+            ctx: ctx.clone(),
+            chunking,
+        }));
+        pollers.add(Arc::new(meetings::TranscriptsPoller::new(ctx.clone())));
+        pollers.add(Arc::new(documents::DocumentsPoller { ctx: ctx.clone() }));
+        match documents::WebPoller::new(ctx.clone()) {
+            Ok(web) => pollers.add(Arc::new(web)),
+            Err(e) => tracing::error!(error = %e, "web crawler unavailable"),
+        }
         pollers
     }
 
     /// Registers the sources of `[sources]` (idempotent: settings are updated, status kept).
     pub async fn register_config_sources(&self, cfg: &Config, now: i64) {
+        match cfg.sources.requests() {
+            Ok(requests) => {
+                for (kind, req) in requests {
+                    match evident_indexers::sources::register(&self.kb, kind, &req, now).await {
+                        Ok(s) => {
+                            tracing::info!(source_id = %s.id, kind, "source from the configuration")
+                        }
+                        Err(e) => {
+                            tracing::error!(kind, error = %e, "source from the configuration not registered")
+                        }
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "sources in the configuration not registered"),
+        }
         for g in &cfg.sources.git {
             match evident_indexers::git::service::register(&self.kb, &g.to_request(), now).await {
                 Ok(s) => tracing::info!(source_id = %s.id, "git source from the configuration"),
@@ -128,10 +162,7 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         .map_err(|e| evident_store::StoreError::unavailable(format!("opening store: {e}")))??;
     let kb = Kb::new(embedded.stores(), embedder, cfg.write_pools)
         .await?
-        .with_chunking(ChunkingConfig {
-            max_tokens: cfg.chunking.max_tokens,
-            min_tokens: cfg.chunking.min_tokens,
-        });
+        .with_chunking(cfg.chunking.to_chunking());
     let tasks = evident_kb::TaskSubmitter::new(kb.stores().queue.clone());
     let mut handlers = evident_kb::TaskHandlers::new(&kb);
     evident_indexers::git::GitTasks {
@@ -142,13 +173,19 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
             max_tokens: cfg.git.code_chunk_tokens,
             ..Default::default()
         },
-        doc_chunking: ChunkingConfig {
-            max_tokens: cfg.chunking.max_tokens,
-            min_tokens: cfg.chunking.min_tokens,
-        },
+        doc_chunking: cfg.chunking.to_chunking(),
         parallel: cfg.git.parallel_ingests,
     }
     .register(&mut handlers);
+    let items: std::sync::Arc<dyn evident_kb::TaskHandler> =
+        std::sync::Arc::new(evident_indexers::items::ItemTasks {
+            kb: kb.clone(),
+            indexers: kb.stores().indexers.clone(),
+            chunking: cfg.chunking.to_chunking(),
+        });
+    for kind in evident_indexers::items::ItemTask::KINDS {
+        handlers.register(kind, items.clone());
+    }
     Ok(Opened {
         kb,
         embedded,

@@ -440,21 +440,87 @@ enum Decoded {
     Bytes(Vec<u8>),
 }
 
+/// Charset labels that mislabelled UTF-8 usually carries (a client that writes UTF-8 and
+/// declares its locale's legacy charset).
+const LEGACY_LABELS: [&str; 6] = [
+    "iso-8859-1",
+    "iso-8859-15",
+    "latin1",
+    "windows-1252",
+    "us-ascii",
+    "ascii",
+];
+
+/// The `charset=` label of a leaf's header, lower-cased.
+fn declared_charset(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    let at = text.find("charset=")? + "charset=".len();
+    let value: String = text[at..]
+        .trim_start_matches('"')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+        .collect();
+    (!value.is_empty()).then_some(value)
+}
+
+/// The same leaf with its charset label replaced by UTF-8.
+fn relabelled_utf8(head: &[u8], label: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(head);
+    let lower = text.to_ascii_lowercase();
+    match lower
+        .find(&format!("charset={label}"))
+        .or_else(|| lower.find(&format!("charset=\"{label}")))
+    {
+        Some(at) => {
+            let end = at + lower[at..].find(label).unwrap_or(0) + label.len();
+            format!(
+                "{}charset=utf-8{}",
+                &text[..at],
+                &text[end..].trim_start_matches('"')
+            )
+            .into_bytes()
+        }
+        None => head.to_vec(),
+    }
+}
+
 fn decode_leaf(n: &Node<'_>) -> (Decoded, Option<String>) {
-    let mut mini = Vec::with_capacity(n.head.len() + n.body.len() + 4);
-    mini.extend_from_slice(n.head);
+    let (decoded, name) = decode_leaf_as(n.head, n.body);
+    // Mislabelled UTF-8: declared a legacy single-byte charset, yet the bytes are valid UTF-8
+    // with non-ASCII text (real Latin-1 text is almost never valid UTF-8). Read as UTF-8.
+    if let (Decoded::Text(t) | Decoded::Html(t), Some(label)) = (&decoded, declared_charset(n.head))
+    {
+        if LEGACY_LABELS.contains(&label.as_str()) && !t.is_ascii() {
+            let head = relabelled_utf8(n.head, &label);
+            if let (Decoded::Text(u) | Decoded::Html(u), _) = decode_leaf_as(&head, n.body) {
+                if !u.contains('\u{fffd}') && u != *t {
+                    let again = match decoded {
+                        Decoded::Html(_) => Decoded::Html(u),
+                        _ => Decoded::Text(u),
+                    };
+                    return (again, name);
+                }
+            }
+        }
+    }
+    (decoded, name)
+}
+
+fn decode_leaf_as(head: &[u8], body: &[u8]) -> (Decoded, Option<String>) {
+    let mut mini = Vec::with_capacity(head.len() + body.len() + 4);
+    mini.extend_from_slice(head);
     mini.extend_from_slice(b"\r\n");
-    mini.extend_from_slice(n.body);
+    mini.extend_from_slice(body);
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         MessageParser::default().parse(&mini)
     }))
     .ok()
     .flatten();
     let Some(msg) = parsed else {
-        return (Decoded::Bytes(n.body.to_vec()), None);
+        return (Decoded::Bytes(body.to_vec()), None);
     };
     let Some(part) = msg.parts.first() else {
-        return (Decoded::Bytes(n.body.to_vec()), None);
+        return (Decoded::Bytes(body.to_vec()), None);
     };
     let name = part.attachment_name().map(str::to_string);
     let decoded = match &part.body {
@@ -659,6 +725,9 @@ pub struct MailContext<'a> {
     /// Attachments larger than this are not extracted (their name is still listed).
     pub max_attachment_bytes: usize,
     pub chunking: &'a ChunkingConfig,
+    /// Set when only the first this-many bytes of the message were read (it was over the
+    /// source's size limit): the last attachment is then incomplete and is not extracted.
+    pub truncated_at: Option<u64>,
 }
 
 pub fn message_urn(source_id: &str, message_id: &str) -> String {
@@ -793,11 +862,18 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
     let mut skipped_attachments = Vec::new();
     let mut attachment_sources = Vec::new();
     let mut attachment_edges = Vec::new();
-    for a in &e.attachments {
+    for (i, a) in e.attachments.iter().enumerate() {
         let name = a
             .filename
             .clone()
             .unwrap_or_else(|| format!("part {}", a.part));
+        let cut_off = ctx.truncated_at.filter(|_| i + 1 == e.attachments.len());
+        if let Some(limit) = cut_off {
+            skipped_attachments.push(format!(
+                "{name}: cut off (the message is larger than the {limit}-byte limit)"
+            ));
+            continue;
+        }
         if let Some(why) = attachment_skip(a, ctx.max_attachment_bytes) {
             skipped_attachments.push(format!("{name}: {why}"));
             continue;
@@ -853,6 +929,10 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
                 } else {
                     Value::from(e.links.clone())
                 },
+            ),
+            (
+                "truncatedAt",
+                ctx.truncated_at.map(Value::from).unwrap_or(Value::Null),
             ),
             (
                 "skippedAttachments",
@@ -944,7 +1024,7 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
         kind: "mail".into(),
         title: e.subject.clone(),
         fingerprint: content_hash(&format!(
-            "{MAIL_VERSION}\0{}\0{redacted}\0{header}\0{}\0{:?}",
+            "{MAIL_VERSION}\0{}\0{redacted}\0{header}\0{}\0{:?}\0{:?}",
             e.message_id,
             e.texts
                 .iter()
@@ -956,7 +1036,8 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
                 &e.references,
                 &skipped_attachments,
                 &attachment_edges
-            )
+            ),
+            ctx.truncated_at
         )),
         observed_at: e.date.clone(),
         chunks,
@@ -1002,6 +1083,7 @@ mod tests {
             source_id: "acme.mail",
             mailbox: "INBOX",
             max_attachment_bytes: 1 << 20,
+            truncated_at: None,
             chunking: &chunking,
         };
         let src = &email_sources(&emails[1], &ctx)[0];
@@ -1041,6 +1123,29 @@ mod tests {
         assert!(a.message_id.starts_with("evident-"));
         assert_eq!(a.message_id, b.message_id);
         assert!(parse_email(b"   ").is_err());
+    }
+
+    #[test]
+    fn utf8_labelled_latin1_is_read_as_utf8_and_real_latin1_stays() {
+        let mislabelled =
+            "Subject: m\nContent-Type: text/plain; charset=\"ISO-8859-1\"\n\ncrème brûlée"
+                .as_bytes();
+        assert_eq!(
+            parse_email(mislabelled).expect("parse").texts[0]
+                .text
+                .trim(),
+            "crème brûlée"
+        );
+        let mut latin1 = b"Subject: l\nContent-Type: text/plain; charset=iso-8859-1\n\ncr".to_vec();
+        latin1.extend_from_slice(&[0xE8, b'm', b'e']);
+        assert_eq!(
+            parse_email(&latin1).expect("parse").texts[0].text.trim(),
+            "crème"
+        );
+        assert_eq!(
+            declared_charset(b"Content-Type: text/plain; charset=\"UTF-8\"").as_deref(),
+            Some("utf-8")
+        );
     }
 
     proptest::proptest! {

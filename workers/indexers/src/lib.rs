@@ -3,9 +3,25 @@
 //! handlers, so any worker can run them).
 //!
 //! - [`git`]: repositories — files with their symbols, every commit, branch overviews.
+//! - [`mail`]: mbox, Maildir and IMAP mailboxes.
+//! - [`tracker`]: GitHub, GitLab and Jira issues over REST.
+//! - [`wiki`]: Confluence spaces.
+//! - [`meetings`]: transcripts, and recordings transcribed by an operator's command.
+//! - [`documents`]: folders of documents and a bounded web crawler.
+//! - [`items`]: the queue tasks of polled items (extraction happens on workers).
+//! - [`sources`]: registration of every kind, with its settings checked.
 //!
-//! Must not: know HTTP or a database; it sees `evident-store` traits, the knowledge base and
+//! Must not: serve HTTP or know a database; it sees `evident-store` traits, the knowledge base and
 //! the sources themselves.
 
+pub mod documents;
+pub mod folder;
 pub mod git;
+pub mod items;
+pub mod mail;
+pub mod meetings;
 pub mod poll;
+pub mod robots;
+pub mod sources;
+pub mod tracker;
+pub mod wiki;

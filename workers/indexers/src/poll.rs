@@ -14,6 +14,7 @@ use evident_ai::Priority;
 use evident_kb::TaskSubmitter;
 use evident_store::indexers::{IndexerSource, IndexerStore};
 use evident_store::queue::Clock;
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -30,6 +31,13 @@ pub enum PollError {
     Kb(#[from] evident_kb::KbError),
     #[error("source config: {0}")]
     Config(String),
+    /// The source asked us to wait (HTTP 429, an exhausted rate-limit budget): the next poll
+    /// comes once the wait is over, not before, and not a whole interval later.
+    #[error("rate limited: {message} (retrying in {}s)", retry_after_ms / 1000)]
+    RateLimited {
+        retry_after_ms: i64,
+        message: String,
+    },
 }
 
 /// What every poll of every kind shares.
@@ -78,15 +86,20 @@ impl PollContext {
                 Ok(Some(report))
             }
             Err(e) => {
+                let now = self.clock.now_ms();
+                let mut stats = source.status.stats.clone();
+                if let Some(map) = stats.as_object_mut() {
+                    map.remove(RETRY_AT);
+                }
+                if let PollError::RateLimited { retry_after_ms, .. } = &e {
+                    if !stats.is_object() {
+                        stats = json!({});
+                    }
+                    stats[RETRY_AT] = json!(now + retry_after_ms);
+                }
                 let _ = self
                     .indexers
-                    .record_poll(
-                        &source.id,
-                        &self.owner,
-                        self.clock.now_ms(),
-                        Some(&e.to_string()),
-                        &source.status.stats,
-                    )
+                    .record_poll(&source.id, &self.owner, now, Some(&e.to_string()), &stats)
                     .await;
                 Err(e)
             }
@@ -116,6 +129,46 @@ impl PollContext {
         }
         Ok(())
     }
+}
+
+impl PollContext {
+    /// Removes a cursor (as the lease holder): the item it tracked is gone.
+    pub async fn forget_cursor(&self, source: &str, key: &str) -> Result<(), PollError> {
+        self.indexers
+            .delete_cursor(source, &self.owner, key)
+            .await?;
+        Ok(())
+    }
+
+    /// Every cursor of a source whose key starts with `prefix`, by key.
+    pub async fn cursors(
+        &self,
+        source: &str,
+        prefix: &str,
+    ) -> Result<Vec<(String, Value)>, PollError> {
+        Ok(self
+            .indexers
+            .list_cursors(source)
+            .await?
+            .into_iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .collect())
+    }
+}
+
+/// Where a rate-limited source's stats say when it may be polled again (ms).
+pub const RETRY_AT: &str = "retryAt";
+
+/// Whether a source is due: its interval has passed since the last poll — or, after a poll
+/// the source rate-limited, the wait it asked for has passed (sooner or later than that).
+pub fn is_due(source: &IndexerSource, now: i64) -> bool {
+    if let Some(at) = source.status.stats.get(RETRY_AT).and_then(Value::as_i64) {
+        return now >= at;
+    }
+    source
+        .status
+        .last_poll_at
+        .is_none_or(|at| now - at >= source.interval_secs as i64 * 1000)
 }
 
 /// The stats kept with a source: the last poll's report, and totals since registration —
@@ -159,12 +212,29 @@ pub trait SourcePoller: Send + Sync {
 }
 
 /// Every kind's poller, driven by one loop.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Pollers {
     by_kind: HashMap<&'static str, Arc<dyn SourcePoller>>,
+    /// Sources polled at the same time.
+    concurrency: usize,
+}
+
+impl Default for Pollers {
+    fn default() -> Self {
+        Pollers {
+            by_kind: HashMap::new(),
+            concurrency: 4,
+        }
+    }
 }
 
 impl Pollers {
+    /// Polls up to `n` sources at once (a slow source does not hold up the others).
+    pub fn with_concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
     pub fn add(&mut self, poller: Arc<dyn SourcePoller>) {
         self.by_kind.insert(poller.kind(), poller);
     }
@@ -184,31 +254,35 @@ impl Pollers {
                 return 0;
             }
         };
-        let mut polled = 0;
-        for s in sources {
-            let due = s
-                .status
-                .last_poll_at
-                .is_none_or(|at| now - at >= s.interval_secs as i64 * 1000);
-            let Some(poller) = self.by_kind.get(s.kind.as_str()) else {
-                continue;
-            };
-            if !s.enabled || !due {
-                continue;
-            }
-            match poller.poll(&s).await {
-                Ok(Some(report)) => {
-                    polled += 1;
-                    tracing::info!(source_id = %s.id, kind = %s.kind, %report, "source polled");
+        let due: Vec<(IndexerSource, Arc<dyn SourcePoller>)> = sources
+            .into_iter()
+            .filter(|s| s.enabled && is_due(s, now))
+            .filter_map(|s| {
+                let poller = self.by_kind.get(s.kind.as_str())?.clone();
+                Some((s, poller))
+            })
+            .collect();
+        let polled = std::sync::atomic::AtomicUsize::new(0);
+        futures_util::stream::iter(due)
+            .for_each_concurrent(self.concurrency, |(s, poller)| {
+                let polled = &polled;
+                async move {
+                    match poller.poll(&s).await {
+                        Ok(Some(report)) => {
+                            polled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            tracing::info!(source_id = %s.id, kind = %s.kind, %report, "source polled");
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            polled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            metrics::counter!("evident_source_poll_failures_total", "kind" => s.kind.clone()).increment(1);
+                            tracing::warn!(source_id = %s.id, kind = %s.kind, error = %e, "poll failed; will retry at the next interval");
+                        }
+                    }
                 }
-                Ok(None) => {}
-                Err(e) => {
-                    polled += 1;
-                    metrics::counter!("evident_source_poll_failures_total", "kind" => s.kind.clone()).increment(1);
-                    tracing::warn!(source_id = %s.id, kind = %s.kind, error = %e, "poll failed; will retry at the next interval");
-                }
-            }
-        }
+            })
+            .await;
+        let polled = polled.into_inner();
         polled
     }
 

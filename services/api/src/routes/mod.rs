@@ -5,6 +5,7 @@ mod git;
 mod ops;
 mod queue;
 mod read;
+mod sources;
 mod write;
 
 use axum::Router;
@@ -25,6 +26,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/v1/sources/git"),
     ("get", "/api/v1/sources/git/{id}"),
     ("delete", "/api/v1/sources/git/{id}"),
+    ("post", "/api/v1/sources/{kind}"),
+    ("get", "/api/v1/sources/{kind}"),
+    ("get", "/api/v1/sources/{kind}/{id}"),
+    ("delete", "/api/v1/sources/{kind}/{id}"),
+    ("get", "/api/v1/indexers"),
     ("post", "/api/v1/ingest/git-structure"),
     ("post", "/api/v1/ingest/git-commits"),
     ("post", "/api/v1/ingest/cpg"),
@@ -64,6 +70,15 @@ pub fn all() -> Router<AppState> {
             "/api/v1/sources/git/{id}",
             get(git::get).delete(git::unregister),
         )
+        .route(
+            "/api/v1/sources/{kind}",
+            post(sources::register).get(sources::list),
+        )
+        .route(
+            "/api/v1/sources/{kind}/{id}",
+            get(sources::get).delete(sources::unregister),
+        )
+        .route("/api/v1/indexers", get(sources::list_all))
         .route("/api/v1/ingest/git-structure", post(git::push_structure))
         .route("/api/v1/ingest/git-commits", post(git::push_commits))
         .route("/api/v1/ingest/cpg", post(git::push_cpg))

@@ -59,6 +59,23 @@ fn default_max_file_bytes() -> u64 {
     1024 * 1024
 }
 
+impl crate::sources::SourceConfig for GitSourceConfig {
+    const KIND: &'static str = "git";
+    const FAMILY: &'static str = "git";
+
+    fn validate(&self) -> Result<(), String> {
+        GitSourceConfig::validate(self)?;
+        match &self.path {
+            Some(p) if !p.is_absolute() => Err("give an absolute `path`".into()),
+            _ => Ok(()),
+        }
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
 impl GitSourceConfig {
     /// Checks the settings a registration must have.
     pub fn validate(&self) -> Result<(), String> {

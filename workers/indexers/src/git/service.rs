@@ -18,11 +18,11 @@ use evident_store::indexers::{IndexerSource, PollStatus};
 use evident_store::queue::{Millis, TaskRecord};
 use serde::{Deserialize, Serialize};
 
+use super::GitSourceConfig;
 use super::write::{ingest_all, ingest_commits};
-use super::{GitSourceConfig, source_prefix};
 
 /// Polling interval when none is given.
-pub const DEFAULT_INTERVAL_SECS: u64 = 300;
+pub const DEFAULT_INTERVAL_SECS: u64 = crate::sources::DEFAULT_INTERVAL_SECS;
 /// Files or commits accepted in one push.
 const MAX_PUSH_ITEMS: usize = 5_000;
 /// Concurrent ingests while handling a push.
@@ -64,39 +64,8 @@ pub struct GitSourceRequest {
     pub enabled: Option<bool>,
 }
 
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').to_string()
-}
-
-fn invalid(field: &'static str, reason: impl Into<String>) -> KbError {
-    validate::FieldError::Invalid {
-        field,
-        reason: reason.into(),
-    }
-    .into()
-}
-
-/// A source id: 1..=128 chars of `[a-z0-9._-]`.
-pub fn check_id(id: &str) -> Result<(), KbError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'_')
-        });
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid("id", "use 1..=128 of a-z, 0-9, '.', '-', '_'"))
-    }
-}
+pub use crate::sources::check_id;
+use crate::sources::{invalid, slug};
 
 impl GitSourceRequest {
     /// The source this request registers (validated).
@@ -149,10 +118,8 @@ impl GitSourceRequest {
             None => format!("{}.{}", slug(client), slug(&name)),
         };
         check_id(&id)?;
-        let interval = self.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS);
-        if !(5..=7 * 86_400).contains(&interval) {
-            return Err(invalid("intervalSecs", "between 5 seconds and 7 days"));
-        }
+        let interval =
+            crate::sources::check_interval(self.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS))?;
         Ok(IndexerSource {
             id,
             kind: "git".into(),
@@ -173,40 +140,17 @@ pub async fn register(
     req: &GitSourceRequest,
     now: Millis,
 ) -> Result<IndexerSource, KbError> {
-    let source = req.to_source(now)?;
-    if let Some(existing) = kb.stores().indexers.get_source(&source.id).await? {
-        if existing.scope.partition() != source.scope.partition() || existing.kind != "git" {
-            return Err(KbError::Store(evident_store::StoreError::new(
-                evident_store::ErrorKind::Conflict,
-                format!("source id `{}` is taken", source.id),
-            )));
-        }
-    }
-    Ok(kb.stores().indexers.put_source(&source, now).await?)
+    crate::sources::put(kb, req.to_source(now)?, now).await
 }
 
 /// Git sources the reader may see.
 pub async fn list(kb: &Kb, vis: &Visibility) -> Result<Vec<IndexerSource>, KbError> {
-    Ok(kb
-        .stores()
-        .indexers
-        .list_sources(Some("git"))
-        .await?
-        .into_iter()
-        .filter(|s| vis.admits(&s.scope))
-        .collect())
+    crate::sources::list(kb, vis, Some("git")).await
 }
 
 /// One git source, if the reader may see it.
 pub async fn get(kb: &Kb, vis: &Visibility, id: &str) -> Result<IndexerSource, KbError> {
-    kb.stores()
-        .indexers
-        .get_source(id)
-        .await?
-        .filter(|s| s.kind == "git" && vis.admits(&s.scope))
-        .ok_or_else(|| KbError::NotFound {
-            what: format!("git source `{id}`"),
-        })
+    crate::sources::get(kb, vis, Some("git"), id).await
 }
 
 /// Unregisters a source and queues the removal of everything it wrote.
@@ -217,19 +161,7 @@ pub async fn unregister(
     id: &str,
     now: Millis,
 ) -> Result<TaskRecord, KbError> {
-    let source = get(kb, vis, id).await?;
-    // Queue the purge first: if the process dies between the two steps, the purge still runs
-    // and a second DELETE finds nothing left to do but the registration.
-    let task = tasks
-        .enqueue_purge_prefix(
-            source.scope.clone(),
-            &source_prefix(&source.id),
-            Priority::DEFAULT,
-            now,
-        )
-        .await?;
-    kb.stores().indexers.delete_source(&source.id).await?;
-    Ok(task)
+    crate::sources::unregister(kb, tasks, vis, Some("git"), id, now).await
 }
 
 /// Scope fields of a push.

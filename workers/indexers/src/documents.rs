@@ -1,0 +1,606 @@
+//! Documents: a folder of files (PDF, HTML, Markdown, text, DOCX) and a bounded web crawler.
+//! Both queue `ingest-document` items that workers extract (text per page, readable HTML).
+//!
+//! The crawler starts from seed URLs and follows links breadth-first: same host as a seed
+//! unless told otherwise, up to `maxDepth` links away and `maxPages` pages per poll, never
+//! where robots.txt forbids, one request at a time per source (and `Crawl-delay` apart when
+//! the site asks). Pages are fetched conditionally (ETag / Last-Modified), and a page whose
+//! content is byte-identical to another already stored (mirrors, `index.html` and `/`) is
+//! stored once: content-hash dedup.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use evident_ai::Priority;
+use evident_extract::document::Format;
+use evident_store::indexers::IndexerSource;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use crate::folder;
+use crate::items::ItemTask;
+use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::robots::Robots;
+use crate::sources::{SourceConfig, config_of};
+
+fn default_max_document_bytes() -> u64 {
+    50 * 1024 * 1024
+}
+
+fn is_document(path: &Path) -> bool {
+    Format::from_name(&path.to_string_lossy()).is_some()
+}
+
+/// `kind = "documents"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DocumentsConfig {
+    pub path: PathBuf,
+    #[serde(default = "default_max_document_bytes")]
+    pub max_document_bytes: u64,
+}
+
+impl SourceConfig for DocumentsConfig {
+    const KIND: &'static str = "documents";
+    const FAMILY: &'static str = "doc";
+
+    fn validate(&self) -> Result<(), String> {
+        if !self.path.is_absolute() {
+            return Err(format!(
+                "`path` must be absolute, not `{}`",
+                self.path.display()
+            ));
+        }
+        if self.max_document_bytes == 0 {
+            return Err("`maxDocumentBytes` must be positive".into());
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "documents".into())
+    }
+}
+
+pub fn document_urn(source_id: &str, rel: &str) -> String {
+    format!("doc:{source_id}:{rel}")
+}
+
+pub fn page_urn(source_id: &str, url: &str) -> String {
+    format!("web:{source_id}:{url}")
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn queue_document(
+    ctx: &PollContext,
+    source: &IndexerSource,
+    source_urn: String,
+    uri: String,
+    content_type: Option<String>,
+    kind: &str,
+    data: Vec<u8>,
+    title: Option<String>,
+) -> Result<(), PollError> {
+    let task = ItemTask::IngestDocument {
+        v: 1,
+        source_id: source.id.clone(),
+        source_urn: source_urn.clone(),
+        uri,
+        title,
+        content_type,
+        kind: kind.to_string(),
+        data,
+        observed_at: None,
+        node: None,
+    };
+    let body = serde_json::to_value(&task)
+        .map_err(|e| PollError::Source(format!("unserialisable document: {e}")))?;
+    ctx.tasks
+        .enqueue_body(
+            source.scope.clone(),
+            &source_urn,
+            ctx.priority,
+            body,
+            ctx.clock.now_ms(),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Polls `kind = "documents"` sources.
+pub struct DocumentsPoller {
+    pub ctx: PollContext,
+}
+
+impl DocumentsPoller {
+    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+        let cfg: DocumentsConfig = config_of(source).map_err(PollError::Config)?;
+        let scan = folder::scan(
+            &self.ctx,
+            &source.id,
+            &cfg.path,
+            cfg.max_document_bytes,
+            is_document,
+        )
+        .await?;
+        let mut queued = 0;
+        for f in scan.changed {
+            queue_document(
+                &self.ctx,
+                source,
+                document_urn(&source.id, &f.rel),
+                f.path.display().to_string(),
+                None,
+                "doc",
+                f.bytes,
+                None,
+            )
+            .await?;
+            folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
+            queued += 1;
+        }
+        for (rel, state) in &scan.touched {
+            folder::mark(&self.ctx, &source.id, rel, state).await?;
+        }
+        for rel in &scan.removed {
+            self.ctx
+                .tasks
+                .enqueue_purge(
+                    source.scope.clone(),
+                    &document_urn(&source.id, rel),
+                    Priority::DEFAULT,
+                    self.ctx.clock.now_ms(),
+                )
+                .await?;
+            folder::forget(&self.ctx, &source.id, rel).await?;
+        }
+        Ok(json!({
+            "documents": queued,
+            "unchanged": scan.unchanged,
+            "removed": scan.removed.len(),
+            "skipped": scan.skipped.len(),
+            "skippedExamples": scan.skipped.into_iter().take(5).collect::<Vec<_>>(),
+        }))
+    }
+}
+
+#[async_trait]
+impl SourcePoller for DocumentsPoller {
+    fn kind(&self) -> &'static str {
+        "documents"
+    }
+
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
+        self.ctx
+            .with_lease(source, || self.poll_source(source))
+            .await
+    }
+}
+
+fn default_depth() -> u32 {
+    2
+}
+
+fn default_pages() -> u32 {
+    200
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// The crawler's product token, in robots.txt groups and the User-Agent header.
+pub const CRAWLER_AGENT: &str = "EvidentBot";
+
+/// `kind = "web"`: a bounded crawl from seed URLs, repeated every interval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebConfig {
+    pub urls: Vec<String>,
+    /// Follow links only to the seeds' hosts (default), or anywhere.
+    #[serde(default = "default_true")]
+    pub same_host: bool,
+    /// Links followed away from a seed (0: the seeds only).
+    #[serde(default = "default_depth")]
+    pub max_depth: u32,
+    /// Pages fetched per poll.
+    #[serde(default = "default_pages")]
+    pub max_pages: u32,
+    #[serde(default = "default_max_document_bytes")]
+    pub max_document_bytes: u64,
+}
+
+impl SourceConfig for WebConfig {
+    const KIND: &'static str = "web";
+    const FAMILY: &'static str = "web";
+
+    fn validate(&self) -> Result<(), String> {
+        if self.urls.is_empty() {
+            return Err("`urls` lists at least one page to start from".into());
+        }
+        for u in &self.urls {
+            let url = Url::parse(u).map_err(|e| format!("`{u}`: {e}"))?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(format!("`{u}`: only http and https are crawled"));
+            }
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err(format!("`{u}`: no credentials in URLs"));
+            }
+        }
+        if self.max_depth > 10 {
+            return Err("`maxDepth` is at most 10".into());
+        }
+        if !(1..=100_000).contains(&self.max_pages) {
+            return Err("`maxPages` must be between 1 and 100000".into());
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        self.urls
+            .first()
+            .and_then(|u| Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| "web".into())
+    }
+}
+
+/// What the last crawl saw of a page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PageState {
+    sha256: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    etag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_modified: Option<String>,
+    /// Links of the page (HTML), followed again when it answers 304.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    links: Vec<String>,
+    /// Set when the content is identical to this other page's (not stored twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    duplicate_of: Option<String>,
+}
+
+/// A URL as the crawler keys it: no fragment.
+fn normalise(mut url: Url) -> Url {
+    url.set_fragment(None);
+    url
+}
+
+fn host_key(url: &Url) -> String {
+    format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    )
+}
+
+/// Polls `kind = "web"` sources.
+pub struct WebPoller {
+    pub ctx: PollContext,
+    pub http: reqwest::Client,
+}
+
+impl WebPoller {
+    pub fn new(ctx: PollContext) -> Result<WebPoller, String> {
+        let http = reqwest::Client::builder()
+            .user_agent(format!(
+                "{CRAWLER_AGENT}/{} (+https://github.com/evident)",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .timeout(Duration::from_secs(30))
+            .connect_timeout(Duration::from_secs(10))
+            // Redirects are followed by the crawl itself, so host and depth rules apply.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(WebPoller { ctx, http })
+    }
+
+    async fn robots(&self, url: &Url) -> Robots {
+        let Ok(robots_url) = url.join("/robots.txt") else {
+            return Robots::allow_all();
+        };
+        match self.http.get(robots_url).send().await {
+            Ok(r) if r.status().is_success() => match r.text().await {
+                Ok(t) => Robots::parse(&t, CRAWLER_AGENT),
+                Err(_) => Robots::disallow_all(),
+            },
+            // No robots.txt (4xx): everything allowed.
+            Ok(r) if r.status().is_client_error() => Robots::allow_all(),
+            // Unreachable or failing (5xx): assume complete disallow (RFC 9309 §2.3.1.4).
+            _ => Robots::disallow_all(),
+        }
+    }
+
+    async fn fetch_body(
+        resp: reqwest::Response,
+        max_bytes: u64,
+    ) -> Result<Option<Vec<u8>>, PollError> {
+        if resp.content_length().is_some_and(|n| n > max_bytes) {
+            return Ok(None);
+        }
+        let mut resp = resp;
+        let mut body = Vec::new();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| PollError::Source(format!("reading a page: {e}")))?
+        {
+            body.extend_from_slice(&chunk);
+            if body.len() as u64 > max_bytes {
+                return Ok(None);
+            }
+        }
+        Ok(Some(body))
+    }
+
+    async fn crawl(&self, source: &IndexerSource) -> Result<Value, PollError> {
+        let cfg: WebConfig = config_of(source).map_err(PollError::Config)?;
+        let seeds: Vec<Url> = cfg
+            .urls
+            .iter()
+            .filter_map(|u| Url::parse(u).ok())
+            .map(normalise)
+            .collect();
+        let hosts: HashSet<String> = seeds.iter().map(host_key).collect();
+        let mut robots: HashMap<String, Robots> = HashMap::new();
+        let mut queue: VecDeque<(Url, u32)> = seeds.iter().cloned().map(|u| (u, 0)).collect();
+        let mut seen: HashSet<String> = seeds.iter().map(|u| u.to_string()).collect();
+        let (mut fetched, mut queued, mut unchanged, mut duplicates, mut gone) = (0, 0, 0, 0, 0);
+        let mut skipped: Vec<String> = Vec::new();
+        let mut last_request: HashMap<String, tokio::time::Instant> = HashMap::new();
+        while let Some((url, depth)) = queue.pop_front() {
+            if fetched >= cfg.max_pages {
+                break;
+            }
+            let host = host_key(&url);
+            if !robots.contains_key(&host) {
+                let r = self.robots(&url).await;
+                robots.insert(host.clone(), r);
+            }
+            let rules = &robots[&host];
+            let path = match url.query() {
+                Some(q) => format!("{}?{q}", url.path()),
+                None => url.path().to_string(),
+            };
+            if !rules.allowed(&path) {
+                skipped.push(format!("{url}: disallowed by robots.txt"));
+                continue;
+            }
+            if let (Some(delay), Some(at)) = (rules.crawl_delay_secs, last_request.get(&host)) {
+                let wait = Duration::from_secs_f64(delay.min(30.0));
+                tokio::time::sleep_until(*at + wait).await;
+            }
+            last_request.insert(host.clone(), tokio::time::Instant::now());
+            let key = format!("url:{url}");
+            let before: Option<PageState> = self
+                .ctx
+                .cursor(&source.id, &key)
+                .await?
+                .and_then(|v| serde_json::from_value(v).ok());
+            let mut req = self.http.get(url.clone());
+            if let Some(b) = &before {
+                if let Some(etag) = &b.etag {
+                    req = req.header(reqwest::header::IF_NONE_MATCH, etag);
+                }
+                if let Some(lm) = &b.last_modified {
+                    req = req.header(reqwest::header::IF_MODIFIED_SINCE, lm);
+                }
+            }
+            fetched += 1;
+            let resp = match req.send().await {
+                Ok(r) => r,
+                Err(e) => {
+                    skipped.push(format!("{url}: {e}"));
+                    continue;
+                }
+            };
+            let status = resp.status();
+            let mut follow = |links: &[String], queue: &mut VecDeque<(Url, u32)>| {
+                if depth >= cfg.max_depth {
+                    return;
+                }
+                for l in links {
+                    let Ok(next) = url.join(l).map(normalise) else {
+                        continue;
+                    };
+                    if !matches!(next.scheme(), "http" | "https") {
+                        continue;
+                    }
+                    if cfg.same_host && !hosts.contains(&host_key(&next)) {
+                        continue;
+                    }
+                    if seen.insert(next.to_string()) {
+                        queue.push_back((next, depth + 1));
+                    }
+                }
+            };
+            if status == reqwest::StatusCode::NOT_MODIFIED {
+                unchanged += 1;
+                if let Some(b) = &before {
+                    follow(&b.links, &mut queue);
+                }
+                continue;
+            }
+            if status.is_redirection() {
+                if let Some(loc) = resp
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|l| l.to_str().ok())
+                {
+                    // A redirect is a link at the same depth.
+                    if let Ok(next) = url.join(loc).map(normalise) {
+                        if (!cfg.same_host || hosts.contains(&host_key(&next)))
+                            && seen.insert(next.to_string())
+                        {
+                            queue.push_front((next, depth));
+                        }
+                    }
+                }
+                continue;
+            }
+            if matches!(status.as_u16(), 404 | 410) {
+                if before.is_some() {
+                    self.ctx
+                        .tasks
+                        .enqueue_purge(
+                            source.scope.clone(),
+                            &page_urn(&source.id, url.as_str()),
+                            Priority::DEFAULT,
+                            self.ctx.clock.now_ms(),
+                        )
+                        .await?;
+                    self.ctx.forget_cursor(&source.id, &key).await?;
+                    gone += 1;
+                }
+                continue;
+            }
+            if !status.is_success() {
+                skipped.push(format!("{url}: HTTP {status}"));
+                continue;
+            }
+            let header = |name: reqwest::header::HeaderName| {
+                resp.headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let content_type = header(reqwest::header::CONTENT_TYPE);
+            let etag = header(reqwest::header::ETAG);
+            let last_modified = header(reqwest::header::LAST_MODIFIED);
+            let Some(body) = Self::fetch_body(resp, cfg.max_document_bytes).await? else {
+                skipped.push(format!(
+                    "{url}: over the {}-byte limit",
+                    cfg.max_document_bytes
+                ));
+                continue;
+            };
+            let format = content_type
+                .as_deref()
+                .and_then(Format::from_mime)
+                .or_else(|| Format::from_name(url.path()))
+                .or_else(|| Format::sniff(&body));
+            let Some(format) = format else {
+                skipped.push(format!(
+                    "{url}: {} is not a document type Evident reads",
+                    content_type.as_deref().unwrap_or("unknown type")
+                ));
+                continue;
+            };
+            let links = if format == Format::Html {
+                let text = String::from_utf8_lossy(&body);
+                let mut l = evident_extract::html::html_to_text(&text).links;
+                l.truncate(1000);
+                l
+            } else {
+                Vec::new()
+            };
+            follow(&links, &mut queue);
+            let sha = hex::encode(Sha256::digest(&body));
+            let mut state = PageState {
+                sha256: sha.clone(),
+                etag,
+                last_modified,
+                links,
+                duplicate_of: None,
+            };
+            if before.as_ref().is_some_and(|b| b.sha256 == sha) {
+                unchanged += 1;
+            } else {
+                let hash_key = format!("hash:{sha}");
+                let owner = self
+                    .ctx
+                    .cursor(&source.id, &hash_key)
+                    .await?
+                    .and_then(|v| v.as_str().map(str::to_string));
+                match owner {
+                    Some(o) if o != url.as_str() => {
+                        duplicates += 1;
+                        state.duplicate_of = Some(o);
+                    }
+                    _ => {
+                        queue_document(
+                            &self.ctx,
+                            source,
+                            page_urn(&source.id, url.as_str()),
+                            url.to_string(),
+                            content_type,
+                            "web",
+                            body,
+                            None,
+                        )
+                        .await?;
+                        self.ctx
+                            .set_cursor(&source.id, &hash_key, &json!(url.as_str()))
+                            .await?;
+                        queued += 1;
+                    }
+                }
+            }
+            self.ctx.set_cursor(&source.id, &key, &json!(state)).await?;
+        }
+        Ok(json!({
+            "fetched": fetched,
+            "pages": queued,
+            "unchanged": unchanged,
+            "duplicates": duplicates,
+            "gone": gone,
+            "skipped": skipped.len(),
+            "skippedExamples": skipped.into_iter().take(5).collect::<Vec<_>>(),
+        }))
+    }
+}
+
+#[async_trait]
+impl SourcePoller for WebPoller {
+    fn kind(&self) -> &'static str {
+        "web"
+    }
+
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
+        self.ctx.with_lease(source, || self.crawl(source)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn web_settings_are_checked() {
+        let ok: WebConfig =
+            serde_json::from_value(json!({"urls": ["https://docs.example.com/start"]}))
+                .expect("config");
+        assert!(ok.validate().is_ok());
+        assert_eq!(ok.name(), "docs.example.com");
+        assert!(ok.same_host);
+        for bad in [
+            json!({"urls": []}),
+            json!({"urls": ["ftp://x/"]}),
+            json!({"urls": ["https://u:p@x/"]}),
+            json!({"urls": ["https://x/"], "maxDepth": 99}),
+        ] {
+            let c: WebConfig = serde_json::from_value(bad.clone()).expect("parses");
+            assert!(c.validate().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn urls_lose_fragments_and_hosts_include_ports() {
+        let u = normalise(Url::parse("http://a.example:8080/x#top").expect("url"));
+        assert_eq!(u.as_str(), "http://a.example:8080/x");
+        assert_eq!(host_key(&u), "http://a.example:8080");
+        let d = Url::parse("https://a.example/").expect("url");
+        assert_eq!(host_key(&d), "https://a.example:443");
+    }
+}

@@ -1,0 +1,642 @@
+//! The meetings indexer: a folder of transcripts (WebVTT, SRT, JSON) and, optionally, of
+//! recordings that an operator-configured command transcribes.
+//!
+//! A transcript file is a meeting: its id is the file's path in the folder without the
+//! extension, so `2026/standup.vtt` and the recording `2026/standup.m4a` are one meeting.
+//! New or changed transcripts go on the queue as `ingest-transcript` items; a removed one has
+//! its meeting purged.
+//!
+//! Recordings move through `uploaded → transcribing → transcribed → indexed | failed`, kept in
+//! a cursor per recording so every replica sees the same state:
+//! - `uploaded`: seen (or changed since it was last transcribed).
+//! - `transcribing`: the command runs in the background (polls of other sources go on). The
+//!   state is written *before* the command starts: if the process dies, the recording stays
+//!   `transcribing` until `stuckAfterSecs` have passed, and is then started again.
+//! - `transcribed`: the transcript is kept in the state until it is queued.
+//! - `indexed`: queued as a transcript; nothing more to do until the file changes.
+//! - `failed`: the command failed `maxAttempts` times (or its output cannot be read); the
+//!   reason is kept and shown in the source's stats. A changed file starts over.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use evident_ai::Priority;
+use evident_extract::meeting::meeting_urn;
+use evident_extract::transcript::{TranscriptFormat, parse};
+use evident_store::indexers::IndexerSource;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::folder::{self, extension};
+use crate::items::ItemTask;
+use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::sources::{SourceConfig, config_of};
+
+/// Transcripts larger than this are not read (a day of speech is ~1 MB of WebVTT).
+const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024 * 1024;
+
+fn default_audio_extensions() -> Vec<String> {
+    [
+        "mp3", "wav", "m4a", "ogg", "opus", "flac", "webm", "mp4", "mkv",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn default_timeout() -> u64 {
+    3 * 3600
+}
+
+fn default_attempts() -> u32 {
+    3
+}
+
+fn default_output_format() -> TranscriptFormat {
+    TranscriptFormat::Vtt
+}
+
+/// How recordings are transcribed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordingsConfig {
+    /// The program and its arguments; `{input}` is replaced by the recording's path and
+    /// `{output}` by the path the transcript must be written to (e.g. a whisper.cpp build:
+    /// `["whisper-cli", "-m", "/models/ggml-base.bin", "-f", "{input}", "-ovtt", "-of",
+    /// "{output_stem}"]`; `{output_stem}` is `{output}` without its extension).
+    pub command: Vec<String>,
+    /// The format the command writes.
+    #[serde(default = "default_output_format")]
+    pub output_format: TranscriptFormat,
+    #[serde(default = "default_audio_extensions")]
+    pub extensions: Vec<String>,
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+    /// A recording `transcribing` for longer than this (its process died) is started again.
+    /// Default: the timeout plus ten minutes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck_after_secs: Option<u64>,
+    #[serde(default = "default_attempts")]
+    pub max_attempts: u32,
+}
+
+/// `kind = "transcripts"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TranscriptsConfig {
+    pub path: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recordings: Option<RecordingsConfig>,
+}
+
+impl SourceConfig for TranscriptsConfig {
+    const KIND: &'static str = "transcripts";
+    const FAMILY: &'static str = "meeting";
+
+    fn validate(&self) -> Result<(), String> {
+        if !self.path.is_absolute() {
+            return Err(format!(
+                "`path` must be absolute, not `{}`",
+                self.path.display()
+            ));
+        }
+        if let Some(r) = &self.recordings {
+            if r.command.is_empty() || r.command[0].trim().is_empty() {
+                return Err("`recordings.command` names the program to run".into());
+            }
+            if !r.command.iter().any(|a| a.contains("{input}")) {
+                return Err("`recordings.command` must pass `{input}` to the program".into());
+            }
+            if !r
+                .command
+                .iter()
+                .any(|a| a.contains("{output}") || a.contains("{output_stem}"))
+            {
+                return Err("`recordings.command` must say where to write: `{output}`".into());
+            }
+            if !(1..=86_400).contains(&r.timeout_secs) {
+                return Err("`recordings.timeoutSecs` must be between 1 and 86400".into());
+            }
+            if r.max_attempts == 0 {
+                return Err("`recordings.maxAttempts` must be at least 1".into());
+            }
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "meetings".into())
+    }
+}
+
+impl RecordingsConfig {
+    fn stuck_after_ms(&self) -> i64 {
+        self.stuck_after_secs.unwrap_or(self.timeout_secs + 600) as i64 * 1000
+    }
+
+    fn is_recording(&self, path: &Path) -> bool {
+        extension(path).is_some_and(|e| self.extensions.iter().any(|x| x.eq_ignore_ascii_case(&e)))
+    }
+}
+
+fn is_transcript(path: &Path) -> bool {
+    TranscriptFormat::from_path(&path.to_string_lossy()).is_some()
+}
+
+/// A meeting's id: its path in the folder without the extension.
+pub fn meeting_id(rel: &str) -> String {
+    match rel.rsplit_once('.') {
+        Some((stem, ext)) if !ext.contains('/') => stem.to_string(),
+        _ => rel.to_string(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordingState {
+    Uploaded,
+    Transcribing,
+    Transcribed,
+    Indexed,
+    Failed,
+}
+
+/// A recording's cursor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recording {
+    pub state: RecordingState,
+    /// When the state was entered (ms).
+    pub since: i64,
+    /// The file as it was when this state was entered: a change starts over.
+    pub mtime_ms: i64,
+    pub len: u64,
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The transcript, between `transcribed` and `indexed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+}
+
+const REC_PREFIX: &str = "recording:";
+
+/// Polls `kind = "transcripts"` sources.
+pub struct TranscriptsPoller {
+    pub ctx: PollContext,
+    /// Recordings being transcribed by this process (`source/rel`).
+    running: Arc<Mutex<HashSet<String>>>,
+}
+
+impl TranscriptsPoller {
+    pub fn new(ctx: PollContext) -> TranscriptsPoller {
+        TranscriptsPoller {
+            ctx,
+            running: Arc::default(),
+        }
+    }
+
+    /// Whether a transcription started by this process is still running (tests wait on it).
+    pub fn transcribing(&self) -> usize {
+        self.running.lock().len()
+    }
+
+    async fn queue_transcript(
+        &self,
+        source: &IndexerSource,
+        rel: &str,
+        uri: &str,
+        format: TranscriptFormat,
+        text: String,
+    ) -> Result<(), PollError> {
+        let meeting = meeting_id(rel);
+        let task = ItemTask::IngestTranscript {
+            v: 1,
+            source_id: source.id.clone(),
+            meeting_id: meeting.clone(),
+            uri: uri.to_string(),
+            format,
+            text,
+            date: None,
+        };
+        let body = serde_json::to_value(&task)
+            .map_err(|e| PollError::Source(format!("unserialisable transcript: {e}")))?;
+        self.ctx
+            .tasks
+            .enqueue_body(
+                source.scope.clone(),
+                &meeting_urn(&source.id, &meeting),
+                self.ctx.priority,
+                body,
+                self.ctx.clock.now_ms(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn poll_transcripts(
+        &self,
+        source: &IndexerSource,
+        cfg: &TranscriptsConfig,
+    ) -> Result<Value, PollError> {
+        let scan = folder::scan(
+            &self.ctx,
+            &source.id,
+            &cfg.path,
+            MAX_TRANSCRIPT_BYTES,
+            is_transcript,
+        )
+        .await?;
+        let mut queued = 0;
+        for f in &scan.changed {
+            let Some(format) = TranscriptFormat::from_path(&f.rel) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&f.bytes).into_owned();
+            let uri = f.path.display().to_string();
+            self.queue_transcript(source, &f.rel, &uri, format, text)
+                .await?;
+            folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
+            queued += 1;
+        }
+        for (rel, state) in &scan.touched {
+            folder::mark(&self.ctx, &source.id, rel, state).await?;
+        }
+        for rel in &scan.removed {
+            self.ctx
+                .tasks
+                .enqueue_purge(
+                    source.scope.clone(),
+                    &meeting_urn(&source.id, &meeting_id(rel)),
+                    Priority::DEFAULT,
+                    self.ctx.clock.now_ms(),
+                )
+                .await?;
+            folder::forget(&self.ctx, &source.id, rel).await?;
+        }
+        Ok(json!({
+            "transcripts": queued,
+            "unchanged": scan.unchanged,
+            "removed": scan.removed.len(),
+            "skipped": scan.skipped.len(),
+            "skippedExamples": scan.skipped.into_iter().take(5).collect::<Vec<_>>(),
+        }))
+    }
+
+    async fn put_recording(
+        &self,
+        source: &str,
+        rel: &str,
+        rec: &Recording,
+    ) -> Result<(), PollError> {
+        self.ctx
+            .set_cursor(source, &format!("{REC_PREFIX}{rel}"), &json!(rec))
+            .await
+    }
+
+    /// Advances every recording one step; starts transcriptions in the background.
+    async fn poll_recordings(
+        &self,
+        source: &IndexerSource,
+        cfg: &TranscriptsConfig,
+        rcfg: &RecordingsConfig,
+    ) -> Result<Value, PollError> {
+        let now = self.ctx.clock.now_ms();
+        let mut known: BTreeMap<String, Recording> = self
+            .ctx
+            .cursors(&source.id, REC_PREFIX)
+            .await?
+            .into_iter()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.strip_prefix(REC_PREFIX)?.to_string(),
+                    serde_json::from_value(v).ok()?,
+                ))
+            })
+            .collect();
+        let root = cfg.path.clone();
+        let r2 = rcfg.clone();
+        let files: Vec<(String, PathBuf, i64, u64)> =
+            tokio::task::spawn_blocking(move || list_files(&root, &|p: &Path| r2.is_recording(p)))
+                .await
+                .map_err(|e| PollError::Source(e.to_string()))?;
+        let mut present = HashSet::new();
+        for (rel, path, mtime_ms, len) in files {
+            present.insert(rel.clone());
+            let changed = known
+                .get(&rel)
+                .is_none_or(|r| r.mtime_ms != mtime_ms || r.len != len);
+            let mut rec = match known.get(&rel) {
+                Some(r) if !changed => r.clone(),
+                _ => Recording {
+                    state: RecordingState::Uploaded,
+                    since: now,
+                    mtime_ms,
+                    len,
+                    attempts: 0,
+                    error: None,
+                    transcript: None,
+                },
+            };
+            let job = format!("{}/{rel}", source.id);
+            if rec.state == RecordingState::Transcribing
+                && !self.running.lock().contains(&job)
+                && now - rec.since >= rcfg.stuck_after_ms()
+            {
+                tracing::warn!(source_id = %source.id, recording = %rel, "transcription stuck (its process is gone); starting again");
+                rec.state = RecordingState::Uploaded;
+                rec.since = now;
+            }
+            match rec.state {
+                RecordingState::Uploaded if rec.attempts >= rcfg.max_attempts => {
+                    rec.state = RecordingState::Failed;
+                    rec.since = now;
+                    rec.error.get_or_insert_with(|| "too many attempts".into());
+                }
+                RecordingState::Uploaded => {
+                    rec.state = RecordingState::Transcribing;
+                    rec.since = now;
+                    rec.attempts += 1;
+                    // Recorded before the command starts: a crash leaves a visible, recoverable
+                    // `transcribing`, never a silent gap.
+                    self.put_recording(&source.id, &rel, &rec).await?;
+                    self.start_transcription(source, rcfg, rel.clone(), path, rec.clone());
+                    known.insert(rel, rec);
+                    continue;
+                }
+                RecordingState::Transcribed => {
+                    let text = rec.transcript.take().unwrap_or_default();
+                    let uri = path.display().to_string();
+                    self.queue_transcript(source, &rel, &uri, rcfg.output_format, text)
+                        .await?;
+                    rec.state = RecordingState::Indexed;
+                    rec.since = now;
+                }
+                _ => {}
+            }
+            if known.get(&rel) != Some(&rec) {
+                self.put_recording(&source.id, &rel, &rec).await?;
+            }
+            known.insert(rel, rec);
+        }
+        // A recording removed from the folder: forget it (its transcript's meeting stays
+        // while the transcript does).
+        for rel in known
+            .keys()
+            .filter(|k| !present.contains(*k))
+            .cloned()
+            .collect::<Vec<_>>()
+        {
+            self.ctx
+                .forget_cursor(&source.id, &format!("{REC_PREFIX}{rel}"))
+                .await?;
+            known.remove(&rel);
+        }
+        let mut by_state: BTreeMap<String, u64> = BTreeMap::new();
+        let mut failed = Vec::new();
+        for (rel, r) in &known {
+            let state = serde_json::to_value(r.state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            *by_state.entry(state).or_default() += 1;
+            if r.state == RecordingState::Failed {
+                failed.push(format!("{rel}: {}", r.error.as_deref().unwrap_or("failed")));
+            }
+        }
+        Ok(
+            json!({ "recordings": by_state, "failedExamples": failed.into_iter().take(5).collect::<Vec<_>>() }),
+        )
+    }
+
+    /// Runs the command in the background and records the outcome as the next state.
+    fn start_transcription(
+        &self,
+        source: &IndexerSource,
+        rcfg: &RecordingsConfig,
+        rel: String,
+        input: PathBuf,
+        rec: Recording,
+    ) {
+        let job = format!("{}/{rel}", source.id);
+        self.running.lock().insert(job.clone());
+        let (ctx, running, rcfg, source_id) = (
+            self.ctx.clone(),
+            self.running.clone(),
+            rcfg.clone(),
+            source.id.clone(),
+        );
+        tokio::spawn(async move {
+            let outcome = transcribe(&rcfg, &input).await;
+            let mut rec = rec;
+            rec.since = ctx.clock.now_ms();
+            match outcome {
+                Ok(text) => {
+                    rec.state = RecordingState::Transcribed;
+                    rec.transcript = Some(text);
+                    rec.error = None;
+                }
+                Err(reason) => {
+                    tracing::warn!(source_id = %source_id, recording = %rel, error = %reason, "transcription failed");
+                    rec.state = if rec.attempts >= rcfg.max_attempts {
+                        RecordingState::Failed
+                    } else {
+                        RecordingState::Uploaded
+                    };
+                    rec.error = Some(reason);
+                }
+            }
+            // Only the lease holder may write; a replica that lost the lease drops its result
+            // and the new holder's stuck recovery transcribes again.
+            if let Err(e) = ctx
+                .set_cursor(&source_id, &format!("{REC_PREFIX}{rel}"), &json!(rec))
+                .await
+            {
+                tracing::warn!(source_id = %source_id, recording = %rel, error = %e, "transcription result not recorded");
+            }
+            running.lock().remove(&job);
+        });
+    }
+}
+
+fn list_files(root: &Path, accept: &dyn Fn(&Path) -> bool) -> Vec<(String, PathBuf, i64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = e.path();
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() && accept(&path) {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let mtime_ms = meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000;
+                out.push((rel, path, mtime_ms, meta.len()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs the configured command on one recording and returns the transcript it wrote, checked
+/// to parse (a command that "succeeds" with garbage is a failure with a reason).
+pub async fn transcribe(rcfg: &RecordingsConfig, input: &Path) -> Result<String, String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+    let ext = match rcfg.output_format {
+        TranscriptFormat::Vtt => "vtt",
+        TranscriptFormat::Srt => "srt",
+        TranscriptFormat::Json => "json",
+    };
+    let output = dir.path().join(format!("transcript.{ext}"));
+    let stem = dir.path().join("transcript");
+    let fill = |arg: &str| {
+        arg.replace("{input}", &input.to_string_lossy())
+            .replace("{output_stem}", &stem.to_string_lossy())
+            .replace("{output}", &output.to_string_lossy())
+    };
+    let mut cmd = tokio::process::Command::new(fill(&rcfg.command[0]));
+    cmd.args(rcfg.command[1..].iter().map(|a| fill(a)))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run `{}`: {e}", rcfg.command[0]))?;
+    let out = tokio::time::timeout(
+        Duration::from_secs(rcfg.timeout_secs),
+        child.wait_with_output(),
+    )
+    .await
+    .map_err(|_| format!("no transcript after {}s (killed)", rcfg.timeout_secs))?
+    .map_err(|e| format!("waiting for `{}`: {e}", rcfg.command[0]))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: String = stderr
+            .trim()
+            .chars()
+            .rev()
+            .take(300)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        return Err(format!(
+            "`{}` exited with {}: {tail}",
+            rcfg.command[0], out.status
+        ));
+    }
+    let text = tokio::fs::read_to_string(&output)
+        .await
+        .map_err(|e| format!("the command wrote no readable transcript at {{output}}: {e}"))?;
+    parse(rcfg.output_format, &text)
+        .map_err(|e| format!("the transcript written is not valid: {e}"))?;
+    Ok(text)
+}
+
+#[async_trait]
+impl SourcePoller for TranscriptsPoller {
+    fn kind(&self) -> &'static str {
+        "transcripts"
+    }
+
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
+        self.ctx
+            .with_lease(source, || async {
+                let cfg: TranscriptsConfig = config_of(source).map_err(PollError::Config)?;
+                let mut report = self.poll_transcripts(source, &cfg).await?;
+                if let Some(r) = &cfg.recordings {
+                    let rec = self.poll_recordings(source, &cfg, r).await?;
+                    report["recordings"] = rec["recordings"].clone();
+                    report["failedExamples"] = rec["failedExamples"].clone();
+                }
+                Ok(report)
+            })
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meeting_ids_drop_the_extension_only() {
+        assert_eq!(meeting_id("2026/standup.vtt"), "2026/standup");
+        assert_eq!(meeting_id("2026/standup.m4a"), "2026/standup");
+        assert_eq!(meeting_id("v1.2/notes"), "v1.2/notes");
+    }
+
+    #[test]
+    fn recordings_settings_are_checked() {
+        let ok: TranscriptsConfig = serde_json::from_value(json!({
+            "path": "/srv/meetings",
+            "recordings": {"command": ["whisper", "-f", "{input}", "-of", "{output_stem}"]}
+        }))
+        .expect("config");
+        assert!(ok.validate().is_ok());
+        let r = ok.recordings.as_ref().expect("recordings");
+        assert_eq!(r.stuck_after_ms(), (3 * 3600 + 600) * 1000);
+        assert!(r.is_recording(Path::new("/x/a.M4A")));
+        let mut no_input = ok.clone();
+        no_input.recordings.as_mut().expect("r").command =
+            vec!["whisper".into(), "{output}".into()];
+        assert!(no_input.validate().expect_err("input").contains("{input}"));
+    }
+
+    #[tokio::test]
+    async fn a_command_that_fails_or_writes_garbage_says_why() {
+        let dir = tempfile::tempdir().expect("dir");
+        let input = dir.path().join("talk.wav");
+        std::fs::write(&input, b"RIFF").expect("write");
+        let sh = |script: &str| RecordingsConfig {
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                script.into(),
+                "sh".into(),
+                "{input}".into(),
+                "{output}".into(),
+            ],
+            output_format: TranscriptFormat::Vtt,
+            extensions: default_audio_extensions(),
+            timeout_secs: 5,
+            stuck_after_secs: None,
+            max_attempts: 3,
+        };
+        let good = sh("printf 'WEBVTT\\n\\n00:00.000 --> 00:01.000\\n<v Ann>Hello\\n' > \"$2\"");
+        let text = transcribe(&good, &input).await.expect("transcript");
+        assert!(text.contains("<v Ann>Hello"));
+        let failing = sh("echo 'model not found' >&2; exit 3");
+        let why = transcribe(&failing, &input).await.expect_err("fails");
+        assert!(why.contains("model not found"), "{why}");
+        let garbage = sh("echo 'not a transcript' > \"$2\"");
+        let why = transcribe(&garbage, &input).await.expect_err("garbage");
+        assert!(why.contains("not valid"), "{why}");
+        let silent = sh("true");
+        assert!(
+            transcribe(&silent, &input)
+                .await
+                .expect_err("no output")
+                .contains("no readable")
+        );
+    }
+}

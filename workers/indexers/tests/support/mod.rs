@@ -1,0 +1,359 @@
+//! What the indexer tests share: a knowledge base over a temporary embedded store with every
+//! poller and task handler wired as the service wires them, a manual clock, and a local HTTP
+//! server that replays recorded REST exchanges.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use evident_ai::{Embedder, HashingEmbedder, Priority};
+use evident_core::{Locator, Scope};
+use evident_indexers::items::{ItemTask, ItemTasks};
+use evident_indexers::poll::{PollContext, PollError, SourcePoller};
+use evident_indexers::sources::{SourceRequest, register};
+use evident_indexers::{documents, mail, meetings, tracker, wiki};
+use evident_kb::{EvidencePack, Kb, RetrieveRequest, TaskHandler, TaskHandlers, TaskSubmitter};
+use evident_qualifier::{Outcome, Qualifier, QueueConfig};
+use evident_store::VectorSpace;
+use evident_store::indexers::IndexerSource;
+use evident_store::queue::{Clock, ManualClock, PriorityBand, TaskRecord, TaskState};
+use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+pub struct Harness {
+    pub store: EmbeddedStore,
+    pub kb: Kb,
+    pub ctx: PollContext,
+    pub pollers: HashMap<&'static str, Arc<dyn SourcePoller>>,
+    pub transcripts: Arc<meetings::TranscriptsPoller>,
+    pub qualifier: Qualifier,
+    pub clock: Arc<ManualClock>,
+    pub dir: tempfile::TempDir,
+}
+
+/// Tasks run by [`Harness::drain`], by final state.
+#[derive(Debug, Default)]
+pub struct Drained {
+    pub done: usize,
+    /// Tasks that ended in `error`, with their reason.
+    pub errors: Vec<TaskRecord>,
+}
+
+pub async fn harness() -> Harness {
+    let dir = tempfile::tempdir().expect("tmp");
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(64).expect("embedder"));
+    let store = EmbeddedStore::open(EmbeddedOptions {
+        dir: dir.path().join("data"),
+        vector_space: VectorSpace {
+            embedder: embedder.identity().to_string(),
+            dim: embedder.dim(),
+        },
+        background_indexer: false,
+    })
+    .expect("store");
+    let kb = Kb::new(store.stores(), embedder, Default::default())
+        .await
+        .expect("kb");
+    let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+    let ctx = PollContext {
+        indexers: kb.stores().indexers.clone(),
+        tasks: TaskSubmitter::new(kb.stores().queue.clone()),
+        owner: "test-indexer".into(),
+        clock: clock.clone(),
+        priority: Priority::DEFAULT,
+    };
+    let chunking = Default::default();
+    let mut handlers = TaskHandlers::new(&kb);
+    let items: Arc<dyn TaskHandler> = Arc::new(ItemTasks {
+        kb: kb.clone(),
+        indexers: kb.stores().indexers.clone(),
+        chunking,
+    });
+    for kind in ItemTask::KINDS {
+        handlers.register(kind, items.clone());
+    }
+    let transcripts = Arc::new(meetings::TranscriptsPoller::new(ctx.clone()));
+    let mut pollers: HashMap<&'static str, Arc<dyn SourcePoller>> = HashMap::new();
+    let mut add = |p: Arc<dyn SourcePoller>| {
+        pollers.insert(p.kind(), p);
+    };
+    add(Arc::new(mail::MboxPoller { ctx: ctx.clone() }));
+    add(Arc::new(mail::MaildirPoller { ctx: ctx.clone() }));
+    add(Arc::new(mail::ImapPoller { ctx: ctx.clone() }));
+    for t in tracker::TrackerPoller::all(&ctx, chunking) {
+        add(Arc::new(t));
+    }
+    add(Arc::new(wiki::ConfluencePoller {
+        ctx: ctx.clone(),
+        chunking,
+    }));
+    add(transcripts.clone());
+    add(Arc::new(documents::DocumentsPoller { ctx: ctx.clone() }));
+    add(Arc::new(
+        documents::WebPoller::new(ctx.clone()).expect("crawler"),
+    ));
+    let qualifier = Qualifier {
+        queue: kb.stores().queue.clone(),
+        handlers,
+        clock: clock.clone(),
+        config: QueueConfig::default(),
+        worker_id: "test-worker".into(),
+        band: PriorityBand::ALL,
+    };
+    Harness {
+        store,
+        kb,
+        ctx,
+        pollers,
+        transcripts,
+        qualifier,
+        clock,
+        dir,
+    }
+}
+
+impl Harness {
+    /// Registers a source of `kind` from its API body (`clientId` defaults to `acme`).
+    pub async fn register(&self, kind: &str, mut body: Value) -> IndexerSource {
+        if body.get("clientId").is_none() {
+            body["clientId"] = json!("acme");
+        }
+        let req = SourceRequest::from_json(body).expect("request");
+        register(&self.kb, kind, &req, self.clock.now_ms())
+            .await
+            .expect("register")
+    }
+
+    pub async fn source(&self, id: &str) -> IndexerSource {
+        self.kb
+            .stores()
+            .indexers
+            .get_source(id)
+            .await
+            .expect("get")
+            .expect("registered")
+    }
+
+    /// Polls a source now (whatever its interval).
+    pub async fn poll(&self, id: &str) -> Result<Value, PollError> {
+        let s = self.source(id).await;
+        let poller = self.pollers.get(s.kind.as_str()).expect("poller");
+        Ok(poller.poll(&s).await?.expect("lease"))
+    }
+
+    /// Runs queued tasks until none is ready; failures that will be retried panic (tests
+    /// expect none), permanent ones are returned.
+    pub async fn drain(&self) -> Drained {
+        let mut out = Drained::default();
+        loop {
+            match self.qualifier.process_next().await.expect("process") {
+                Outcome::Empty => return out,
+                Outcome::Processed { task_id, state } => {
+                    let rec = self
+                        .kb
+                        .stores()
+                        .queue
+                        .get(&task_id)
+                        .await
+                        .expect("get")
+                        .expect("task");
+                    match state {
+                        TaskState::Done => out.done += 1,
+                        TaskState::Error => out.errors.push(rec),
+                        other => panic!("task ended {other:?}: {rec:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    pub async fn retrieve(&self, query: &str, kinds: &[&str]) -> EvidencePack {
+        let req: RetrieveRequest = serde_json::from_value(json!({
+            "query": query,
+            "clientId": "acme",
+            "kinds": kinds,
+            "maxResults": 5,
+        }))
+        .expect("request");
+        self.kb.retrieve(&req).await.expect("retrieve")
+    }
+
+    pub fn scope(&self) -> Scope {
+        Scope::client("acme")
+    }
+
+    /// Sources stored under a URN prefix.
+    pub async fn urns(&self, prefix: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .kb
+            .stores()
+            .sources
+            .list_prefix("acme", prefix, None, 100_000)
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|r| r.source_urn)
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// The locator's fields as JSON (for assertions that read like the API).
+pub fn locator_json(l: &Locator) -> Value {
+    serde_json::to_value(l).expect("locator")
+}
+
+/// One recorded exchange.
+#[derive(Debug, Clone)]
+struct Exchange {
+    method: String,
+    path: String,
+    query: Vec<(String, String)>,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    used: bool,
+}
+
+/// A local HTTP server answering from recorded exchanges: each is used once, the first unused
+/// one whose method and path match and whose listed query parameters the request carries.
+#[derive(Clone)]
+pub struct Replay {
+    pub base: String,
+    exchanges: Arc<Mutex<Vec<Exchange>>>,
+    unmatched: Arc<Mutex<Vec<String>>>,
+}
+
+fn load(file: &str, base: &str) -> Vec<Exchange> {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/rest/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    let list: Vec<Value> = serde_json::from_str(&text).expect("fixture json");
+    list.into_iter()
+        .map(|e| {
+            let req = &e["request"];
+            let resp = &e["response"];
+            let body = match &resp["body"] {
+                Value::String(s) => s.replace("{BASE}", base).into_bytes(),
+                Value::Null => Vec::new(),
+                other => other.to_string().replace("{BASE}", base).into_bytes(),
+            };
+            Exchange {
+                method: req["method"].as_str().unwrap_or("GET").to_string(),
+                path: req["path"].as_str().unwrap_or("/").to_string(),
+                query: req["query"]
+                    .as_object()
+                    .map(|q| {
+                        q.iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                status: resp["status"].as_u64().unwrap_or(200) as u16,
+                headers: resp["headers"]
+                    .as_object()
+                    .map(|h| {
+                        h.iter()
+                            .map(|(k, v)| {
+                                (k.clone(), v.as_str().unwrap_or("").replace("{BASE}", base))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                body,
+                used: false,
+            }
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={s}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+impl Replay {
+    /// Serves the exchanges of `files` (in order) on a free loopback port.
+    pub async fn start(files: &[&str]) -> Replay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr: SocketAddr = listener.local_addr().expect("addr");
+        let base = format!("http://{addr}");
+        let exchanges: Vec<Exchange> = files.iter().flat_map(|f| load(f, &base)).collect();
+        let replay = Replay {
+            base,
+            exchanges: Arc::new(Mutex::new(exchanges)),
+            unmatched: Arc::default(),
+        };
+        let state = replay.clone();
+        let app = axum::Router::new().fallback(
+            move |method: axum::http::Method, uri: axum::http::Uri| {
+                let state = state.clone();
+                async move { state.answer(method.as_str(), &uri) }
+            },
+        );
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        replay
+    }
+
+    fn answer(&self, method: &str, uri: &axum::http::Uri) -> axum::response::Response {
+        let path = decode(uri.path());
+        let query: Vec<(String, String)> =
+            url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+        let mut all = self.exchanges.lock();
+        let found = all.iter_mut().find(|e| {
+            !e.used
+                && e.method.eq_ignore_ascii_case(method)
+                && e.path == path
+                && e.query.iter().all(|q| query.contains(q))
+        });
+        let mut builder = axum::http::Response::builder();
+        match found {
+            Some(e) => {
+                e.used = true;
+                builder = builder.status(e.status);
+                for (k, v) in &e.headers {
+                    builder = builder.header(k, v);
+                }
+                builder
+                    .body(axum::body::Body::from(e.body.clone()))
+                    .expect("response")
+            }
+            None => {
+                self.unmatched.lock().push(format!("{method} {uri}"));
+                builder
+                    .status(599)
+                    .body(axum::body::Body::from("no recorded exchange"))
+                    .expect("response")
+            }
+        }
+    }
+
+    /// Requests nothing answered.
+    pub fn unmatched(&self) -> Vec<String> {
+        self.unmatched.lock().clone()
+    }
+
+    /// Recorded exchanges not asked for, except those whose path contains one of `optional`.
+    pub fn unused(&self, optional: &[&str]) -> Vec<String> {
+        self.exchanges
+            .lock()
+            .iter()
+            .filter(|e| !e.used && !optional.iter().any(|o| e.path.contains(o)))
+            .map(|e| format!("{} {}", e.method, e.path))
+            .collect()
+    }
+}
