@@ -2,6 +2,9 @@
 //! people, resolved through the alias registry like every other identity), and chunks cut at
 //! speaker turns with `{meetingId, startMs, endMs, speaker}` locators.
 //!
+//! A speaker named once speaks until another is named: captions label turn changes, not
+//! every line (a talk names its speaker on the first cue only).
+//!
 //! Chunking keeps a turn together: cues of one speaker are packed up to the token budget and a
 //! new speaker starts a new chunk. Only turns too short to stand alone ("Yes.", "Agreed —") are
 //! joined with the turns after them, because a one-word chunk is neither findable nor citable
@@ -61,6 +64,21 @@ pub fn is_generic_speaker(name: &str) -> bool {
             "speaker" | "spk" | "unknown" | "narrator" | "voice" | "participant" | "guest"
         )
         || lower.starts_with("speaker_")
+}
+
+/// The cues with each unlabelled cue given the speaker named last before it.
+fn with_carried_speakers(cues: &[Cue]) -> Vec<Cue> {
+    let mut last: Option<String> = None;
+    cues.iter()
+        .map(|c| {
+            let mut c = c.clone();
+            match &c.speaker {
+                Some(s) => last = Some(s.clone()),
+                None => c.speaker = last.clone(),
+            }
+            c
+        })
+        .collect()
 }
 
 /// A run of consecutive cues by one speaker (or by nobody known).
@@ -194,11 +212,12 @@ pub fn transcript_source(t: &Transcript, ctx: &MeetingContext<'_>) -> Option<Pre
             .flatten()
     };
 
+    let cues = with_carried_speakers(&t.cues);
     let mut chunks = Vec::new();
     let mut redacted = false;
     // Which chunks each speaker (person) speaks in: their participation's evidence.
     let mut spoke_in: BTreeMap<NodeKey, (String, Vec<usize>)> = BTreeMap::new();
-    for piece in pieces(&t.cues, ctx.chunking) {
+    for piece in pieces(&cues, ctx.chunking) {
         let speakers = piece.speakers();
         let (start_ms, end_ms) = piece.span();
         let raw = piece.text();

@@ -16,9 +16,9 @@
 //!
 //! Speakers come from the format where it has them (WebVTT voice spans, the JSON `speaker`);
 //! otherwise from the transcriber's convention of starting a line with `NAME:`, `Ann Lee:`,
-//! `[Ann Lee]` or `- Ann Lee:`. Only a cue's own markup names its speaker: a speaker is not
-//! carried over to the following cues, since captions often name a speaker once and then
-//! continue with cues whose speaker is genuinely unknown to the file.
+//! `[Ann Lee]` or `- Ann Lee:`. A cue's speaker is what its own markup says: the parser does
+//! not carry a speaker over to the following cues (the meeting view does, in
+//! [`crate::meeting`], where turn-taking is interpreted).
 //!
 //! Where the real world deviates harmlessly from the specs the parsers accept it: one-digit hours
 //! (`0:00:08.160`, common in human-edited WebVTT), one to three fraction digits, `.` as SRT's

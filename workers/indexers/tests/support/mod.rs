@@ -75,11 +75,26 @@ pub async fn harness() -> Harness {
     for kind in ItemTask::KINDS {
         handlers.register(kind, items.clone());
     }
+    let mirrors = dir.path().join("mirrors");
+    evident_indexers::git::GitTasks {
+        kb: kb.clone(),
+        indexers: kb.stores().indexers.clone(),
+        mirrors: mirrors.clone(),
+        code_chunking: Default::default(),
+        doc_chunking: chunking,
+        parallel: 4,
+    }
+    .register(&mut handlers);
     let transcripts = Arc::new(meetings::TranscriptsPoller::new(ctx.clone()));
     let mut pollers: HashMap<&'static str, Arc<dyn SourcePoller>> = HashMap::new();
     let mut add = |p: Arc<dyn SourcePoller>| {
         pollers.insert(p.kind(), p);
     };
+    add(Arc::new(evident_indexers::git::GitPoller {
+        ctx: ctx.clone(),
+        mirrors,
+        batches: Default::default(),
+    }));
     add(Arc::new(mail::MboxPoller { ctx: ctx.clone() }));
     add(Arc::new(mail::MaildirPoller { ctx: ctx.clone() }));
     add(Arc::new(mail::ImapPoller { ctx: ctx.clone() }));

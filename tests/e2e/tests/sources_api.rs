@@ -1,0 +1,172 @@
+//! Registering the non-git sources through the real router: every kind's settings checked
+//! before anything is stored, listings per kind and across kinds, visibility by client, and
+//! removal queuing the purge of what a source wrote.
+
+use evident_e2e::{Embed, TestApp};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sources_of_every_kind_register_list_and_go() {
+    let app = TestApp::new(Embed::Hashing).await;
+    let ok = [
+        (
+            "mbox",
+            json!({"clientId": "acme", "path": "/srv/mail/team.mbox"}),
+        ),
+        (
+            "maildir",
+            json!({"clientId": "acme", "path": "/srv/Maildir", "id": "acme.maildir"}),
+        ),
+        (
+            "imap",
+            json!({"clientId": "acme", "host": "imap.example.com", "usernameEnv": "MAIL_USER", "passwordEnv": "MAIL_PASSWORD", "mailboxes": ["INBOX", "Archive"]}),
+        ),
+        (
+            "github",
+            json!({"clientId": "acme", "repo": "acme/shop", "tokenEnv": "GITHUB_TOKEN", "intervalSecs": 600}),
+        ),
+        ("gitlab", json!({"clientId": "acme", "project": "acme/api"})),
+        (
+            "jira",
+            json!({"clientId": "acme", "project": "SHOP", "baseUrl": "https://acme.atlassian.net", "emailEnv": "ATLASSIAN_EMAIL", "tokenEnv": "ATLASSIAN_TOKEN", "searchApi": "jql"}),
+        ),
+        (
+            "confluence",
+            json!({"clientId": "acme", "baseUrl": "https://acme.atlassian.net/wiki", "space": "ENG"}),
+        ),
+        (
+            "transcripts",
+            json!({"clientId": "acme", "path": "/srv/meetings", "recordings": {"command": ["whisper-cli", "-f", "{input}", "-of", "{output_stem}"]}}),
+        ),
+        (
+            "documents",
+            json!({"clientId": "acme", "path": "/srv/docs"}),
+        ),
+        (
+            "web",
+            json!({"clientId": "acme", "urls": ["https://docs.example.com/"], "maxPages": 50}),
+        ),
+    ];
+    for (kind, body) in &ok {
+        let (s, v) = app.post(&format!("/api/v1/sources/{kind}"), body).await;
+        assert_eq!(s, 201, "{kind}: {v}");
+        assert_eq!(v["kind"], *kind);
+        assert_eq!(v["clientId"], "acme");
+    }
+    let (s, v) = app.get("/api/v1/sources/github?clientId=acme").await;
+    assert_eq!(s, 200);
+    assert_eq!(v["sources"][0]["id"], "acme.acme-shop");
+    assert_eq!(v["sources"][0]["intervalSecs"], 600);
+    let (_, v) = app.get("/api/v1/indexers?clientId=acme").await;
+    assert_eq!(v["sources"].as_array().map(Vec::len), Some(ok.len()));
+    let (_, v) = app.get("/api/v1/indexers?clientId=other").await;
+    assert_eq!(
+        v["sources"].as_array().map(Vec::len),
+        Some(0),
+        "another client sees nothing"
+    );
+
+    let (s, v) = app
+        .call(
+            "DELETE",
+            "/api/v1/sources/mbox/acme.team?clientId=acme",
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(s, 202, "{v}");
+    assert!(v["taskId"].is_string());
+    let (s, _) = app
+        .get("/api/v1/sources/mbox/acme.team?clientId=acme")
+        .await;
+    assert_eq!(s, 404);
+    let (s, _) = app
+        .get("/api/v1/sources/imap/acme.maildir?clientId=acme")
+        .await;
+    assert_eq!(s, 404, "a source is found under its own kind only");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_source_settings_are_refused_with_a_reason_and_store_nothing() {
+    let app = TestApp::new(Embed::Hashing).await;
+    let bad = [
+        ("mbox", json!({"path": "/srv/x.mbox"}), "clientId"),
+        (
+            "mbox",
+            json!({"clientId": "acme", "path": "relative/x.mbox"}),
+            "absolute",
+        ),
+        (
+            "mbox",
+            json!({"clientId": "acme", "path": "/x.mbox", "colour": "red"}),
+            "colour",
+        ),
+        (
+            "imap",
+            json!({"clientId": "acme", "host": "imap.example.com", "usernameEnv": "U", "passwordEnv": "P", "security": "plain"}),
+            "localhost",
+        ),
+        (
+            "imap",
+            json!({"clientId": "acme", "host": "h", "usernameEnv": "U", "passwordEnv": "hunter2!"}),
+            "environment variable",
+        ),
+        (
+            "github",
+            json!({"clientId": "acme", "repo": "no-slash"}),
+            "owner/repo",
+        ),
+        (
+            "jira",
+            json!({"clientId": "acme", "project": "SHOP", "baseUrl": "https://me:secret@acme.atlassian.net"}),
+            "tokenEnv",
+        ),
+        (
+            "web",
+            json!({"clientId": "acme", "urls": ["file:///etc/passwd"]}),
+            "http",
+        ),
+        (
+            "transcripts",
+            json!({"clientId": "acme", "path": "/srv/m", "recordings": {"command": ["rm", "-rf", "/"]}}),
+            "{input}",
+        ),
+        (
+            "mbox",
+            json!({"clientId": "acme", "path": "/x.mbox", "intervalSecs": 1}),
+            "intervalSecs",
+        ),
+        ("mbox", json!(["not", "an", "object"]), "object"),
+    ];
+    for (kind, body, why) in bad {
+        let (s, v) = app.post(&format!("/api/v1/sources/{kind}"), &body).await;
+        assert_eq!(s, 400, "{kind} {body} → {v}");
+        let message = v["message"].as_str().unwrap_or("");
+        assert!(message.contains(why), "{kind} {body}: {message}");
+    }
+    let (s, v) = app
+        .post("/api/v1/sources/fax", &json!({"clientId": "acme"}))
+        .await;
+    assert_eq!(s, 404, "{v}");
+    assert!(
+        v["message"].as_str().unwrap_or("").contains("mbox"),
+        "names the known kinds"
+    );
+    let (_, v) = app.get("/api/v1/indexers?clientId=acme").await;
+    assert_eq!(v["sources"].as_array().map(Vec::len), Some(0));
+    // An id taken by another kind is refused.
+    let (s, _) = app
+        .post(
+            "/api/v1/sources/documents",
+            &json!({"clientId": "acme", "id": "acme.x", "path": "/srv/d"}),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let (s, v) = app
+        .post(
+            "/api/v1/sources/web",
+            &json!({"clientId": "acme", "id": "acme.x", "urls": ["https://x.example/"]}),
+        )
+        .await;
+    assert_eq!(s, 409, "{v}");
+}
