@@ -270,13 +270,13 @@ impl StaticEmbedder {
 /// the cache is unavailable, e.g. on re-entrant use or during thread teardown).
 fn with_id_buffer<R>(mut f: impl FnMut(&mut Vec<u32>) -> R) -> R {
     thread_local! {
-        static IDS: RefCell<Vec<u32>> = RefCell::new(Vec::new());
+        static IDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
     }
     let pooled = IDS
         .try_with(|cell| match cell.try_borrow_mut() {
             Ok(mut ids) => {
                 ids.clear();
-                let result = f(&mut *ids);
+                let result = f(&mut ids);
                 if ids.capacity() > MAX_RETAINED_IDS {
                     *ids = Vec::new();
                 }

@@ -238,7 +238,7 @@ impl WordPiece {
         let pooled = SCRATCH
             .try_with(|cell| match cell.try_borrow_mut() {
                 Ok(mut scratch) => {
-                    self.tokenize_with(text, &mut *scratch, &mut *out);
+                    self.tokenize_with(text, &mut scratch, &mut *out);
                     if scratch.normalized.capacity() > MAX_RETAINED_SCRATCH_BYTES
                         || scratch.run.capacity() > MAX_RETAINED_SCRATCH_BYTES
                     {

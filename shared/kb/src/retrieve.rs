@@ -174,10 +174,10 @@ pub struct QueryEntities {
 pub fn query_entities(query: &str) -> QueryEntities {
     let mut out = QueryEntities::default();
     let push_key = |k: Option<NodeKey>, out: &mut QueryEntities| {
-        if let Some(k) = k {
-            if !out.keys.contains(&k) {
-                out.keys.push(k);
-            }
+        if let Some(k) = k
+            && !out.keys.contains(&k)
+        {
+            out.keys.push(k);
         }
     };
     for r in refs::extract_refs(query) {

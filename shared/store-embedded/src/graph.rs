@@ -407,10 +407,10 @@ fn read_nodes(conn: &Connection, vis: &Visibility, keys: &[NodeKey]) -> Result<V
                 }
                 merged_from.insert(key.clone(), partition);
             }
-            if let Some(n) = found.get_mut(&key) {
-                if !n.evidence_chunk_ids.contains(&chunk) {
-                    n.evidence_chunk_ids.push(chunk);
-                }
+            if let Some(n) = found.get_mut(&key)
+                && !n.evidence_chunk_ids.contains(&chunk)
+            {
+                n.evidence_chunk_ids.push(chunk);
             }
         }
     }

@@ -198,10 +198,10 @@ impl TextIndex {
         let avgdl = (inner.total_len as f32 / n).max(1.0);
         let mut query_terms: Vec<u32> = Vec::new();
         terms(query, |w| {
-            if let Some(id) = inner.term_ids.get(w) {
-                if !query_terms.contains(id) {
-                    query_terms.push(*id);
-                }
+            if let Some(id) = inner.term_ids.get(w)
+                && !query_terms.contains(id)
+            {
+                query_terms.push(*id);
             }
         });
         SCORES.with(|cell| {

@@ -365,7 +365,7 @@ impl VectorIndex {
             let hnsw = self.hnsw.read();
             if hnsw.size() > 0 {
                 let matches = hnsw
-                    .filtered_search(&q, k, |key| admits(key))
+                    .filtered_search(&q, k, admits)
                     .map_err(|e| StoreError::corrupt(format!("vector search: {e}")))?;
                 for (key, dist) in matches.keys.iter().zip(matches.distances.iter()) {
                     best.insert(*key, 1.0 - *dist);

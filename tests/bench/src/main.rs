@@ -41,6 +41,12 @@ pub struct Corpus {
     words: Vec<String>,
 }
 
+impl Default for Corpus {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Corpus {
     pub fn new() -> Corpus {
         // Real English word pieces from the embedder's vocabulary, so tokenisation and

@@ -114,10 +114,10 @@ fn windows(
                 last_blank = Some(end);
             }
         }
-        if end < b {
-            if let Some(bl) = last_blank.filter(|bl| *bl > start + (end - start) / 2) {
-                end = bl;
-            }
+        if end < b
+            && let Some(bl) = last_blank.filter(|bl| *bl > start + (end - start) / 2)
+        {
+            end = bl;
         }
         out.push(Unit {
             a: start,

@@ -595,14 +595,13 @@ pub fn parse_unified_diff(text: &str) -> Vec<(String, Option<String>, Vec<Hunk>)
                 line.as_bytes().first(),
                 Some(b' ' | b'+' | b'-' | b'\\') | None
             )
+            && let Some(h) = files.last_mut().and_then(|f| f.2.last_mut())
         {
-            if let Some(h) = files.last_mut().and_then(|f| f.2.last_mut()) {
-                h.lines.push(if line.is_empty() {
-                    " ".into()
-                } else {
-                    line.to_string()
-                });
-            }
+            h.lines.push(if line.is_empty() {
+                " ".into()
+            } else {
+                line.to_string()
+            });
         }
     }
     files.retain(|f| !f.0.is_empty());

@@ -154,16 +154,15 @@ fn field_text(node: Node<'_>, name: &str, src: &str) -> Option<String> {
 
 fn first_named_of<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
     let mut cursor = node.walk();
-    let found = node
-        .named_children(&mut cursor)
-        .find(|c| kinds.contains(&c.kind()));
-    found
+
+    node.named_children(&mut cursor)
+        .find(|c| kinds.contains(&c.kind()))
 }
 
 fn has_child_token(node: Node<'_>, token: &str) -> bool {
     let mut cursor = node.walk();
-    let found = node.children(&mut cursor).any(|c| c.kind() == token);
-    found
+
+    node.children(&mut cursor).any(|c| c.kind() == token)
 }
 
 fn unquote(s: &str) -> String {
@@ -556,16 +555,16 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
                 parts.extend(ctx.qualifier.iter().cloned());
                 // Go methods belong to their receiver's type.
                 let mut parent = ctx.parent.clone();
-                if lang == Language::Go && node.kind() == "method_declaration" {
-                    if let Some(recv) =
+                if lang == Language::Go
+                    && node.kind() == "method_declaration"
+                    && let Some(recv) =
                         field(node, "receiver").and_then(|r| find_descendant(r, "type_identifier"))
-                    {
-                        let t = text(recv, src).to_string();
-                        parts.push(t.clone());
-                        let mut p = package_prefix.clone().unwrap_or_default();
-                        p.push(t);
-                        parent = Some(p.join(sep));
-                    }
+                {
+                    let t = text(recv, src).to_string();
+                    parts.push(t.clone());
+                    let mut p = package_prefix.clone().unwrap_or_default();
+                    p.push(t);
+                    parent = Some(p.join(sep));
                 }
                 parts.push(name.clone());
                 let qualified_name = parts.join(sep);
@@ -580,16 +579,16 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
                     byte_start: node.start_byte(),
                     byte_end: node.end_byte(),
                 });
-                if kind.is_type() {
-                    if let Some(body) = body {
-                        let mut inner = ctx.clone();
-                        inner
-                            .qualifier
-                            .push(parts.last().cloned().unwrap_or_default());
-                        inner.parent = Some(qualified_name);
-                        inner.in_type = true;
-                        push_children(body, inner, &mut stack);
-                    }
+                if kind.is_type()
+                    && let Some(body) = body
+                {
+                    let mut inner = ctx.clone();
+                    inner
+                        .qualifier
+                        .push(parts.last().cloned().unwrap_or_default());
+                    inner.parent = Some(qualified_name);
+                    inner.in_type = true;
+                    push_children(body, inner, &mut stack);
                 }
             }
             Decl::Scope {

@@ -171,10 +171,8 @@ pub fn html_to_text(html: &str) -> HtmlText {
                         out.breaks(1);
                         out.raw("- ");
                     }
-                    "td" | "th" => {
-                        if !out.text.ends_with('\n') && !out.text.is_empty() {
-                            out.raw(" | ");
-                        }
+                    "td" | "th" if !out.text.ends_with('\n') && !out.text.is_empty() => {
+                        out.raw(" | ");
                     }
                     "pre" => {
                         out.breaks(2);

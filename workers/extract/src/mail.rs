@@ -489,18 +489,19 @@ fn decode_leaf(n: &Node<'_>) -> (Decoded, Option<String>) {
     // Mislabelled UTF-8: declared a legacy single-byte charset, yet the bytes are valid UTF-8
     // with non-ASCII text (real Latin-1 text is almost never valid UTF-8). Read as UTF-8.
     if let (Decoded::Text(t) | Decoded::Html(t), Some(label)) = (&decoded, declared_charset(n.head))
+        && LEGACY_LABELS.contains(&label.as_str())
+        && !t.is_ascii()
     {
-        if LEGACY_LABELS.contains(&label.as_str()) && !t.is_ascii() {
-            let head = relabelled_utf8(n.head, &label);
-            if let (Decoded::Text(u) | Decoded::Html(u), _) = decode_leaf_as(&head, n.body) {
-                if !u.contains('\u{fffd}') && u != *t {
-                    let again = match decoded {
-                        Decoded::Html(_) => Decoded::Html(u),
-                        _ => Decoded::Text(u),
-                    };
-                    return (again, name);
-                }
-            }
+        let head = relabelled_utf8(n.head, &label);
+        if let (Decoded::Text(u) | Decoded::Html(u), _) = decode_leaf_as(&head, n.body)
+            && !u.contains('\u{fffd}')
+            && u != *t
+        {
+            let again = match decoded {
+                Decoded::Html(_) => Decoded::Html(u),
+                _ => Decoded::Text(u),
+            };
+            return (again, name);
         }
     }
     (decoded, name)

@@ -721,7 +721,7 @@ fn chunks_where(chunks: &[PreparedChunk], hit: impl Fn(&PreparedChunk) -> bool) 
     let found: Vec<usize> = chunks
         .iter()
         .enumerate()
-        .filter(|(_, c)| hit(*c))
+        .filter(|(_, c)| hit(c))
         .map(|(i, _)| i)
         .collect();
     if found.is_empty() { vec![0] } else { found }

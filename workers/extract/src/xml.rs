@@ -164,10 +164,8 @@ pub fn storage_to_text(xml: &str) -> Result<String, String> {
                         }
                         out.push_str("- ");
                     }
-                    b"td" | b"th" => {
-                        if !out.is_empty() && !out.ends_with('\n') {
-                            out.push_str(" | ");
-                        }
+                    b"td" | b"th" if !out.is_empty() && !out.ends_with('\n') => {
+                        out.push_str(" | ");
                     }
                     _ => {}
                 }
@@ -205,10 +203,8 @@ pub fn storage_to_text(xml: &str) -> Result<String, String> {
                 | b"ol"
                 | b"pre"
                 | b"ac:plain-text-body" => block(&mut out),
-                b"tr" | b"li" => {
-                    if !out.ends_with('\n') {
-                        out.push('\n');
-                    }
+                b"tr" | b"li" if !out.ends_with('\n') => {
+                    out.push('\n');
                 }
                 _ => {}
             },

@@ -439,12 +439,11 @@ impl WebPoller {
                     .and_then(|l| l.to_str().ok())
                 {
                     // A redirect is a link at the same depth.
-                    if let Ok(next) = url.join(loc).map(normalise) {
-                        if (!cfg.same_host || hosts.contains(&host_key(&next)))
-                            && seen.insert(next.to_string())
-                        {
-                            queue.push_front((next, depth));
-                        }
+                    if let Ok(next) = url.join(loc).map(normalise)
+                        && (!cfg.same_host || hosts.contains(&host_key(&next)))
+                        && seen.insert(next.to_string())
+                    {
+                        queue.push_front((next, depth));
                     }
                 }
                 continue;

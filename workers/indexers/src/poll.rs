@@ -282,8 +282,8 @@ impl Pollers {
                 }
             })
             .await;
-        let polled = polled.into_inner();
-        polled
+
+        polled.into_inner()
     }
 
     /// Polls due sources until `cancel`, looking every `tick`; then releases this replica's

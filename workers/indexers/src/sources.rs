@@ -229,13 +229,13 @@ impl SourceRequest {
 
 /// Stores a checked source. An id taken by another client or kind is refused.
 pub async fn put(kb: &Kb, source: IndexerSource, now: Millis) -> Result<IndexerSource, KbError> {
-    if let Some(existing) = kb.stores().indexers.get_source(&source.id).await? {
-        if existing.scope.partition() != source.scope.partition() || existing.kind != source.kind {
-            return Err(KbError::Store(evident_store::StoreError::new(
-                evident_store::ErrorKind::Conflict,
-                format!("source id `{}` is taken", source.id),
-            )));
-        }
+    if let Some(existing) = kb.stores().indexers.get_source(&source.id).await?
+        && (existing.scope.partition() != source.scope.partition() || existing.kind != source.kind)
+    {
+        return Err(KbError::Store(evident_store::StoreError::new(
+            evident_store::ErrorKind::Conflict,
+            format!("source id `{}` is taken", source.id),
+        )));
     }
     Ok(kb.stores().indexers.put_source(&source, now).await?)
 }

@@ -308,10 +308,10 @@ impl ConfluencePoller {
             for page in &listing.pages {
                 self.handle_page(&api, source, &cfg, page, &mut tally)
                     .await?;
-                if let Some(m) = &page.modified {
-                    if newest.as_deref().is_none_or(|n| m.as_str() > n) {
-                        newest = Some(m.clone());
-                    }
+                if let Some(m) = &page.modified
+                    && newest.as_deref().is_none_or(|n| m.as_str() > n)
+                {
+                    newest = Some(m.clone());
                 }
             }
             // The listing is not in modification order: the cursor moves once all is queued.
@@ -324,10 +324,10 @@ impl ConfluencePoller {
                 None => break,
             }
         }
-        if newest != since {
-            if let Some(n) = &newest {
-                self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
-            }
+        if newest != since
+            && let Some(n) = &newest
+        {
+            self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
         }
         Ok(json!({
             "pages": tally.pages,

@@ -63,7 +63,7 @@ async fn harness_in(dir: tempfile::TempDir) -> Harness {
             clock: clock.clone(),
             priority: Priority::DEFAULT,
         },
-        mirrors: mirrors,
+        mirrors,
         batches: Default::default(),
     };
     let qualifier = Qualifier {

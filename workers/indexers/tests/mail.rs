@@ -263,7 +263,7 @@ async fn bad_messages_fail_alone_and_a_huge_attachment_is_cut_off() {
             f.write_all(block.as_bytes()).expect("body");
             written += block.len();
         }
-        write!(f, "--zz--\n").expect("end");
+        writeln!(f, "--zz--").expect("end");
     }
     std::fs::write(
         root.join("new/5.fine"),

@@ -95,10 +95,10 @@ impl GitSourceConfig {
                 return Err(format!("`{b}` is not a branch name or pattern"));
             }
         }
-        if let Some(t) = &self.issue_tracker {
-            if !t.contains(':') {
-                return Err("`issueTracker` looks like `github:owner/repo`".into());
-            }
+        if let Some(t) = &self.issue_tracker
+            && !t.contains(':')
+        {
+            return Err("`issueTracker` looks like `github:owner/repo`".into());
         }
         Ok(())
     }

@@ -147,17 +147,17 @@ impl GitRepo {
             )
             .map_err(repo_err)?;
         // The remote's HEAD names its default branch; remember it as origin/HEAD.
-        if let Ok(default) = remote.default_branch() {
-            if let Some(name) = default.as_str().and_then(|d| d.strip_prefix("refs/heads/")) {
-                let target = format!("refs/remotes/origin/{name}");
-                if self.repo.find_reference(&target).is_ok() {
-                    let _ = self.repo.reference_symbolic(
-                        "refs/remotes/origin/HEAD",
-                        &target,
-                        true,
-                        "default branch",
-                    );
-                }
+        if let Ok(default) = remote.default_branch()
+            && let Some(name) = default.as_str().and_then(|d| d.strip_prefix("refs/heads/"))
+        {
+            let target = format!("refs/remotes/origin/{name}");
+            if self.repo.find_reference(&target).is_ok() {
+                let _ = self.repo.reference_symbolic(
+                    "refs/remotes/origin/HEAD",
+                    &target,
+                    true,
+                    "default branch",
+                );
             }
         }
         Ok(())
@@ -245,14 +245,15 @@ impl GitRepo {
         let odb = self.repo.odb().map_err(repo_err)?;
         let mut out = Vec::new();
         tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
-            if entry.kind() == Some(git2::ObjectType::Blob) && entry.filemode() != 0o120000 {
-                if let Some(name) = entry.name() {
-                    let size = odb
-                        .read_header(entry.id())
-                        .map(|(s, _)| s as u64)
-                        .unwrap_or(0);
-                    out.push((format!("{dir}{name}"), entry.id(), size));
-                }
+            if entry.kind() == Some(git2::ObjectType::Blob)
+                && entry.filemode() != 0o120000
+                && let Some(name) = entry.name()
+            {
+                let size = odb
+                    .read_header(entry.id())
+                    .map(|(s, _)| s as u64)
+                    .unwrap_or(0);
+                out.push((format!("{dir}{name}"), entry.id(), size));
             }
             git2::TreeWalkResult::Ok
         })

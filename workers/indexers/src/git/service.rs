@@ -108,10 +108,10 @@ impl GitSourceRequest {
             max_file_bytes: self.max_file_bytes.unwrap_or(1024 * 1024),
         };
         cfg.validate().map_err(|r| invalid("source", r))?;
-        if let Some(p) = &cfg.path {
-            if !p.is_absolute() {
-                return Err(invalid("path", "give an absolute path"));
-            }
+        if let Some(p) = &cfg.path
+            && !p.is_absolute()
+        {
+            return Err(invalid("path", "give an absolute path"));
         }
         let id = match &self.id {
             Some(id) => id.clone(),

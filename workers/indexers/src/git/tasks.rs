@@ -405,11 +405,8 @@ impl GitTasks {
             src.id.clone(),
             src.ctx.clone(),
         );
-        let (branch_s, commit_s, chunking) = (
-            branch.to_string(),
-            commit.to_string(),
-            self.doc_chunking.clone(),
-        );
+        let (branch_s, commit_s, chunking) =
+            (branch.to_string(), commit.to_string(), self.doc_chunking);
         let prepared = blocking(move || {
             let repo = GitRepo::open(&cfg, &mirrors, &id)?;
             let at = repo.oid(&commit_s)?;

@@ -25,10 +25,10 @@ pub async fn ingest_all(
         Err(e) => tracing::error!(error = %e, "ingest worker failed"),
     };
     for (i, p) in sources.into_iter().enumerate() {
-        if set.len() >= parallel.max(1) {
-            if let Some(j) = set.join_next().await {
-                collect(&mut out, j);
-            }
+        if set.len() >= parallel.max(1)
+            && let Some(j) = set.join_next().await
+        {
+            collect(&mut out, j);
         }
         let kb = kb.clone();
         set.spawn(async move { (i, kb.ingest_prepared(p, priority).await.map(|o| o.status)) });

@@ -267,10 +267,10 @@ impl TrackerPoller {
     async fn advance(&self, source: &IndexerSource, issues: &[Issue]) -> Result<(), PollError> {
         let newest = issues.iter().filter_map(|i| i.updated.as_deref()).max();
         let current = self.cursor(source).await?;
-        if let Some(n) = newest {
-            if current.as_deref().is_none_or(|c| n > c) {
-                self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
-            }
+        if let Some(n) = newest
+            && current.as_deref().is_none_or(|c| n > c)
+        {
+            self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
         }
         Ok(())
     }
