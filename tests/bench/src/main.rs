@@ -9,10 +9,13 @@
 //! - `code [--files N]`: structural indexing of real code (Rust, Python, Java, JavaScript found on
 //!   this machine) next to parse-only and `ctags -R`.
 //! - `commits [--commits N]`: full-history commit ingest next to `git log --name-status`.
+//! - `mail [--messages N] [--workers N]`: an mbox polled, extracted and stored, messages/s.
+//! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
 
 mod git;
 mod queue;
 mod retrieve;
+mod sources;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -175,7 +178,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, queue, code, commits";
+const SUITES: &str = "retrieve, queue, code, commits, mail, transcripts";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -194,6 +197,8 @@ fn main() {
         "queue" => rt.block_on(queue::run(&args)),
         "code" => rt.block_on(git::code(&args)),
         "commits" => rt.block_on(git::commits(&args)),
+        "mail" => rt.block_on(sources::mail(&args)),
+        "transcripts" => rt.block_on(sources::transcripts(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

@@ -52,7 +52,7 @@ impl Default for QueueConfig {
             backoff_initial_secs: 5,
             backoff_cap_secs: 300,
             interactive_workers: 1,
-            bulk_workers: 2,
+            bulk_workers: 8,
             drain_secs: 20,
             retention_hours: 168,
             idle_poll_secs: 5,

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-use super::{default_max_attachment_bytes, default_max_message_bytes, queue_message};
+use super::{default_max_attachment_bytes, default_max_message_bytes, queue_batch};
 use crate::poll::{PollContext, PollError, SourcePoller};
 use crate::sources::{SourceConfig, config_of};
 
@@ -384,19 +384,13 @@ impl ImapPoller {
                     }
                 }
                 fetched.sort_by_key(|(uid, _, _)| *uid);
-                for (_, raw, size) in fetched {
-                    queue_message(
-                        &self.ctx.tasks,
-                        &self.ctx,
-                        source,
-                        mailbox,
-                        raw,
-                        size,
-                        cfg.max_message_bytes,
-                    )
-                    .await?;
-                    report.messages += 1;
-                }
+                let messages = fetched
+                    .into_iter()
+                    .map(|(_, raw, size)| (raw, size))
+                    .collect();
+                report.messages +=
+                    queue_batch(&self.ctx, source, mailbox, messages, cfg.max_message_bytes)
+                        .await?;
                 // A message expunged between the size listing and the fetch is simply gone.
                 cursor.last_uid = batch.last().map_or(cursor.last_uid, |(uid, _)| *uid);
                 self.ctx

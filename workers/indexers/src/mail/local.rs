@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use evident_extract::mail::split_mbox;
 use evident_store::indexers::IndexerSource;
+use futures_util::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{MaildirConfig, MboxConfig, queue_message};
+use super::{ENQUEUE_IN_FLIGHT, MaildirConfig, MboxConfig, queue_batch, queue_message};
 use crate::poll::{PollContext, PollError, SourcePoller};
 use crate::sources::config_of;
 
@@ -176,7 +177,7 @@ impl MboxPoller {
             };
             // Read on the blocking pool, queue as messages come (bounded channel: the reader
             // waits for the queue, so memory holds one block and a few messages).
-            let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, Vec<u8>)>(64);
+            let (tx, rx) = tokio::sync::mpsc::channel::<(u64, Vec<u8>)>(64);
             let p = path.clone();
             let reader = tokio::task::spawn_blocking(move || {
                 read_mbox(&p, start, MBOX_BLOCK_BYTES, |offset, bytes| {
@@ -184,8 +185,11 @@ impl MboxPoller {
                 })
             });
             let mut last_start = start;
-            while let Some((offset, bytes)) = rx.recv().await {
-                last_start = offset;
+            let messages = futures_util::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|m| (m, rx))
+            })
+            .map(|(offset, bytes)| {
+                last_start = last_start.max(offset);
                 let size = bytes.len() as u64;
                 queue_message(
                     &self.ctx.tasks,
@@ -196,9 +200,11 @@ impl MboxPoller {
                     size,
                     cfg.max_message_bytes,
                 )
+            });
+            // Enqueues in flight together share the store's group commits.
+            queued += futures_util::StreamExt::buffer_unordered(messages, ENQUEUE_IN_FLIGHT)
+                .try_fold(0u64, |n, ()| async move { Ok(n + 1) })
                 .await?;
-                queued += 1;
-            }
             reader
                 .await
                 .map_err(|e| PollError::Source(format!("reading {name}: {e}")))??;
@@ -352,39 +358,40 @@ impl MaildirPoller {
             if fresh.is_empty() {
                 continue;
             }
-            for (ctime, name, path) in fresh {
-                let max = cfg.max_message_bytes;
-                let p = path.clone();
-                match tokio::task::spawn_blocking(move || read_capped(&p, max))
-                    .await
-                    .map_err(|e| PollError::Source(e.to_string()))?
-                {
-                    Ok(bytes) => {
-                        let size = bytes.len() as u64;
-                        queue_message(
-                            &self.ctx.tasks,
-                            &self.ctx,
-                            source,
-                            mailbox,
-                            bytes,
-                            size,
-                            max,
-                        )
-                        .await?;
-                        queued += 1;
+            let max = cfg.max_message_bytes;
+            for batch in fresh.chunks(ENQUEUE_IN_FLIGHT) {
+                let paths: Vec<PathBuf> = batch.iter().map(|(_, _, p)| p.clone()).collect();
+                let read = tokio::task::spawn_blocking(move || {
+                    paths
+                        .iter()
+                        .map(|p| (p.clone(), read_capped(p, max)))
+                        .collect::<Vec<_>>()
+                })
+                .await
+                .map_err(|e| PollError::Source(e.to_string()))?;
+                let mut messages = Vec::with_capacity(read.len());
+                for (path, r) in read {
+                    match r {
+                        Ok(bytes) => {
+                            let size = bytes.len() as u64;
+                            messages.push((bytes, size));
+                        }
+                        // Moved or deleted since the listing (a client expunged it): nothing
+                        // to read. Other errors are the file's, reported, and not retried.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => unreadable.push(format!("{}: {e}", path.display())),
                     }
-                    // Moved or deleted since the listing (a client expunged it): nothing to
-                    // read. Other errors are the file's, reported, and not retried forever.
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => unreadable.push(format!("{}: {e}", path.display())),
                 }
-                if ctime > cursor.ctime_ns {
-                    cursor = MaildirCursor {
-                        ctime_ns: ctime,
-                        at_watermark: vec![name],
-                    };
-                } else {
-                    cursor.at_watermark.push(name);
+                queued += queue_batch(&self.ctx, source, mailbox, messages, max).await?;
+                for (ctime, name, _) in batch {
+                    if *ctime > cursor.ctime_ns {
+                        cursor = MaildirCursor {
+                            ctime_ns: *ctime,
+                            at_watermark: vec![name.clone()],
+                        };
+                    } else {
+                        cursor.at_watermark.push(name.clone());
+                    }
                 }
             }
             self.ctx

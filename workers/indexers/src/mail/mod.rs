@@ -144,6 +144,26 @@ pub fn message_id_hint(raw: &[u8]) -> Option<String> {
     None
 }
 
+/// Messages being queued at once (their writes share the store's group commits).
+pub(crate) const ENQUEUE_IN_FLIGHT: usize = 64;
+
+/// Queues messages read from `mailbox` (`(bytes, size at the source)`), several at a time.
+/// Returns how many were queued.
+pub(crate) async fn queue_batch(
+    ctx: &PollContext,
+    source: &IndexerSource,
+    mailbox: &str,
+    messages: Vec<(Vec<u8>, u64)>,
+    max_bytes: u64,
+) -> Result<u64, PollError> {
+    use futures_util::{StreamExt, TryStreamExt};
+    futures_util::stream::iter(messages)
+        .map(|(raw, size)| queue_message(&ctx.tasks, ctx, source, mailbox, raw, size, max_bytes))
+        .buffer_unordered(ENQUEUE_IN_FLIGHT)
+        .try_fold(0u64, |n, ()| async move { Ok(n + 1) })
+        .await
+}
+
 /// Queues one message read from `mailbox` (`full_size` bytes at the source; cut at
 /// `max_bytes`).
 pub(crate) async fn queue_message(
