@@ -229,11 +229,11 @@ struct Server {
 #[derive(Args)]
 struct ScopeArgs {
     /// Client id (omit with --global).
-    #[arg(long)]
+    #[arg(long, global = true)]
     client: Option<String>,
-    #[arg(long)]
+    #[arg(long, global = true)]
     project: Option<String>,
-    #[arg(long)]
+    #[arg(long, global = true)]
     group: Option<String>,
 }
 
@@ -625,16 +625,53 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
         SourceOp::Add {
             kind: AddSource::Other(words),
         } => {
-            let Some((kind, pairs)) = words.split_first() else {
+            let Some((kind, rest)) = words.split_first() else {
                 bail!(
                     "give a kind: git, mbox, maildir, imap, github, gitlab, jira, confluence, transcripts, documents, web"
                 );
             };
-            if args.scope.client.is_none() {
+            // Everything after the kind reaches us unparsed: take the scope and server flags
+            // out of it, the rest are settings.
+            let mut scope = ScopeArgs {
+                client: args.scope.client.clone(),
+                project: args.scope.project.clone(),
+                group: args.scope.group.clone(),
+            };
+            let mut server = args.server.server.clone();
+            let mut pairs = Vec::new();
+            let mut words = rest.iter();
+            while let Some(w) = words.next() {
+                let (flag, inline) = match w.split_once('=') {
+                    Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+                    _ => (w.as_str(), None),
+                };
+                let slot = match flag {
+                    "--client" => &mut scope.client,
+                    "--project" => &mut scope.project,
+                    "--group" => &mut scope.group,
+                    "--server" => {
+                        server = inline
+                            .or_else(|| words.next().cloned())
+                            .context("--server needs a URL")?;
+                        continue;
+                    }
+                    _ => {
+                        pairs.push(w.clone());
+                        continue;
+                    }
+                };
+                *slot = Some(
+                    inline
+                        .or_else(|| words.next().cloned())
+                        .with_context(|| format!("{flag} needs a value"))?,
+                );
+            }
+            if scope.client.is_none() {
                 bail!("give --client ID");
             }
-            let mut body = settings_body(pairs)?;
-            scope_json(&args.scope, &mut body);
+            let client = Client::new(&server)?;
+            let mut body = settings_body(&pairs)?;
+            scope_json(&scope, &mut body);
             let out = client
                 .post(
                     &format!("/api/v1/sources/{}", crate::client::encode_path(kind)),
@@ -646,7 +683,7 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
                 kind,
                 out["id"].as_str().unwrap_or("?"),
                 out["intervalSecs"],
-                args.scope.client.as_deref().unwrap_or("")
+                scope.client.as_deref().unwrap_or("")
             );
         }
         SourceOp::Ls => {

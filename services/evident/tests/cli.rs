@@ -211,3 +211,92 @@ fn bad_configuration_is_a_clear_error() {
         "unreachable server is explained"
     );
 }
+
+#[test]
+fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
+    let data = tempfile::tempdir().expect("data dir");
+    let mail = tempfile::tempdir().expect("mail dir");
+    let mbox = mail.path().join("team.mbox");
+    std::fs::write(
+        &mbox,
+        "From ann@acme.io Mon Jan  5 10:00:00 2026\nMessage-ID: <plan@acme.io>\nFrom: Ann Lee <ann@acme.io>\nTo: team@acme.io\nSubject: Release plan\n\nThe backfill runs overnight on the replica before the Friday release.\n",
+    )
+    .expect("write");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path())
+        .env("RUST_LOG", "warn")
+        .env("EVIDENT__INDEXERS__POLL_TICK_SECS", "1")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
+    let mut child = cmd.spawn().expect("start evident serve");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let line = read_until(&mut stderr, "listening on ");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("url")
+        .to_string();
+    let server = Server { child, stderr, url };
+
+    let path = format!("path={}", mbox.display());
+    let (ok, out, err) = cli(
+        &server.url,
+        &["source", "add", "mbox", &path, "--client", "acme"],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("acme.team"), "{out}");
+    // The server polls on its own tick; wait (bounded) until the message is searchable.
+    let mut found = String::new();
+    for _ in 0..300 {
+        let (ok, out, _) = cli(
+            &server.url,
+            &["search", "backfill overnight replica", "--client", "acme"],
+            None,
+        );
+        if ok && out.contains("plan@acme.io") {
+            found = out;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        found.contains("plan@acme.io"),
+        "the message was indexed and cited"
+    );
+    let (ok, out, _) = cli(&server.url, &["source", "ls", "--client", "acme"], None);
+    assert!(ok);
+    assert!(out.contains("acme.team") && out.contains("mbox"), "{out}");
+
+    let (ok, _, err) = cli(
+        &server.url,
+        &[
+            "source",
+            "add",
+            "mbox",
+            "path=relative.mbox",
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(!ok, "bad settings exit non-zero");
+    assert!(err.contains("absolute"), "{err}");
+    let (ok, _, err) = cli(
+        &server.url,
+        &["source", "add", "fax", "number=1", "--client", "acme"],
+        None,
+    );
+    assert!(!ok);
+    assert!(err.contains("mbox"), "names the known kinds: {err}");
+
+    let (ok, out, err) = cli(
+        &server.url,
+        &["source", "rm", "acme.team", "--client", "acme"],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("purge queued"), "{out}");
+    assert!(server.terminate().success());
+}

@@ -490,6 +490,67 @@ mod tests {
     }
 
     #[test]
+    fn sources_of_every_kind_come_from_the_file_in_snake_case() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("sources.toml");
+        std::fs::write(
+            &file,
+            r#"
+[[sources.mbox]]
+client = "acme"
+path = "/srv/mail/team.mbox"
+max_message_bytes = 1048576
+interval_secs = 60
+
+[[sources.jira]]
+client = "acme"
+project_id = "shop"
+project = "SHOP"
+base_url = "https://acme.atlassian.net"
+token_env = "JIRA_TOKEN"
+search_api = "jql"
+
+[[sources.transcripts]]
+client = "acme"
+path = "/srv/meetings"
+recordings = { command = ["whisper-cli", "-f", "{input}", "-of", "{output_stem}"], timeout_secs = 600 }
+"#,
+        )
+        .expect("write");
+        let cfg = Config::load(Some(&file), env(&[])).expect("valid");
+        let requests = cfg.sources.requests().expect("requests");
+        let kinds: Vec<&str> = requests.iter().map(|(k, _)| *k).collect();
+        assert_eq!(kinds, vec!["mbox", "jira", "transcripts"]);
+        let jira = requests[1].1.to_source("jira", 0).expect("jira");
+        assert_eq!(jira.scope.project_id.as_deref(), Some("shop"));
+        assert_eq!(jira.config["project"], "SHOP");
+        assert_eq!(jira.config["searchApi"], "jql");
+        let mbox = requests[0].1.to_source("mbox", 0).expect("mbox");
+        assert_eq!(mbox.interval_secs, 60);
+        assert_eq!(mbox.config["maxMessageBytes"], 1048576);
+        let rec = requests[2]
+            .1
+            .to_source("transcripts", 0)
+            .expect("transcripts");
+        assert_eq!(rec.config["recordings"]["timeoutSecs"], 600);
+
+        std::fs::write(
+            &file,
+            r#"
+[[sources.mbox]]
+client = "acme"
+path = "/x.mbox"
+colour = "red"
+"#,
+        )
+        .expect("write");
+        let err = Config::load(Some(&file), env(&[])).expect_err("unknown key");
+        assert!(err.to_string().contains("colour"), "{err}");
+        std::fs::write(&file, "[[sources.fax]]\nclient = \"acme\"\n").expect("write");
+        assert!(Config::load(Some(&file), env(&[])).is_err(), "unknown kind");
+    }
+
+    #[test]
     fn unknown_keys_are_errors_in_every_layer() {
         let err = Config::load(None, env(&[("EVIDENT__SERVER__LISTN", "x")])).expect_err("typo");
         assert!(err.to_string().contains("listn"), "{err}");

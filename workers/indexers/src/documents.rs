@@ -163,6 +163,7 @@ impl DocumentsPoller {
         }
         Ok(json!({
             "documents": queued,
+            "queued": queued,
             "unchanged": scan.unchanged,
             "removed": scan.removed.len(),
             "skipped": scan.skipped.len(),
@@ -551,6 +552,7 @@ impl WebPoller {
         Ok(json!({
             "fetched": fetched,
             "pages": queued,
+            "queued": queued,
             "unchanged": unchanged,
             "duplicates": duplicates,
             "gone": gone,

@@ -282,6 +282,7 @@ impl TranscriptsPoller {
         }
         Ok(json!({
             "transcripts": queued,
+            "queued": queued,
             "unchanged": scan.unchanged,
             "removed": scan.removed.len(),
             "skipped": scan.skipped.len(),

@@ -77,7 +77,10 @@ impl PollContext {
         {
             return Ok(None);
         }
-        match poll().await {
+        let started = std::time::Instant::now();
+        let outcome = poll().await;
+        record_metrics(source, &outcome, started.elapsed());
+        match outcome {
             Ok(report) => {
                 let stats = accumulate(&source.status.stats, &report);
                 self.indexers
@@ -153,6 +156,38 @@ impl PollContext {
             .into_iter()
             .filter(|(k, _)| k.starts_with(prefix))
             .collect())
+    }
+}
+
+/// Prometheus series per source: polls by outcome, poll time, and items queued (a report's
+/// `queued`, or a git poll's `tasks`).
+fn record_metrics(
+    source: &IndexerSource,
+    outcome: &Result<Value, PollError>,
+    took: std::time::Duration,
+) {
+    let (kind, id) = (source.kind.clone(), source.id.clone());
+    let result = match outcome {
+        Ok(_) => "ok",
+        Err(PollError::RateLimited { .. }) => "rate_limited",
+        Err(_) => "error",
+    };
+    metrics::counter!("evident_source_polls_total", "kind" => kind.clone(), "source" => id.clone(), "outcome" => result)
+        .increment(1);
+    metrics::histogram!("evident_source_poll_seconds", "kind" => kind.clone(), "source" => id.clone())
+        .record(took.as_secs_f64());
+    if let Ok(report) = outcome {
+        let queued = report
+            .get("queued")
+            .or_else(|| report.get("tasks"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        metrics::counter!("evident_source_items_queued_total", "kind" => kind.clone(), "source" => id.clone())
+            .increment(queued);
+        metrics::gauge!("evident_source_last_success_timestamp_seconds", "kind" => kind, "source" => id)
+            .set(std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()));
     }
 }
 

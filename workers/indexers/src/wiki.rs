@@ -331,6 +331,7 @@ impl ConfluencePoller {
         }
         Ok(json!({
             "pages": tally.pages,
+            "queued": tally.pages + tally.attachments,
             "unchanged": tally.unchanged,
             "attachments": tally.attachments,
             "skipped": tally.skipped.len(),

@@ -430,6 +430,7 @@ impl ImapPoller {
         Ok(json!({
             "mailboxes": cfg.mailboxes.len(),
             "messages": messages,
+            "queued": messages,
             "uidValidityChanged": renumbered.len(),
             "uidValidityChangedExamples": renumbered,
         }))

@@ -231,6 +231,7 @@ impl MboxPoller {
             "unchangedFiles": unchanged,
             "rereadFiles": reread,
             "messages": queued,
+            "queued": queued,
         }))
     }
 }
@@ -401,6 +402,7 @@ impl MaildirPoller {
         Ok(json!({
             "mailboxes": folders.len(),
             "messages": queued,
+            "queued": queued,
             "unreadable": unreadable.len(),
             "unreadableExamples": unreadable.into_iter().take(5).collect::<Vec<_>>(),
         }))

@@ -517,6 +517,7 @@ impl SourcePoller for TrackerPoller {
                 };
                 Ok(json!({
                     "issues": tally.issues,
+                    "queued": tally.issues,
                     "pages": tally.pages,
                     "pullRequestsSkipped": tally.pull_requests_skipped,
                 }))
