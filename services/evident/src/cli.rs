@@ -134,23 +134,6 @@ enum AddSource {
     Other(Vec<String>),
 }
 
-/// `snake_case` → `camelCase` (settings are camelCase in the API).
-fn camel_key(key: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' || c == '-' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// The body of `source add KIND KEY=VALUE…`: relative paths that exist become absolute.
 fn settings_body(pairs: &[String]) -> anyhow::Result<serde_json::Value> {
     let mut body = serde_json::Map::new();
@@ -158,7 +141,7 @@ fn settings_body(pairs: &[String]) -> anyhow::Result<serde_json::Value> {
         let (k, v) = pair
             .split_once('=')
             .with_context(|| format!("`{pair}`: settings are KEY=VALUE"))?;
-        let key = camel_key(k.trim_start_matches("--"));
+        let key = evident_indexers::sources::camel_case(k.trim_start_matches("--"));
         let mut value: serde_json::Value =
             serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
         if let Some(text) = value.as_str() {

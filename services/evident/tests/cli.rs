@@ -16,10 +16,15 @@ struct Server {
 
 impl Server {
     fn start(data: &Path, ingest: Option<&Path>) -> Server {
+        Self::start_with(data, ingest, &[])
+    }
+
+    fn start_with(data: &Path, ingest: Option<&Path>, env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(BIN);
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stderr(Stdio::piped())
             .stdout(Stdio::null());
         if let Some(dir) = ingest {
@@ -222,22 +227,11 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
         "From ann@acme.io Mon Jan  5 10:00:00 2026\nMessage-ID: <plan@acme.io>\nFrom: Ann Lee <ann@acme.io>\nTo: team@acme.io\nSubject: Release plan\n\nThe backfill runs overnight on the replica before the Friday release.\n",
     )
     .expect("write");
-    let mut cmd = Command::new(BIN);
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data.path())
-        .env("RUST_LOG", "warn")
-        .env("EVIDENT__INDEXERS__POLL_TICK_SECS", "1")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null());
-    let mut child = cmd.spawn().expect("start evident serve");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let line = read_until(&mut stderr, "listening on ");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("url")
-        .to_string();
-    let server = Server { child, stderr, url };
+    let server = Server::start_with(
+        data.path(),
+        None,
+        &[("EVIDENT__INDEXERS__POLL_TICK_SECS", "1")],
+    );
 
     let path = format!("path={}", mbox.display());
     let (ok, out, err) = cli(

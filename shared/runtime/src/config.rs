@@ -97,22 +97,7 @@ pub struct SourcesConfig {
     pub web: Vec<toml::Table>,
 }
 
-/// `snake_case` → `camelCase`.
-fn camel(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+use evident_indexers::sources::camel_case as camel;
 
 fn to_json(v: &toml::Value) -> serde_json::Value {
     match v {

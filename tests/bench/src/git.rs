@@ -181,7 +181,9 @@ struct Indexer {
     qualifier: Qualifier,
 }
 
-async fn indexer(dir: &Path) -> Indexer {
+/// A knowledge base over a fresh embedded store under `dir`, with the built-in static
+/// embedder (what a default server runs).
+pub async fn open_kb(dir: &Path) -> (EmbeddedStore, Kb) {
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
     let store = EmbeddedStore::open(EmbeddedOptions {
         dir: dir.join("data"),
@@ -195,6 +197,11 @@ async fn indexer(dir: &Path) -> Indexer {
     let kb = Kb::new(store.stores(), embedder, PoolConfig::default())
         .await
         .expect("kb");
+    (store, kb)
+}
+
+async fn indexer(dir: &Path) -> Indexer {
+    let (store, kb) = open_kb(dir).await;
     let mut handlers = TaskHandlers::new(&kb);
     GitTasks {
         kb: kb.clone(),

@@ -17,14 +17,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use evident_ai::{Embedder, Priority, StaticEmbedder};
+use evident_ai::Priority;
 use evident_indexers::items::{ItemTask, ItemTasks};
 use evident_indexers::poll::{PollContext, SourcePoller};
-use evident_kb::{Kb, PoolConfig, TaskHandler, TaskHandlers, TaskSubmitter};
+use evident_kb::{Kb, TaskHandler, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Qualifier, QueueConfig};
-use evident_store::VectorSpace;
 use evident_store::queue::{Clock, PriorityBand, SystemClock, TaskState};
-use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
+use evident_store_embedded::EmbeddedStore;
 use serde_json::json;
 
 use crate::{Args, Rng, rss_mib};
@@ -164,19 +163,7 @@ struct Pipeline {
 }
 
 async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
-    let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.join("data"),
-        vector_space: VectorSpace {
-            embedder: embedder.identity().to_string(),
-            dim: embedder.dim(),
-        },
-        background_indexer: true,
-    })
-    .expect("store");
-    let kb = Kb::new(store.stores(), embedder, PoolConfig::default())
-        .await
-        .expect("kb");
+    let (store, kb) = crate::git::open_kb(dir).await;
     let chunking = evident_core::chunking::ChunkingConfig::default();
     let mut handlers = TaskHandlers::new(&kb);
     let items: Arc<dyn TaskHandler> = Arc::new(ItemTasks {

@@ -23,7 +23,7 @@ use url::Url;
 
 use crate::folder;
 use crate::items::ItemTask;
-use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::poll::{LeasedPoller, PollContext, PollError};
 use crate::robots::Robots;
 use crate::sources::{SourceConfig, config_of};
 
@@ -119,10 +119,17 @@ pub struct DocumentsPoller {
     pub ctx: PollContext,
 }
 
-impl DocumentsPoller {
+#[async_trait]
+impl LeasedPoller for DocumentsPoller {
+    const KIND: &'static str = "documents";
+
+    fn context(&self) -> &PollContext {
+        &self.ctx
+    }
+
     async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
         let cfg: DocumentsConfig = config_of(source).map_err(PollError::Config)?;
-        let scan = folder::scan(
+        let mut scan = folder::scan(
             &self.ctx,
             &source.id,
             &cfg.path,
@@ -130,8 +137,8 @@ impl DocumentsPoller {
             is_document,
         )
         .await?;
-        let mut queued = 0;
-        for f in scan.changed {
+        let mut queued = 0u64;
+        for f in std::mem::take(&mut scan.changed) {
             queue_document(
                 &self.ctx,
                 source,
@@ -146,42 +153,12 @@ impl DocumentsPoller {
             folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
             queued += 1;
         }
-        for (rel, state) in &scan.touched {
-            folder::mark(&self.ctx, &source.id, rel, state).await?;
-        }
-        for rel in &scan.removed {
-            self.ctx
-                .tasks
-                .enqueue_purge(
-                    source.scope.clone(),
-                    &document_urn(&source.id, rel),
-                    Priority::DEFAULT,
-                    self.ctx.clock.now_ms(),
-                )
-                .await?;
-            folder::forget(&self.ctx, &source.id, rel).await?;
-        }
-        Ok(json!({
-            "documents": queued,
-            "queued": queued,
-            "unchanged": scan.unchanged,
-            "removed": scan.removed.len(),
-            "skipped": scan.skipped.len(),
-            "skippedExamples": scan.skipped.into_iter().take(5).collect::<Vec<_>>(),
-        }))
-    }
-}
-
-#[async_trait]
-impl SourcePoller for DocumentsPoller {
-    fn kind(&self) -> &'static str {
-        "documents"
-    }
-
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
-        self.ctx
-            .with_lease(source, || self.poll_source(source))
-            .await
+        let mut report = folder::settle(&self.ctx, source, scan, queued, |rel| {
+            document_urn(&source.id, rel)
+        })
+        .await?;
+        report["documents"] = json!(queued);
+        Ok(report)
     }
 }
 
@@ -563,13 +540,15 @@ impl WebPoller {
 }
 
 #[async_trait]
-impl SourcePoller for WebPoller {
-    fn kind(&self) -> &'static str {
-        "web"
+impl LeasedPoller for WebPoller {
+    const KIND: &'static str = "web";
+
+    fn context(&self) -> &PollContext {
+        &self.ctx
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
-        self.ctx.with_lease(source, || self.crawl(source)).await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+        self.crawl(source).await
     }
 }
 

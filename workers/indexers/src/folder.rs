@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use evident_ai::Priority;
+use evident_store::indexers::IndexerSource;
+
 use crate::poll::{PollContext, PollError};
 
 const PREFIX: &str = "file:";
@@ -192,4 +195,37 @@ pub async fn forget(ctx: &PollContext, source_id: &str, rel: &str) -> Result<(),
 pub fn extension(path: &Path) -> Option<String> {
     path.extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
+}
+
+/// After the changed files are queued: records the touched ones, and queues the purge of each
+/// removed file's source (`urn_of(rel)`) before forgetting it. Returns the scan's counts for
+/// the poll report, with `queued` as given.
+pub async fn settle(
+    ctx: &PollContext,
+    source: &IndexerSource,
+    scan: FolderScan,
+    queued: u64,
+    urn_of: impl Fn(&str) -> String,
+) -> Result<serde_json::Value, PollError> {
+    for (rel, state) in &scan.touched {
+        mark(ctx, &source.id, rel, state).await?;
+    }
+    for rel in &scan.removed {
+        ctx.tasks
+            .enqueue_purge(
+                source.scope.clone(),
+                &urn_of(rel),
+                Priority::DEFAULT,
+                ctx.clock.now_ms(),
+            )
+            .await?;
+        forget(ctx, &source.id, rel).await?;
+    }
+    Ok(json!({
+        "queued": queued,
+        "unchanged": scan.unchanged,
+        "removed": scan.removed.len(),
+        "skipped": scan.skipped.len(),
+        "skippedExamples": scan.skipped.into_iter().take(5).collect::<Vec<_>>(),
+    }))
 }

@@ -257,14 +257,9 @@ impl TaskHandler for ItemTasks {
     ) -> Result<(), TaskError> {
         let task: ItemTask = serde_json::from_value(payload.clone())
             .map_err(|e| TaskError::Permanent(format!("unreadable item task: {e}")))?;
-        let id = task.source_id().to_string();
-        let Some(source) = self
-            .indexers
-            .get_source(&id)
-            .await
-            .map_err(|e| TaskError::from(evident_kb::KbError::from(e)))?
+        let Some(source) =
+            crate::sources::registered(self.indexers.as_ref(), task.source_id()).await?
         else {
-            tracing::info!(source_id = %id, "source no longer registered; task dropped as done");
             return Ok(());
         };
         let (scope, max_bytes, chunking) = (

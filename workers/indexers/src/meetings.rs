@@ -23,7 +23,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use evident_ai::Priority;
 use evident_extract::meeting::meeting_urn;
 use evident_extract::transcript::{TranscriptFormat, parse};
 use evident_store::indexers::IndexerSource;
@@ -33,7 +32,7 @@ use serde_json::{Value, json};
 
 use crate::folder::{self, extension};
 use crate::items::ItemTask;
-use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::poll::{LeasedPoller, PollContext, PollError};
 use crate::sources::{SourceConfig, config_of};
 
 /// Transcripts larger than this are not read (a day of speech is ~1 MB of WebVTT).
@@ -253,7 +252,7 @@ impl TranscriptsPoller {
             is_transcript,
         )
         .await?;
-        let mut queued = 0;
+        let mut queued = 0u64;
         for f in &scan.changed {
             let Some(format) = TranscriptFormat::from_path(&f.rel) else {
                 continue;
@@ -265,29 +264,12 @@ impl TranscriptsPoller {
             folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
             queued += 1;
         }
-        for (rel, state) in &scan.touched {
-            folder::mark(&self.ctx, &source.id, rel, state).await?;
-        }
-        for rel in &scan.removed {
-            self.ctx
-                .tasks
-                .enqueue_purge(
-                    source.scope.clone(),
-                    &meeting_urn(&source.id, &meeting_id(rel)),
-                    Priority::DEFAULT,
-                    self.ctx.clock.now_ms(),
-                )
-                .await?;
-            folder::forget(&self.ctx, &source.id, rel).await?;
-        }
-        Ok(json!({
-            "transcripts": queued,
-            "queued": queued,
-            "unchanged": scan.unchanged,
-            "removed": scan.removed.len(),
-            "skipped": scan.skipped.len(),
-            "skippedExamples": scan.skipped.into_iter().take(5).collect::<Vec<_>>(),
-        }))
+        let mut report = folder::settle(&self.ctx, source, scan, queued, |rel| {
+            meeting_urn(&source.id, &meeting_id(rel))
+        })
+        .await?;
+        report["transcripts"] = json!(queued);
+        Ok(report)
     }
 
     async fn put_recording(
@@ -554,24 +536,22 @@ pub async fn transcribe(rcfg: &RecordingsConfig, input: &Path) -> Result<String,
 }
 
 #[async_trait]
-impl SourcePoller for TranscriptsPoller {
-    fn kind(&self) -> &'static str {
-        "transcripts"
+impl LeasedPoller for TranscriptsPoller {
+    const KIND: &'static str = "transcripts";
+
+    fn context(&self) -> &PollContext {
+        &self.ctx
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
-        self.ctx
-            .with_lease(source, || async {
-                let cfg: TranscriptsConfig = config_of(source).map_err(PollError::Config)?;
-                let mut report = self.poll_transcripts(source, &cfg).await?;
-                if let Some(r) = &cfg.recordings {
-                    let rec = self.poll_recordings(source, &cfg, r).await?;
-                    report["recordings"] = rec["recordings"].clone();
-                    report["failedExamples"] = rec["failedExamples"].clone();
-                }
-                Ok(report)
-            })
-            .await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+        let cfg: TranscriptsConfig = config_of(source).map_err(PollError::Config)?;
+        let mut report = self.poll_transcripts(source, &cfg).await?;
+        if let Some(r) = &cfg.recordings {
+            let rec = self.poll_recordings(source, &cfg, r).await?;
+            report["recordings"] = rec["recordings"].clone();
+            report["failedExamples"] = rec["failedExamples"].clone();
+        }
+        Ok(report)
     }
 }
 

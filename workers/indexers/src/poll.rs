@@ -246,6 +246,29 @@ pub trait SourcePoller: Send + Sync {
     async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError>;
 }
 
+/// A poller of one kind whose every poll runs under the source's lease (all of them but the
+/// trackers, which share one type across three kinds): implement this, get [`SourcePoller`].
+#[async_trait]
+pub trait LeasedPoller: Send + Sync {
+    const KIND: &'static str;
+    fn context(&self) -> &PollContext;
+    /// One poll, the lease held: read what changed, queue it, move the cursors, report.
+    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError>;
+}
+
+#[async_trait]
+impl<T: LeasedPoller> SourcePoller for T {
+    fn kind(&self) -> &'static str {
+        T::KIND
+    }
+
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
+        self.context()
+            .with_lease(source, || self.poll_source(source))
+            .await
+    }
+}
+
 /// Every kind's poller, driven by one loop.
 #[derive(Clone)]
 pub struct Pollers {

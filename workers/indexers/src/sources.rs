@@ -133,6 +133,53 @@ pub(crate) fn check_interval(interval: u64) -> Result<u64, KbError> {
     }
 }
 
+/// The scope a source is registered in: a client is required (sources are never global).
+pub(crate) fn registration_scope<'a>(
+    client_id: Option<&'a str>,
+    project_id: Option<&str>,
+    group_id: Option<&str>,
+) -> Result<(&'a str, evident_core::Scope), KbError> {
+    let client = client_id.ok_or(validate::FieldError::Missing { field: "clientId" })?;
+    Ok((
+        client,
+        evident_kb::scope(Some(client), project_id, group_id)?,
+    ))
+}
+
+/// `snake_case` → `camelCase`: configuration files and the CLI take the API's setting names
+/// in either spelling.
+pub fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' || c == '-' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The registered source `id`, or `None` once it was unregistered (its tasks are then dropped
+/// as done: the purge task cleans up).
+pub async fn registered(
+    indexers: &dyn evident_store::indexers::IndexerStore,
+    id: &str,
+) -> Result<Option<IndexerSource>, evident_kb::TaskError> {
+    let found = indexers
+        .get_source(id)
+        .await
+        .map_err(|e| evident_kb::TaskError::from(KbError::from(e)))?;
+    if found.is_none() {
+        tracing::info!(source_id = %id, "source no longer registered; task dropped as done");
+    }
+    Ok(found)
+}
+
 /// `POST /api/v1/sources/{kind}`: the common fields and the kind's settings, side by side.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceRequest {
@@ -197,12 +244,8 @@ impl SourceRequest {
                 KINDS.iter().map(|k| k.kind).collect::<Vec<_>>().join(", ")
             ),
         })?;
-        let client = self
-            .client_id
-            .as_deref()
-            .ok_or(validate::FieldError::Missing { field: "clientId" })?;
-        let scope = evident_kb::scope(
-            Some(client),
+        let (client, scope) = registration_scope(
+            self.client_id.as_deref(),
             self.project_id.as_deref(),
             self.group_id.as_deref(),
         )?;

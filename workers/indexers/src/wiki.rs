@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::items::ItemTask;
-use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::poll::{LeasedPoller, PollContext, PollError};
 use crate::sources::{SourceConfig, config_of};
 use crate::tracker::http::{Api, Credentials, TokenStyle};
 
@@ -253,7 +253,7 @@ impl ConfluencePoller {
         Ok(())
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_now(&self, source: &IndexerSource) -> Result<Value, PollError> {
         let cfg: ConfluenceConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "confluence",
@@ -341,15 +341,15 @@ impl ConfluencePoller {
 }
 
 #[async_trait]
-impl SourcePoller for ConfluencePoller {
-    fn kind(&self) -> &'static str {
-        "confluence"
+impl LeasedPoller for ConfluencePoller {
+    const KIND: &'static str = "confluence";
+
+    fn context(&self) -> &PollContext {
+        &self.ctx
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
-        self.ctx
-            .with_lease(source, || self.poll_source(source))
-            .await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+        self.poll_now(source).await
     }
 }
 

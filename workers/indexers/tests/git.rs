@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use evident_ai::{Embedder, HashingEmbedder, Priority};
+use evident_ai::Priority;
 use evident_code::chunks::CodeChunking;
 use evident_core::{Locator, NodeKey, Scope, Visibility, keys};
 use evident_indexers::git::{GitPoller, GitSourceConfig, GitTasks, PollReport};
@@ -15,9 +15,11 @@ use evident_kb::{Kb, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Outcome, Qualifier, QueueConfig};
 use evident_store::indexers::{IndexerSource, PollStatus};
 use evident_store::queue::{Clock, ManualClock, PriorityBand, TaskState};
-use evident_store::{Direction, TraverseOptions, VectorSpace};
-use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
+use evident_store::{Direction, TraverseOptions};
+use evident_store_embedded::EmbeddedStore;
 use git2::{Repository, Signature};
+
+mod support;
 
 struct Harness {
     store: EmbeddedStore,
@@ -29,19 +31,7 @@ struct Harness {
 }
 
 async fn harness_in(dir: tempfile::TempDir) -> Harness {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(64).expect("embedder"));
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().join("data"),
-        vector_space: VectorSpace {
-            embedder: embedder.identity().to_string(),
-            dim: embedder.dim(),
-        },
-        background_indexer: false,
-    })
-    .expect("store");
-    let kb = Kb::new(store.stores(), embedder, Default::default())
-        .await
-        .expect("kb");
+    let (store, kb) = support::open_kb(dir.path()).await;
     let clock = Arc::new(ManualClock::new(1_000_000));
     let mirrors = dir.path().join("mirrors");
     let mut handlers = TaskHandlers::new(&kb);

@@ -70,12 +70,8 @@ use crate::sources::{invalid, slug};
 impl GitSourceRequest {
     /// The source this request registers (validated).
     pub fn to_source(&self, now: Millis) -> Result<IndexerSource, KbError> {
-        let client = self
-            .client_id
-            .as_deref()
-            .ok_or(validate::FieldError::Missing { field: "clientId" })?;
-        let scope = evident_kb::scope(
-            Some(client),
+        let (client, scope) = crate::sources::registration_scope(
+            self.client_id.as_deref(),
             self.project_id.as_deref(),
             self.group_id.as_deref(),
         )?;

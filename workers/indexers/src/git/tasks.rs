@@ -196,12 +196,7 @@ impl GitTasks {
 
     /// The registered source, or `None` when it was unregistered (its purge task cleans up).
     async fn source(&self, id: &str) -> Result<Option<Source>, TaskError> {
-        let Some(s) = self
-            .indexers
-            .get_source(id)
-            .await
-            .map_err(|e| kb_err(e.into()))?
-        else {
+        let Some(s) = crate::sources::registered(self.indexers.as_ref(), id).await? else {
             return Ok(None);
         };
         let cfg: GitSourceConfig = serde_json::from_value(s.config.clone()).map_err(|e| {
@@ -590,7 +585,6 @@ impl TaskHandler for GitTasks {
             | GitTask::GitBranchDelete { source_id, .. } => source_id.clone(),
         };
         let Some(src) = self.source(&id).await? else {
-            tracing::info!(source_id = %id, "source no longer registered; task dropped as done");
             return Ok(());
         };
         match task {

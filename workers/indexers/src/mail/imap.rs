@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use super::{default_max_attachment_bytes, default_max_message_bytes, queue_batch};
-use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::poll::{LeasedPoller, PollContext, PollError};
 use crate::sources::{SourceConfig, config_of};
 
 /// Connecting and logging in, and each command, must answer within this.
@@ -404,7 +404,7 @@ impl ImapPoller {
         Ok(report)
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_now(&self, source: &IndexerSource) -> Result<Value, PollError> {
         let cfg: ImapConfig = config_of(source).map_err(PollError::Config)?;
         let mut session = connect(&cfg).await?;
         let mut messages = 0;
@@ -438,15 +438,15 @@ impl ImapPoller {
 }
 
 #[async_trait]
-impl SourcePoller for ImapPoller {
-    fn kind(&self) -> &'static str {
-        "imap"
+impl LeasedPoller for ImapPoller {
+    const KIND: &'static str = "imap";
+
+    fn context(&self) -> &PollContext {
+        &self.ctx
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
-        self.ctx
-            .with_lease(source, || self.poll_source(source))
-            .await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+        self.poll_now(source).await
     }
 }
 

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use evident_extract::mail::split_mbox;
 use evident_store::indexers::IndexerSource;
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{ENQUEUE_IN_FLIGHT, MaildirConfig, MboxConfig, queue_batch, queue_message};
-use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::poll::{LeasedPoller, PollContext, PollError};
 use crate::sources::config_of;
 
 /// How much of an mbox is read at a time: memory stays bounded on multi-gigabyte archives.
@@ -125,7 +125,14 @@ pub struct MboxPoller {
     pub ctx: PollContext,
 }
 
-impl MboxPoller {
+#[async_trait]
+impl LeasedPoller for MboxPoller {
+    const KIND: &'static str = "mbox";
+
+    fn context(&self) -> &PollContext {
+        &self.ctx
+    }
+
     async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
         let cfg: MboxConfig = config_of(source).map_err(PollError::Config)?;
         let files = mbox_files(&cfg.path)?;
@@ -177,7 +184,7 @@ impl MboxPoller {
             };
             // Read on the blocking pool, queue as messages come (bounded channel: the reader
             // waits for the queue, so memory holds one block and a few messages).
-            let (tx, rx) = tokio::sync::mpsc::channel::<(u64, Vec<u8>)>(64);
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, Vec<u8>)>(64);
             let p = path.clone();
             let reader = tokio::task::spawn_blocking(move || {
                 read_mbox(&p, start, MBOX_BLOCK_BYTES, |offset, bytes| {
@@ -185,13 +192,12 @@ impl MboxPoller {
                 })
             });
             let mut last_start = start;
-            let messages = futures_util::stream::unfold(rx, |mut rx| async move {
-                rx.recv().await.map(|m| (m, rx))
-            })
-            .map(|(offset, bytes)| {
+            // Enqueues in flight together share the store's group commits.
+            let mut in_flight = futures_util::stream::FuturesUnordered::new();
+            while let Some((offset, bytes)) = rx.recv().await {
                 last_start = last_start.max(offset);
                 let size = bytes.len() as u64;
-                queue_message(
+                in_flight.push(queue_message(
                     &self.ctx.tasks,
                     &self.ctx,
                     source,
@@ -199,12 +205,18 @@ impl MboxPoller {
                     bytes,
                     size,
                     cfg.max_message_bytes,
-                )
-            });
-            // Enqueues in flight together share the store's group commits.
-            queued += futures_util::StreamExt::buffer_unordered(messages, ENQUEUE_IN_FLIGHT)
-                .try_fold(0u64, |n, ()| async move { Ok(n + 1) })
-                .await?;
+                ));
+                if in_flight.len() >= ENQUEUE_IN_FLIGHT {
+                    if let Some(done) = in_flight.next().await {
+                        done?;
+                        queued += 1;
+                    }
+                }
+            }
+            while let Some(done) = in_flight.next().await {
+                done?;
+                queued += 1;
+            }
             reader
                 .await
                 .map_err(|e| PollError::Source(format!("reading {name}: {e}")))??;
@@ -233,19 +245,6 @@ impl MboxPoller {
             "messages": queued,
             "queued": queued,
         }))
-    }
-}
-
-#[async_trait]
-impl SourcePoller for MboxPoller {
-    fn kind(&self) -> &'static str {
-        "mbox"
-    }
-
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
-        self.ctx
-            .with_lease(source, || self.poll_source(source))
-            .await
     }
 }
 
@@ -335,7 +334,14 @@ pub struct MaildirPoller {
     pub ctx: PollContext,
 }
 
-impl MaildirPoller {
+#[async_trait]
+impl LeasedPoller for MaildirPoller {
+    const KIND: &'static str = "maildir";
+
+    fn context(&self) -> &PollContext {
+        &self.ctx
+    }
+
     async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
         let cfg: MaildirConfig = config_of(source).map_err(PollError::Config)?;
         let root = cfg.path.clone();
@@ -406,19 +412,6 @@ impl MaildirPoller {
             "unreadable": unreadable.len(),
             "unreadableExamples": unreadable.into_iter().take(5).collect::<Vec<_>>(),
         }))
-    }
-}
-
-#[async_trait]
-impl SourcePoller for MaildirPoller {
-    fn kind(&self) -> &'static str {
-        "maildir"
-    }
-
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
-        self.ctx
-            .with_lease(source, || self.poll_source(source))
-            .await
     }
 }
 

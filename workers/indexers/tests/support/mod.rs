@@ -42,11 +42,12 @@ pub struct Drained {
     pub errors: Vec<TaskRecord>,
 }
 
-pub async fn harness() -> Harness {
-    let dir = tempfile::tempdir().expect("tmp");
+/// A knowledge base over a fresh embedded store under `dir` (hashing embedder: fast, and
+/// exact words match).
+pub async fn open_kb(dir: &std::path::Path) -> (EmbeddedStore, Kb) {
     let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(64).expect("embedder"));
     let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().join("data"),
+        dir: dir.join("data"),
         vector_space: VectorSpace {
             embedder: embedder.identity().to_string(),
             dim: embedder.dim(),
@@ -57,6 +58,12 @@ pub async fn harness() -> Harness {
     let kb = Kb::new(store.stores(), embedder, Default::default())
         .await
         .expect("kb");
+    (store, kb)
+}
+
+pub async fn harness() -> Harness {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (store, kb) = open_kb(dir.path()).await;
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
     let ctx = PollContext {
         indexers: kb.stores().indexers.clone(),
