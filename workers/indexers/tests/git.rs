@@ -12,9 +12,9 @@ use evident_code::chunks::CodeChunking;
 use evident_core::{Locator, NodeKey, Scope, Visibility, keys};
 use evident_indexers::git::{GitPoller, GitSourceConfig, GitTasks, PollReport};
 use evident_kb::{Kb, TaskHandlers, TaskSubmitter};
-use evident_qualifier::{Outcome, Qualifier, QueueConfig};
+use evident_qualifier::{Qualifier, QueueConfig};
 use evident_store::indexers::{IndexerSource, PollStatus};
-use evident_store::queue::{Clock, ManualClock, PriorityBand, TaskState};
+use evident_store::queue::{Clock, ManualClock, PriorityBand};
 use evident_store::{Direction, TraverseOptions};
 use evident_store_embedded::EmbeddedStore;
 use git2::{Repository, Signature};
@@ -113,24 +113,9 @@ impl Harness {
 
     /// Runs every queued task; panics on a task that does not end `done`.
     async fn drain(&self) -> usize {
-        let mut n = 0;
-        loop {
-            match self.qualifier.process_next().await.expect("process") {
-                Outcome::Empty => return n,
-                Outcome::Processed { task_id, state } => {
-                    let rec = self
-                        .kb
-                        .stores()
-                        .queue
-                        .get(&task_id)
-                        .await
-                        .expect("get")
-                        .expect("task");
-                    assert_eq!(state, TaskState::Done, "{rec:?}");
-                    n += 1;
-                }
-            }
-        }
+        let d = support::drain(&self.qualifier, &self.kb).await;
+        assert!(d.errors.is_empty(), "{:?}", d.errors);
+        d.done
     }
 
     fn vis(&self) -> Visibility {

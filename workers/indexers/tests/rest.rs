@@ -7,7 +7,6 @@ mod support;
 use evident_core::{NodeKey, Visibility};
 use evident_indexers::poll::{PollError, is_due};
 use evident_store::queue::Clock;
-use evident_store::{Direction, TraverseOptions};
 use serde_json::json;
 use support::{Replay, harness, locator_json};
 
@@ -176,24 +175,10 @@ async fn jira_pages_by_start_at_links_issues_and_honours_its_rate_limit() {
     assert!(h.drain().await.errors.is_empty());
     assert_eq!(h.urns("tracker:acme.shop-jira:").await.len(), 3);
     // SHOP-12 is blocked by SHOP-8: one edge, from the blocker.
-    let vis = Visibility::of(h.scope());
-    let sub =
-        h.kb.stores()
-            .graph
-            .traverse(
-                &vis,
-                &[NodeKey::from_canonical("jira:shop-12")],
-                &TraverseOptions {
-                    max_depth: 1,
-                    direction: Direction::In,
-                    edge_types: vec!["blocks".into()],
-                    ..Default::default()
-                },
-            )
-            .await
-            .expect("traverse");
-    let blockers: Vec<String> = sub.edges.iter().map(|e| e.from.to_string()).collect();
-    assert_eq!(blockers, vec!["jira:shop-8"], "{:?}", sub.edges);
+    assert_eq!(
+        h.incoming("jira:shop-12", "blocks").await,
+        vec!["jira:shop-8"]
+    );
 
     let h = harness().await;
     let limited = Replay::start(&["jira-rate-limited.json"]).await;
@@ -255,25 +240,10 @@ async fn confluence_pages_hierarchy_attachments_and_an_incremental_poll() {
     assert_eq!(urns.len(), 4, "three pages and the attachment: {urns:?}");
 
     // Hierarchy: both pages are children of the handbook.
-    let vis = Visibility::of(h.scope());
-    let sub =
-        h.kb.stores()
-            .graph
-            .traverse(
-                &vis,
-                &[NodeKey::from_canonical("confluence:65538")],
-                &TraverseOptions {
-                    max_depth: 1,
-                    direction: Direction::In,
-                    edge_types: vec!["child_of".into()],
-                    ..Default::default()
-                },
-            )
-            .await
-            .expect("traverse");
-    let mut children: Vec<String> = sub.edges.iter().map(|e| e.from.to_string()).collect();
-    children.sort();
-    assert_eq!(children, vec!["confluence:65541", "confluence:65544"]);
+    assert_eq!(
+        h.incoming("confluence:65538", "child_of").await,
+        vec!["confluence:65541", "confluence:65544"]
+    );
 
     // The attachment's text is searchable and cites its download.
     let pack = h

@@ -166,30 +166,32 @@ impl Harness {
         Ok(poller.poll(&s).await?.expect("lease"))
     }
 
-    /// Runs queued tasks until none is ready; failures that will be retried panic (tests
-    /// expect none), permanent ones are returned.
+    /// Runs queued tasks until none is ready (see [`drain`]).
     pub async fn drain(&self) -> Drained {
-        let mut out = Drained::default();
-        loop {
-            match self.qualifier.process_next().await.expect("process") {
-                Outcome::Empty => return out,
-                Outcome::Processed { task_id, state } => {
-                    let rec = self
-                        .kb
-                        .stores()
-                        .queue
-                        .get(&task_id)
-                        .await
-                        .expect("get")
-                        .expect("task");
-                    match state {
-                        TaskState::Done => out.done += 1,
-                        TaskState::Error => out.errors.push(rec),
-                        other => panic!("task ended {other:?}: {rec:?}"),
-                    }
-                }
-            }
-        }
+        drain(&self.qualifier, &self.kb).await
+    }
+
+    /// The edges of `edge_type` into `key`, by the key they come from.
+    pub async fn incoming(&self, key: &str, edge_type: &str) -> Vec<String> {
+        let sub = self
+            .kb
+            .stores()
+            .graph
+            .traverse(
+                &evident_core::Visibility::of(self.scope()),
+                &[evident_core::NodeKey::from_canonical(key)],
+                &evident_store::TraverseOptions {
+                    max_depth: 1,
+                    direction: evident_store::Direction::In,
+                    edge_types: vec![edge_type.into()],
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("traverse");
+        let mut from: Vec<String> = sub.edges.iter().map(|e| e.from.to_string()).collect();
+        from.sort();
+        from
     }
 
     pub async fn retrieve(&self, query: &str, kinds: &[&str]) -> EvidencePack {
@@ -225,6 +227,31 @@ impl Harness {
 }
 
 /// The locator's fields as JSON (for assertions that read like the API).
+/// Runs queued tasks until none is ready; failures that will be retried panic (tests expect
+/// none), permanent ones are returned.
+pub async fn drain(qualifier: &Qualifier, kb: &Kb) -> Drained {
+    let mut out = Drained::default();
+    loop {
+        match qualifier.process_next().await.expect("process") {
+            Outcome::Empty => return out,
+            Outcome::Processed { task_id, state } => {
+                let rec = kb
+                    .stores()
+                    .queue
+                    .get(&task_id)
+                    .await
+                    .expect("get")
+                    .expect("task");
+                match state {
+                    TaskState::Done => out.done += 1,
+                    TaskState::Error => out.errors.push(rec),
+                    other => panic!("task ended {other:?}: {rec:?}"),
+                }
+            }
+        }
+    }
+}
+
 pub fn locator_json(l: &Locator) -> Value {
     serde_json::to_value(l).expect("locator")
 }
