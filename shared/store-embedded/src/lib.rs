@@ -19,6 +19,7 @@ mod dense;
 mod graph;
 mod indexers;
 mod integrity;
+mod memory;
 mod queue;
 mod schema;
 mod sources;
@@ -213,6 +214,7 @@ impl EmbeddedStore {
             writer: me.clone(),
             queue: me.clone(),
             indexers: me.clone(),
+            memory: me.clone(),
             health: vec![me],
         }
     }

@@ -167,6 +167,19 @@ CREATE TABLE IF NOT EXISTS indexer_sources(
     lease_expires_at INTEGER
 ) WITHOUT ROWID;
 
+-- Session memory: small JSON values per (client, session, key) that expire.
+CREATE TABLE IF NOT EXISTS memory(
+    client_id  TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY(client_id, session_id, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memory_expiry ON memory(expires_at);
+
 CREATE TABLE IF NOT EXISTS indexer_cursors(
     source_id TEXT NOT NULL,
     key       TEXT NOT NULL,

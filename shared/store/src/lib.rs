@@ -9,6 +9,7 @@
 pub mod conformance;
 mod error;
 pub mod indexers;
+pub mod memory;
 pub mod queue;
 mod traits;
 mod types;
@@ -37,6 +38,8 @@ pub struct Stores {
     pub queue: Arc<dyn queue::TaskQueue>,
     /// Polled sources, their cursors and polling leases.
     pub indexers: Arc<dyn indexers::IndexerStore>,
+    /// Session memory of agents.
+    pub memory: Arc<dyn memory::MemoryStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }
