@@ -74,6 +74,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     ));
     let pruner = tokio::spawn(evident_qualifier::prune_loop(
         opened.kb.stores().queue.clone(),
+        opened.kb.stores().memory.clone(),
         clock.clone(),
         cfg.queue.retention_hours,
         cancel.clone(),

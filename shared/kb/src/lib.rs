@@ -13,6 +13,7 @@ mod aliases;
 mod error;
 mod graph;
 pub mod ingest;
+pub mod memory;
 mod pools;
 pub mod retrieve;
 pub mod tasks;

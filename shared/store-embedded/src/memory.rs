@@ -141,4 +141,3 @@ impl MemoryStore for EmbeddedStore {
         .await
     }
 }
-

@@ -169,7 +169,9 @@ impl WireServer {
                 && e.method.eq_ignore_ascii_case(method)
                 && e.path == received.path
                 && e.query.iter().all(|q| received.query.contains(q))
-                && e.body.as_ref().is_none_or(|b| body_matches(b, &received.body))
+                && e.body
+                    .as_ref()
+                    .is_none_or(|b| body_matches(b, &received.body))
         });
         let mut builder = axum::http::Response::builder();
         match found {
@@ -233,6 +235,9 @@ impl WireServer {
             "requests without a recorded exchange: {unmatched:#?}"
         );
         let unused = self.unused();
-        assert!(unused.is_empty(), "recorded exchanges never asked for: {unused:?}");
+        assert!(
+            unused.is_empty(),
+            "recorded exchanges never asked for: {unused:?}"
+        );
     }
 }

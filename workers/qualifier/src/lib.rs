@@ -318,19 +318,28 @@ pub async fn run_pool(base: Qualifier, cancel: CancellationToken, wake: Arc<Noti
     tracker.wait().await;
 }
 
-/// Deletes completed tasks older than the retention, now and then, until `cancel`.
+/// Deletes completed tasks older than the retention and expired session memory, now and
+/// then, until `cancel`.
 pub async fn prune_loop(
     queue: Arc<dyn TaskQueue>,
+    memory: Arc<dyn evident_store::memory::MemoryStore>,
     clock: Arc<dyn Clock>,
     retention_hours: u64,
     cancel: CancellationToken,
 ) {
     loop {
-        let before = clock.now_ms() - retention_hours as i64 * 3_600_000;
+        let now = clock.now_ms();
+        let before = now - retention_hours as i64 * 3_600_000;
         match queue.prune_done(before).await {
             Ok(n) if n > 0 => tracing::info!(pruned = n, "pruned completed tasks"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "pruning completed tasks failed; will retry"),
+        }
+        // Expired session memory is already invisible; this reclaims its space.
+        match memory.purge_expired(now).await {
+            Ok(n) if n > 0 => tracing::info!(purged = n, "purged expired session memory"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "purging session memory failed; will retry"),
         }
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_secs(3600)) => {}

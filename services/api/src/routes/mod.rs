@@ -2,6 +2,7 @@
 //! OpenAPI document covers exactly these.
 
 mod git;
+mod memory;
 mod ops;
 mod queue;
 mod read;
@@ -31,6 +32,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/v1/sources/{kind}/{id}"),
     ("delete", "/api/v1/sources/{kind}/{id}"),
     ("get", "/api/v1/indexers"),
+    ("put", "/api/v1/memory/{sessionId}/{key}"),
+    ("get", "/api/v1/memory/{sessionId}/{key}"),
+    ("delete", "/api/v1/memory/{sessionId}/{key}"),
+    ("get", "/api/v1/memory/{sessionId}"),
+    ("delete", "/api/v1/memory/{sessionId}"),
     ("post", "/api/v1/ingest/git-structure"),
     ("post", "/api/v1/ingest/git-commits"),
     ("post", "/api/v1/ingest/cpg"),
@@ -79,6 +85,16 @@ pub fn all() -> Router<AppState> {
             get(sources::get).delete(sources::unregister),
         )
         .route("/api/v1/indexers", get(sources::list_all))
+        .route(
+            "/api/v1/memory/{session_id}/{key}",
+            axum::routing::put(memory::put)
+                .get(memory::get)
+                .delete(memory::delete),
+        )
+        .route(
+            "/api/v1/memory/{session_id}",
+            get(memory::list).delete(memory::clear),
+        )
         .route("/api/v1/ingest/git-structure", post(git::push_structure))
         .route("/api/v1/ingest/git-commits", post(git::push_commits))
         .route("/api/v1/ingest/cpg", post(git::push_cpg))
