@@ -1,0 +1,190 @@
+//! Every AQL query this crate sends: fixed templates, values and collection names only ever
+//! as bind parameters (`@name`, `@@collection`). Each template is one line (the `\` line
+//! continuations drop the newline), so the wire fixtures can pin its exact text.
+//!
+//! Visibility is evaluated inside the query: `@vis` is the reader's
+//! [`Visibility::clauses`](evident_core::Visibility::clauses) as
+//! `[{clientId, projectId, groupId, anyGroup}]`, and an evidence item `x` is admitted when
+//! some clause has `clientId == x.clientId && projectId == x.projectId && (anyGroup ||
+//! groupId == x.groupId)` — exactly `VisibilityClause::matches` (a missing field is `null`).
+//!
+//! ArangoDB allows one data-modification operation per collection per query, and no read of
+//! a collection after it was modified; every template respects that.
+
+/// Upserts a batch of nodes (`@nodes`) and then of edges (`@edges`) of one partition.
+/// A node write with `describe == false` (a mention or an edge endpoint) only adds evidence;
+/// props merge like JSON merge-patch (`mergeObjects` + `keepNull: false`); evidence is
+/// appended for chunk ids not present yet (the first scope recorded for a chunk stays).
+pub const UPSERT_GRAPH: &str = "LET n = (FOR w IN @nodes \
+UPSERT { _key: w._key } \
+INSERT { _key: w._key, key: w.key, type: w.type, label: w.label, props: w.props, evidence: w.evidence, updatedAt: DATE_NOW() } \
+UPDATE (w.describe \
+? { type: w.type, label: w.label, props: w.props, evidence: APPEND(OLD.evidence, w.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]), updatedAt: DATE_NOW() } \
+: { evidence: APPEND(OLD.evidence, w.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]) }) \
+IN @@nodes OPTIONS { keepNull: false } RETURN 1) \
+LET e = (FOR v IN @edges \
+UPSERT { _key: v._key } \
+INSERT { _key: v._key, _from: v._from, _to: v._to, fromKey: v.fromKey, toKey: v.toKey, edgeType: v.edgeType, props: v.props, evidence: v.evidence } \
+UPDATE { props: v.props, evidence: APPEND(OLD.evidence, v.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]) } \
+IN @@edges OPTIONS { keepNull: false } RETURN 1) \
+RETURN { nodes: LENGTH(n), edges: LENGTH(e) }";
+
+/// Drops the evidence of `@chunks` from nodes and edges (found through the
+/// `evidence[*].chunkId` indexes) and returns the keys left without evidence.
+pub const STRIP_EVIDENCE: &str = "LET nk = (FOR c IN @chunks FOR d IN @@nodes FILTER c IN d.evidence[*].chunkId RETURN DISTINCT d._key) \
+LET ek = (FOR c IN @chunks FOR d IN @@edges FILTER c IN d.evidence[*].chunkId RETURN DISTINCT d._key) \
+LET n = (FOR d IN @@nodes FILTER d._key IN nk \
+LET kept = d.evidence[* FILTER CURRENT.chunkId NOT IN @chunks] \
+UPDATE d WITH { evidence: kept } IN @@nodes \
+RETURN LENGTH(kept) == 0 ? d._key : null) \
+LET e = (FOR d IN @@edges FILTER d._key IN ek \
+LET kept = d.evidence[* FILTER CURRENT.chunkId NOT IN @chunks] \
+UPDATE d WITH { evidence: kept } IN @@edges \
+RETURN LENGTH(kept) == 0 ? d._key : null) \
+RETURN { nodes: n[* FILTER CURRENT != null], edges: e[* FILTER CURRENT != null] }";
+
+/// Deletes the given edges and nodes that (still) have no evidence; returns the counts.
+pub const COLLECT_GARBAGE: &str = "LET e = (FOR d IN @@edges FILTER d._key IN @edges FILTER LENGTH(d.evidence) == 0 REMOVE d IN @@edges RETURN 1) \
+LET n = (FOR d IN @@nodes FILTER d._key IN @nodes FILTER LENGTH(d.evidence) == 0 REMOVE d IN @@nodes RETURN 1) \
+RETURN { edges: LENGTH(e), nodes: LENGTH(n) }";
+
+/// Deletes edges by `_key`; one row per edge deleted.
+pub const REMOVE_EDGES: &str =
+    "FOR d IN @@edges FILTER d._key IN @keys REMOVE d IN @@edges RETURN 1";
+
+/// The node being folded (`@key`) and every edge touching it (`@id` = its `_id`).
+pub const FOLD_READ: &str = "LET f = (FOR d IN @@nodes FILTER d._key == @key \
+RETURN { type: d.type, label: d.label, props: d.props, evidence: d.evidence }) \
+LET es = (FOR d IN @@edges FILTER d._from == @id OR d._to == @id \
+RETURN { _key: d._key, fromKey: d.fromKey, toKey: d.toKey, edgeType: d.edgeType, props: d.props, evidence: d.evidence }) \
+RETURN { node: f[0], edges: es }";
+
+/// Creates or extends the fold target `@node` (its own props win) and re-points the folded
+/// node's edges (`@edges`, existing props win, evidence merged).
+pub const FOLD_WRITE: &str = "LET n = (UPSERT { _key: @node._key } \
+INSERT MERGE(@node, { updatedAt: DATE_NOW() }) \
+UPDATE { props: MERGE_RECURSIVE(@node.props, OLD.props), evidence: APPEND(OLD.evidence, @node.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]), updatedAt: DATE_NOW() } \
+IN @@nodes RETURN 1) \
+LET e = (FOR v IN @edges \
+UPSERT { _key: v._key } \
+INSERT v \
+UPDATE { props: MERGE_RECURSIVE(v.props, OLD.props), evidence: APPEND(OLD.evidence, v.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]) } \
+IN @@edges RETURN 1) \
+RETURN { nodes: LENGTH(n), edges: LENGTH(e) }";
+
+/// Deletes the folded node and its old edges; returns how many nodes were deleted.
+pub const FOLD_REMOVE: &str = "LET e = (FOR d IN @@edges FILTER d._key IN @edges REMOVE d IN @@edges RETURN 1) \
+LET n = (FOR d IN @@nodes FILTER d._key == @key REMOVE d IN @@nodes RETURN 1) \
+RETURN LENGTH(n)";
+
+/// Nodes among `@keys` (their `_key`s) with the evidence `@vis` admits; invisible ones skipped.
+pub const GET_NODES: &str = "FOR d IN @@nodes FILTER d._key IN @keys \
+LET ev = (FOR x IN d.evidence \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+RETURN x.chunkId) \
+FILTER LENGTH(ev) > 0 \
+RETURN { key: d.key, type: d.type, label: d.label, props: d.props, evidence: ev }";
+
+/// Edges at the nodes `@ids` of one partition, outgoing when `@outbound`, incoming when
+/// `@inbound`, of `@types` (all when empty), at most `@perNode` per node and direction, each
+/// with the evidence `@vis` admits (possibly none).
+pub const EDGES_AT: &str = "FOR id IN @ids \
+LET outs = (FOR o IN @@edges FILTER @outbound AND o._from == id FILTER LENGTH(@types) == 0 OR o.edgeType IN @types LIMIT @perNode RETURN o) \
+LET ins = (FOR i IN @@edges FILTER @inbound AND i._to == id FILTER LENGTH(@types) == 0 OR i.edgeType IN @types LIMIT @perNode RETURN i) \
+FOR e IN APPEND(outs, ins) \
+LET ev = (FOR x IN e.evidence \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+RETURN x.chunkId) \
+RETURN { id: e._key, from: e.fromKey, to: e.toKey, edgeType: e.edgeType, props: e.props, evidence: ev }";
+
+/// Canonical keys of visible nodes whose key or label contains `@q` (lower-cased), of type
+/// `@type` unless it is null; shortest keys first, at most `@limit`.
+pub const SEARCH_NODES: &str = "FOR d IN @@nodes \
+FILTER CONTAINS(LOWER(d.key), @q) OR CONTAINS(LOWER(d.label), @q) \
+FILTER @type == null OR d.type == @type \
+LET ev = (FOR x IN d.evidence \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+LIMIT 1 RETURN 1) \
+FILTER LENGTH(ev) > 0 \
+SORT LENGTH(d.key), d.key \
+LIMIT @limit \
+RETURN d.key";
+
+/// Known aliases among `@aliases` of client `@client`, as `{alias, canonical}`.
+pub const ALIAS_RESOLVE: &str = "FOR a IN @aliases \
+FOR d IN @@aliases FILTER d.clientId == @client AND d.aliasKey == a \
+RETURN { alias: d.aliasKey, canonical: d.canonicalKey }";
+
+/// Inserts or re-points `@alias → @canonical`, counting it as seen once more.
+pub const ALIAS_PUT: &str = "LET now = DATE_ISO8601(DATE_NOW()) \
+UPSERT { clientId: @client, aliasKey: @alias } \
+INSERT { clientId: @client, aliasKey: @alias, canonicalKey: @canonical, seenCount: 1, firstSeenAt: now, lastSeenAt: now } \
+UPDATE { canonicalKey: @canonical, seenCount: OLD.seenCount + 1, lastSeenAt: now } \
+IN @@aliases \
+RETURN NEW";
+
+/// Points every alias of `@from` (except `@to` itself) at `@to`; one row per alias moved.
+pub const ALIAS_REPOINT: &str = "FOR d IN @@aliases \
+FILTER d.clientId == @client AND d.canonicalKey == @from AND d.aliasKey != @to \
+UPDATE d WITH { canonicalKey: @to } IN @@aliases \
+RETURN 1";
+
+/// Removes the alias entry of `@alias` (a key that became canonical).
+pub const ALIAS_REMOVE: &str = "FOR d IN @@aliases \
+FILTER d.clientId == @client AND d.aliasKey == @alias \
+REMOVE d IN @@aliases \
+RETURN 1";
+
+/// Entries whose canonical key is `@canonical`.
+pub const ALIAS_LIST: &str = "FOR d IN @@aliases \
+FILTER d.clientId == @client AND d.canonicalKey == @canonical \
+SORT d.aliasKey \
+RETURN d";
+
+/// Totals of one client and its `@top` most seen aliases.
+pub const ALIAS_STATS: &str = "LET total = (FOR d IN @@aliases FILTER d.clientId == @client COLLECT WITH COUNT INTO c RETURN c) \
+LET uniq = (FOR d IN @@aliases FILTER d.clientId == @client COLLECT k = d.canonicalKey RETURN 1) \
+LET top = (FOR d IN @@aliases FILTER d.clientId == @client SORT d.seenCount DESC, d.aliasKey LIMIT @top RETURN d) \
+RETURN { total: NOT_NULL(total[0], 0), unique: LENGTH(uniq), top: top }";
+
+/// Adds accumulated seen counts (`@pending`: `[{clientId, aliasKey, count}]`).
+pub const ALIAS_FLUSH: &str = "LET now = DATE_ISO8601(DATE_NOW()) \
+FOR p IN @pending \
+FOR d IN @@aliases FILTER d.clientId == p.clientId AND d.aliasKey == p.aliasKey \
+UPDATE d WITH { seenCount: d.seenCount + p.count, lastSeenAt: now } IN @@aliases \
+RETURN 1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: &[&str] = &[
+        UPSERT_GRAPH,
+        STRIP_EVIDENCE,
+        COLLECT_GARBAGE,
+        REMOVE_EDGES,
+        FOLD_READ,
+        FOLD_WRITE,
+        FOLD_REMOVE,
+        GET_NODES,
+        EDGES_AT,
+        SEARCH_NODES,
+        ALIAS_RESOLVE,
+        ALIAS_PUT,
+        ALIAS_REPOINT,
+        ALIAS_REMOVE,
+        ALIAS_LIST,
+        ALIAS_STATS,
+        ALIAS_FLUSH,
+    ];
+
+    #[test]
+    fn templates_are_single_lines_without_literals() {
+        for q in ALL {
+            assert!(!q.contains('\n'), "{q}");
+            assert!(!q.contains("  "), "double space in {q}");
+            // Values only ever come in as bind parameters: no string literals in templates.
+            assert!(!q.contains('"') && !q.contains('\''), "{q}");
+        }
+    }
+}

@@ -1,0 +1,768 @@
+//! [`GraphStore`] on ArangoDB: one AQL query per step, visibility evaluated inside AQL,
+//! partitions merged in Rust exactly as the embedded reference store merges them.
+
+use std::collections::{HashMap, HashSet};
+
+use async_trait::async_trait;
+use evident_core::{Edge, EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Visibility};
+use evident_store::{
+    Direction, EdgeKey, GraphStore, RemovedCounts, Result, StoreError, Subgraph, TraverseOptions,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+use crate::keys::{self, PartitionNames};
+use crate::{ArangoStore, aql, vis_bind};
+
+/// Most edges followed from one node, per direction and partition, in one hop: bounds
+/// expansion around hub nodes (as the embedded store does).
+const MAX_EDGES_PER_NODE: usize = 500;
+/// Keys or ids sent in one query.
+const BATCH: usize = 1000;
+
+fn evidence_doc(e: &Evidence) -> Value {
+    json!({
+        "chunkId": e.chunk_id,
+        "clientId": e.scope.client_id,
+        "projectId": e.scope.project_id,
+        "groupId": e.scope.group_id,
+    })
+}
+
+/// JSON merge of `patch` into `target`, keeping `null`s: the server applies the combined
+/// patch with `keepNull: false`, so a `null` still deletes the attribute there.
+fn merge_patch(target: &mut Map<String, Value>, patch: &Map<String, Value>) {
+    for (k, v) in patch {
+        match (target.get_mut(k), v) {
+            (Some(Value::Object(t)), Value::Object(p)) => merge_patch(t, p),
+            _ => {
+                target.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Evidence of one write, each chunk once (the first scope given for a chunk stays).
+#[derive(Default)]
+struct EvidenceSet {
+    items: Vec<Value>,
+    chunks: HashSet<String>,
+}
+
+impl EvidenceSet {
+    fn add(&mut self, evidence: &[Evidence]) {
+        for e in evidence {
+            if self.chunks.insert(e.chunk_id.clone()) {
+                self.items.push(evidence_doc(e));
+            }
+        }
+    }
+}
+
+/// Everything one `upsert` call does to one node.
+struct NodeOp {
+    key: NodeKey,
+    /// Some write describes the node (not only mentions it): type, label and props apply.
+    describe: bool,
+    node_type: String,
+    label: String,
+    props: Map<String, Value>,
+    evidence: EvidenceSet,
+}
+
+impl NodeOp {
+    /// A node known only by its key: typed by its namespace, labelled by its value.
+    fn mention(key: &NodeKey) -> NodeOp {
+        let label = if key.value().is_empty() {
+            key.as_str()
+        } else {
+            key.value()
+        };
+        NodeOp {
+            key: key.clone(),
+            describe: false,
+            node_type: key.namespace().to_string(),
+            label: label.to_string(),
+            props: Map::new(),
+            evidence: EvidenceSet::default(),
+        }
+    }
+
+    fn doc(self) -> Value {
+        json!({
+            "_key": keys::node_key(&self.key),
+            "key": self.key.as_str(),
+            "describe": self.describe,
+            "type": self.node_type,
+            "label": self.label,
+            "props": self.props,
+            "evidence": self.evidence.items,
+        })
+    }
+}
+
+struct EdgeOp {
+    from: NodeKey,
+    to: NodeKey,
+    edge_type: String,
+    props: Map<String, Value>,
+    evidence: EvidenceSet,
+}
+
+fn node_id(names: &PartitionNames, key: &NodeKey) -> String {
+    format!("{}/{}", names.nodes, keys::node_key(key))
+}
+
+/// The `@nodes` and `@edges` of [`aql::UPSERT_GRAPH`]: one entry per node and per edge,
+/// combining every write of the call in order (so a key is written once per query), with
+/// edge endpoints ensured and evidenced by their edge's evidence.
+fn plan_upsert(
+    names: &PartitionNames,
+    nodes: &[NodeWrite],
+    edges: &[EdgeWrite],
+) -> (Vec<Value>, Vec<Value>) {
+    let mut node_ops: Vec<NodeOp> = Vec::with_capacity(nodes.len() + edges.len());
+    let mut node_index: HashMap<NodeKey, usize> = HashMap::new();
+    let mut op_for = |key: &NodeKey, ops: &mut Vec<NodeOp>| -> usize {
+        *node_index.entry(key.clone()).or_insert_with(|| {
+            ops.push(NodeOp::mention(key));
+            ops.len() - 1
+        })
+    };
+    for n in nodes {
+        let i = op_for(&n.key, &mut node_ops);
+        let op = &mut node_ops[i];
+        if !n.mention_only {
+            op.describe = true;
+            op.node_type = n.node_type.clone();
+            op.label = n.label.clone();
+            merge_patch(&mut op.props, &n.props);
+        }
+        op.evidence.add(&n.evidence);
+    }
+    let mut edge_ops: Vec<EdgeOp> = Vec::with_capacity(edges.len());
+    let mut edge_index: HashMap<(NodeKey, String, NodeKey), usize> = HashMap::new();
+    for e in edges {
+        // An edge's evidence also evidences both endpoints.
+        for end in [&e.from, &e.to] {
+            let i = op_for(end, &mut node_ops);
+            node_ops[i].evidence.add(&e.evidence);
+        }
+        let identity = (e.from.clone(), e.edge_type.clone(), e.to.clone());
+        let i = *edge_index.entry(identity).or_insert_with(|| {
+            edge_ops.push(EdgeOp {
+                from: e.from.clone(),
+                to: e.to.clone(),
+                edge_type: e.edge_type.clone(),
+                props: Map::new(),
+                evidence: EvidenceSet::default(),
+            });
+            edge_ops.len() - 1
+        });
+        merge_patch(&mut edge_ops[i].props, &e.props);
+        edge_ops[i].evidence.add(&e.evidence);
+    }
+    let node_docs = node_ops.into_iter().map(NodeOp::doc).collect();
+    let edge_docs = edge_ops
+        .into_iter()
+        .map(|e| {
+            json!({
+                "_key": keys::edge_key(&e.from, &e.edge_type, &e.to),
+                "_from": node_id(names, &e.from),
+                "_to": node_id(names, &e.to),
+                "fromKey": e.from.as_str(),
+                "toKey": e.to.as_str(),
+                "edgeType": e.edge_type,
+                "props": e.props,
+                "evidence": e.evidence.items,
+            })
+        })
+        .collect();
+    (node_docs, edge_docs)
+}
+
+/// A node record of one partition as [`aql::GET_NODES`] returns it.
+#[derive(Deserialize)]
+struct NodeRow {
+    key: String,
+    #[serde(rename = "type", default)]
+    node_type: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    props: Option<Map<String, Value>>,
+    evidence: Vec<String>,
+}
+
+/// An edge record of one partition as [`aql::EDGES_AT`] returns it.
+#[derive(Deserialize)]
+struct EdgeRow {
+    id: String,
+    from: String,
+    to: String,
+    #[serde(rename = "edgeType")]
+    edge_type: String,
+    #[serde(default)]
+    props: Option<Map<String, Value>>,
+    /// Evidence chunk ids the reader may see (empty: invisible to the reader).
+    evidence: Vec<String>,
+}
+
+/// A stored edge as [`aql::FOLD_READ`] returns it.
+#[derive(Deserialize)]
+struct StoredEdge {
+    #[serde(rename = "_key")]
+    id: String,
+    #[serde(rename = "fromKey")]
+    from: String,
+    #[serde(rename = "toKey")]
+    to: String,
+    #[serde(rename = "edgeType")]
+    edge_type: String,
+    #[serde(default)]
+    props: Option<Map<String, Value>>,
+    #[serde(default)]
+    evidence: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct StoredNode {
+    #[serde(rename = "type", default)]
+    node_type: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    props: Option<Map<String, Value>>,
+    #[serde(default)]
+    evidence: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct FoldRead {
+    node: Option<StoredNode>,
+    #[serde(default)]
+    edges: Vec<StoredEdge>,
+}
+
+#[derive(Deserialize)]
+struct Stripped {
+    nodes: Vec<String>,
+    edges: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Collected {
+    nodes: usize,
+    edges: usize,
+}
+
+fn decode<T: serde::de::DeserializeOwned>(row: Value) -> std::result::Result<T, Error> {
+    serde_json::from_value(row).map_err(|e| Error::Data(e.to_string()))
+}
+
+/// The single row of a query that returns one.
+fn single<T: serde::de::DeserializeOwned>(rows: Vec<Value>) -> std::result::Result<T, Error> {
+    match rows.into_iter().next() {
+        Some(row) => decode(row),
+        None => Err(Error::Protocol("query returned no row".into())),
+    }
+}
+
+impl ArangoStore {
+    /// Visible nodes among `requested` across the reader's partitions, merged per key as the
+    /// embedded store does: the global record first, the client's record over it (type,
+    /// label, top-level props), evidence ids unioned. In the order of `requested`, each once.
+    pub(crate) async fn read_nodes(
+        &self,
+        vis: &Visibility,
+        requested: &[NodeKey],
+    ) -> Result<Vec<Node>> {
+        if requested.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut seen = HashSet::new();
+        let wanted: Vec<String> = requested
+            .iter()
+            .filter(|k| seen.insert(k.as_str()))
+            .map(keys::node_key)
+            .collect();
+        let vis_json = vis_bind(vis);
+        let mut found: HashMap<String, Node> = HashMap::new();
+        for partition in vis.partitions() {
+            let names = keys::partition_names(partition);
+            for batch in wanted.chunks(BATCH) {
+                let bind = json!({
+                    "@nodes": names.nodes,
+                    "keys": batch,
+                    "vis": vis_json,
+                });
+                let Some(rows) = self
+                    .partition_query(partition, aql::GET_NODES, bind)
+                    .await?
+                else {
+                    break;
+                };
+                for row in rows {
+                    let row: NodeRow = decode(row)?;
+                    let mut evidence = row.evidence;
+                    evidence.sort();
+                    evidence.dedup();
+                    let props = row.props.unwrap_or_default();
+                    match found.get_mut(&row.key) {
+                        Some(n) => {
+                            if let Some(t) = row.node_type {
+                                n.node_type = t;
+                            }
+                            if let Some(l) = row.label {
+                                n.label = l;
+                            }
+                            n.props.extend(props);
+                            for id in evidence {
+                                if !n.evidence_chunk_ids.contains(&id) {
+                                    n.evidence_chunk_ids.push(id);
+                                }
+                            }
+                        }
+                        None => {
+                            found.insert(
+                                row.key.clone(),
+                                Node {
+                                    key: NodeKey::from_canonical(row.key),
+                                    node_type: row.node_type.unwrap_or_default(),
+                                    label: row.label.unwrap_or_default(),
+                                    props,
+                                    evidence_chunk_ids: evidence,
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        Ok(requested
+            .iter()
+            .filter_map(|k| found.remove(k.as_str()))
+            .collect())
+    }
+
+    /// One hop from `frontier` in one partition: the edges at those nodes (with the evidence
+    /// the reader may see), at most [`MAX_EDGES_PER_NODE`] per node and direction.
+    async fn edges_at(
+        &self,
+        partition: &str,
+        vis_json: &Value,
+        frontier: &[NodeKey],
+        opts: &TraverseOptions,
+    ) -> Result<Vec<EdgeRow>> {
+        let names = keys::partition_names(partition);
+        let ids: Vec<String> = frontier.iter().map(|k| node_id(&names, k)).collect();
+        let mut out = Vec::new();
+        for batch in ids.chunks(BATCH) {
+            let bind = json!({
+                "@edges": names.edges,
+                "ids": batch,
+                "outbound": matches!(opts.direction, Direction::Out | Direction::Any),
+                "inbound": matches!(opts.direction, Direction::In | Direction::Any),
+                "types": opts.edge_types,
+                "perNode": MAX_EDGES_PER_NODE,
+                "vis": vis_json,
+            });
+            let Some(rows) = self.partition_query(partition, aql::EDGES_AT, bind).await? else {
+                break;
+            };
+            for row in rows {
+                let mut row: EdgeRow = decode(row)?;
+                row.evidence.sort();
+                row.evidence.dedup();
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl GraphStore for ArangoStore {
+    async fn upsert(
+        &self,
+        partition: &str,
+        nodes: Vec<NodeWrite>,
+        edges: Vec<EdgeWrite>,
+    ) -> Result<()> {
+        if nodes.is_empty() && edges.is_empty() {
+            return Ok(());
+        }
+        if let Some(e) = edges.iter().find(|e| e.evidence.is_empty()) {
+            return Err(StoreError::invalid(format!(
+                "edge {} -{}-> {} has no evidence",
+                e.from, e.edge_type, e.to
+            )));
+        }
+        let names = self.ensure_partition(partition).await?;
+        let (node_docs, edge_docs) = plan_upsert(&names, &nodes, &edges);
+        let bind = json!({
+            "@nodes": names.nodes,
+            "@edges": names.edges,
+            "nodes": node_docs,
+            "edges": edge_docs,
+        });
+        match self.client().cursor(aql::UPSERT_GRAPH, bind).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_collection_missing() => {
+                // Dropped behind our back: the next write recreates them.
+                self.forget_partition(partition);
+                Err(StoreError::unavailable(format!(
+                    "collections of partition `{partition}` disappeared (recreated on retry): {e}"
+                )))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn remove_evidence(
+        &self,
+        partition: &str,
+        chunk_ids: &[String],
+    ) -> Result<RemovedCounts> {
+        if chunk_ids.is_empty() {
+            return Ok(RemovedCounts::default());
+        }
+        let names = keys::partition_names(partition);
+        let bind = json!({
+            "@nodes": names.nodes,
+            "@edges": names.edges,
+            "chunks": chunk_ids,
+        });
+        let Some(rows) = self
+            .partition_query(partition, aql::STRIP_EVIDENCE, bind)
+            .await?
+        else {
+            return Ok(RemovedCounts::default());
+        };
+        let stripped: Stripped = single(rows)?;
+        if stripped.nodes.is_empty() && stripped.edges.is_empty() {
+            return Ok(RemovedCounts::default());
+        }
+        let bind = json!({
+            "@nodes": names.nodes,
+            "@edges": names.edges,
+            "nodes": stripped.nodes,
+            "edges": stripped.edges,
+        });
+        let rows = self.client().cursor(aql::COLLECT_GARBAGE, bind).await?;
+        let collected: Collected = single(rows)?;
+        Ok(RemovedCounts {
+            chunks: 0,
+            nodes: collected.nodes,
+            edges: collected.edges,
+        })
+    }
+
+    async fn remove_edges(&self, partition: &str, edges: &[EdgeKey]) -> Result<usize> {
+        if edges.is_empty() {
+            return Ok(0);
+        }
+        let names = keys::partition_names(partition);
+        let mut seen = HashSet::new();
+        let edge_keys: Vec<String> = edges
+            .iter()
+            .map(|e| keys::edge_key(&e.from, &e.edge_type, &e.to))
+            .filter(|k| seen.insert(k.clone()))
+            .collect();
+        let bind = json!({ "@edges": names.edges, "keys": edge_keys });
+        Ok(self
+            .partition_query(partition, aql::REMOVE_EDGES, bind)
+            .await?
+            .map_or(0, |rows| rows.len()))
+    }
+
+    async fn fold_node(&self, partition: &str, from: &NodeKey, into: &NodeKey) -> Result<bool> {
+        if from == into {
+            return Ok(false);
+        }
+        let names = keys::partition_names(partition);
+        let from_key = keys::node_key(from);
+        let bind = json!({
+            "@nodes": names.nodes,
+            "@edges": names.edges,
+            "key": from_key,
+            "id": node_id(&names, from),
+        });
+        let Some(rows) = self
+            .partition_query(partition, aql::FOLD_READ, bind)
+            .await?
+        else {
+            return Ok(false);
+        };
+        let read: FoldRead = single(rows)?;
+        let Some(node) = read.node else {
+            return Ok(false);
+        };
+        // `into` keeps its own type, label and props; `from` only fills what it lacks.
+        let target = json!({
+            "_key": keys::node_key(into),
+            "key": into.as_str(),
+            "type": node.node_type.unwrap_or_else(|| into.namespace().to_string()),
+            "label": node.label.unwrap_or_default(),
+            "props": node.props.unwrap_or_default(),
+            "evidence": node.evidence.unwrap_or_default(),
+        });
+        let mut moved = Vec::with_capacity(read.edges.len());
+        let mut old_keys = Vec::with_capacity(read.edges.len());
+        for e in read.edges {
+            let rekey = |k: String| {
+                if k == from.as_str() {
+                    into.clone()
+                } else {
+                    NodeKey::from_canonical(k)
+                }
+            };
+            let (new_from, new_to) = (rekey(e.from), rekey(e.to));
+            // An edge that would join `into` to itself is dropped.
+            if new_from != new_to {
+                moved.push(json!({
+                    "_key": keys::edge_key(&new_from, &e.edge_type, &new_to),
+                    "_from": node_id(&names, &new_from),
+                    "_to": node_id(&names, &new_to),
+                    "fromKey": new_from.as_str(),
+                    "toKey": new_to.as_str(),
+                    "edgeType": e.edge_type,
+                    "props": e.props.unwrap_or_default(),
+                    "evidence": e.evidence.unwrap_or_default(),
+                }));
+            }
+            old_keys.push(e.id);
+        }
+        let bind = json!({
+            "@nodes": names.nodes,
+            "@edges": names.edges,
+            "node": target,
+            "edges": moved,
+        });
+        self.client().cursor(aql::FOLD_WRITE, bind).await?;
+        let bind = json!({
+            "@nodes": names.nodes,
+            "@edges": names.edges,
+            "key": from_key,
+            "edges": old_keys,
+        });
+        self.client().cursor(aql::FOLD_REMOVE, bind).await?;
+        Ok(true)
+    }
+
+    async fn get_nodes(&self, vis: &Visibility, wanted: &[NodeKey]) -> Result<Vec<Node>> {
+        self.read_nodes(vis, wanted).await
+    }
+
+    async fn traverse(
+        &self,
+        vis: &Visibility,
+        start: &[NodeKey],
+        opts: &TraverseOptions,
+    ) -> Result<Subgraph> {
+        let mut depth_of: HashMap<NodeKey, usize> = HashMap::new();
+        let mut order: Vec<NodeKey> = Vec::new();
+        let mut frontier: Vec<NodeKey> = Vec::new();
+        for node in self.read_nodes(vis, start).await? {
+            if !depth_of.contains_key(&node.key) {
+                depth_of.insert(node.key.clone(), 0);
+                order.push(node.key.clone());
+                frontier.push(node.key);
+            }
+        }
+        let vis_json = vis_bind(vis);
+        // Edges keyed by identity so the same edge in the global and the client partition is one.
+        let mut edges: Vec<Edge> = Vec::new();
+        let mut edge_index: HashMap<(NodeKey, String, NodeKey), usize> = HashMap::new();
+        let mut seen: HashSet<(usize, String)> = HashSet::new();
+        let max_nodes = opts.max_nodes.max(1);
+        for depth in 1..=opts.max_depth.max(1) {
+            if frontier.is_empty() {
+                break;
+            }
+            let mut rows = Vec::new();
+            for (p, partition) in vis.partitions().into_iter().enumerate() {
+                for row in self.edges_at(partition, &vis_json, &frontier, opts).await? {
+                    rows.push((p, row));
+                }
+            }
+            let mut next = Vec::new();
+            for (p, row) in rows {
+                if !seen.insert((p, row.id.clone())) || row.evidence.is_empty() {
+                    continue;
+                }
+                let (from, to) = (
+                    NodeKey::from_canonical(row.from),
+                    NodeKey::from_canonical(row.to),
+                );
+                // Walked from whichever endpoint is already reached; the other one is new.
+                let other = if depth_of.contains_key(&from) {
+                    to.clone()
+                } else {
+                    from.clone()
+                };
+                if !depth_of.contains_key(&other) {
+                    if depth_of.len() >= max_nodes {
+                        continue;
+                    }
+                    depth_of.insert(other.clone(), depth);
+                    order.push(other.clone());
+                    next.push(other);
+                }
+                let identity = (from.clone(), row.edge_type.clone(), to.clone());
+                match edge_index.get(&identity) {
+                    Some(&i) => {
+                        for id in row.evidence {
+                            if !edges[i].evidence_chunk_ids.contains(&id) {
+                                edges[i].evidence_chunk_ids.push(id);
+                            }
+                        }
+                    }
+                    None => {
+                        edge_index.insert(identity, edges.len());
+                        edges.push(Edge {
+                            from,
+                            to,
+                            edge_type: row.edge_type,
+                            props: row.props.unwrap_or_default(),
+                            evidence_chunk_ids: row.evidence,
+                        });
+                    }
+                }
+            }
+            frontier = next;
+        }
+        let nodes = self
+            .read_nodes(vis, &order)
+            .await?
+            .into_iter()
+            .map(|n| {
+                let d = depth_of.get(&n.key).copied().unwrap_or(0);
+                (n, d)
+            })
+            .collect();
+        Ok(Subgraph { nodes, edges })
+    }
+
+    async fn search_nodes(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        node_type: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Node>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let cap = limit.saturating_mul(4).saturating_add(16);
+        let q = query.to_lowercase();
+        let vis_json = vis_bind(vis);
+        let mut candidates: Vec<String> = Vec::new();
+        for partition in vis.partitions() {
+            let names = keys::partition_names(partition);
+            let bind = json!({
+                "@nodes": names.nodes,
+                "q": q,
+                "type": node_type,
+                "vis": vis_json,
+                "limit": cap,
+            });
+            if let Some(rows) = self
+                .partition_query(partition, aql::SEARCH_NODES, bind)
+                .await?
+            {
+                for row in rows {
+                    candidates.push(decode::<String>(row)?);
+                }
+            }
+        }
+        // Shortest keys first: an exact or near-exact match beats a long key containing it.
+        candidates.sort_by(|a, b| {
+            a.chars()
+                .count()
+                .cmp(&b.chars().count())
+                .then_with(|| a.cmp(b))
+        });
+        candidates.dedup();
+        candidates.truncate(cap);
+        let found: Vec<NodeKey> = candidates
+            .into_iter()
+            .map(NodeKey::from_canonical)
+            .collect();
+        let mut out = self.read_nodes(vis, &found).await?;
+        out.truncate(limit);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use evident_core::Scope;
+
+    fn ev(id: &str) -> Evidence {
+        Evidence {
+            chunk_id: id.into(),
+            scope: Scope::client("c1"),
+        }
+    }
+
+    fn write(k: &str, mention_only: bool, props: Value, evidence: &[&str]) -> NodeWrite {
+        let key = NodeKey::from_canonical(k);
+        NodeWrite {
+            node_type: "person".into(),
+            label: "Described".into(),
+            key,
+            props: props.as_object().cloned().unwrap_or_default(),
+            evidence: evidence.iter().map(|e| ev(e)).collect(),
+            mention_only,
+        }
+    }
+
+    #[test]
+    fn one_entry_per_key_with_endpoints_evidenced() {
+        let names = keys::partition_names("c1");
+        let nodes = vec![
+            write("user:a", true, json!({}), &["m1"]),
+            write(
+                "user:a",
+                false,
+                json!({"x": 1, "y": {"a": 1}}),
+                &["m2", "m1"],
+            ),
+            write("user:a", false, json!({"y": {"b": null}}), &[]),
+        ];
+        let edges = vec![EdgeWrite {
+            from: NodeKey::from_canonical("user:a"),
+            to: NodeKey::from_canonical("jira:x-1"),
+            edge_type: "reported".into(),
+            props: Map::new(),
+            evidence: vec![ev("m3")],
+        }];
+        let (n, e) = plan_upsert(&names, &nodes, &edges);
+        assert_eq!(n.len(), 2);
+        assert_eq!(n[0]["describe"], json!(true));
+        assert_eq!(n[0]["type"], json!("person"));
+        assert_eq!(n[0]["props"], json!({"x": 1, "y": {"a": 1, "b": null}}));
+        let chunks: Vec<&str> = n[0]["evidence"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["chunkId"].as_str())
+            .collect();
+        assert_eq!(chunks, vec!["m1", "m2", "m3"]);
+        assert_eq!(n[1]["describe"], json!(false));
+        assert_eq!(
+            (n[1]["type"].clone(), n[1]["label"].clone()),
+            (json!("jira"), json!("x-1"))
+        );
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0]["_from"], json!("cc1_nodes/user:a"));
+        assert_eq!(e[0]["_to"], json!("cc1_nodes/jira:x-1"));
+        assert_eq!(
+            e[0]["evidence"],
+            json!([{"chunkId": "m3", "clientId": "c1", "projectId": null, "groupId": null}])
+        );
+    }
+}

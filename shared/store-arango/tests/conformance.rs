@@ -1,0 +1,119 @@
+//! The shared conformance suite with ArangoDB serving the graph and the alias registry and the
+//! embedded store everything else, joined by the `SequencedWriter` mixed deployments use.
+//!
+//! Runs only when `EVIDENT_TEST_ARANGO_URL` is set (e.g. `http://localhost:8529`); credentials
+//! come from `EVIDENT_TEST_ARANGO_USER` / `EVIDENT_TEST_ARANGO_PASSWORD` when set. Each case
+//! gets a fresh database `evident_test_<random hex>`, dropped when the case ends.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use evident_store::conformance::Harness;
+use evident_store::{SequencedWriter, VectorSpace};
+use evident_store_arango::{ArangoConfig, ArangoStore};
+use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
+use sha2::{Digest, Sha256};
+
+const URL_VAR: &str = "EVIDENT_TEST_ARANGO_URL";
+const USER_VAR: &str = "EVIDENT_TEST_ARANGO_USER";
+const PASSWORD_VAR: &str = "EVIDENT_TEST_ARANGO_PASSWORD";
+
+/// 16 hex digits that differ between cases, processes and runs.
+fn unique_hex() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let seed = format!(
+        "{nanos}/{}/{}/{:?}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        std::thread::current().id()
+    );
+    hex::encode(&Sha256::digest(seed.as_bytes())[..8])
+}
+
+/// Drops the case's database when the harness goes away.
+struct DropDatabase(ArangoConfig);
+
+impl Drop for DropDatabase {
+    fn drop(&mut self) {
+        let cfg = self.0.clone();
+        // Drop runs inside the test's runtime: use a thread with its own runtime.
+        let done = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            if let Err(e) = rt.block_on(ArangoStore::drop_database(&cfg)) {
+                eprintln!("could not drop test database {}: {e}", cfg.database);
+            }
+        });
+        let _ = done.join();
+    }
+}
+
+/// What must outlive the stores of one case. Fields drop in order: stores first, then the
+/// database, then the embedded store's directory.
+#[allow(dead_code)]
+struct Keep {
+    arango: ArangoStore,
+    embedded: EmbeddedStore,
+    database: DropDatabase,
+    dir: tempfile::TempDir,
+}
+
+async fn harness() -> Option<Harness> {
+    let url = std::env::var(URL_VAR)
+        .ok()
+        .filter(|u| !u.trim().is_empty())?;
+    let mut cfg = ArangoConfig::new(url, format!("evident_test_{}", unique_hex()));
+    if std::env::var(USER_VAR).is_ok() {
+        cfg.username_env = Some(USER_VAR.to_string());
+        if std::env::var(PASSWORD_VAR).is_ok() {
+            cfg.password_env = Some(PASSWORD_VAR.to_string());
+        }
+    }
+    let arango = ArangoStore::connect(&cfg)
+        .await
+        .unwrap_or_else(|e| panic!("connect to the ArangoDB named by {URL_VAR}: {e}"));
+    let database = DropDatabase(cfg);
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let embedded = EmbeddedStore::open(EmbeddedOptions {
+        dir: dir.path().to_path_buf(),
+        vector_space: VectorSpace {
+            embedder: "test:axis".into(),
+            dim: 16,
+        },
+        background_indexer: true,
+    })
+    .expect("open embedded store");
+
+    let mut stores = embedded.stores();
+    let graph = Arc::new(arango.clone());
+    let local = Arc::new(embedded.clone());
+    stores.graph = graph.clone();
+    stores.aliases = graph.clone();
+    stores.writer = Arc::new(SequencedWriter {
+        chunks: local.clone(),
+        graph: graph.clone(),
+        sources: local.clone(),
+    });
+    stores.health = vec![local, graph];
+    Some(Harness {
+        stores,
+        dim: 16,
+        keep: Box::new(Keep {
+            arango,
+            embedded,
+            database,
+            dir,
+        }),
+    })
+}
+
+evident_store::conformance_tests_if!("EVIDENT_TEST_ARANGO_URL", harness());

@@ -1,0 +1,529 @@
+//! Wire tests: the adapter talks real HTTP to a local server answering from recorded
+//! exchanges (`tests/fixtures/*.json`, see `SOURCE.txt`). Each fixture pins the exact request
+//! — method, path, query parameters, and for AQL the query text and every bind variable —
+//! and each test checks how the recorded answer (success or error) is decoded.
+
+use evident_core::{EdgeWrite, Evidence, NodeKey, NodeWrite, Scope, Visibility};
+use evident_store::{
+    AliasRegistry, Direction, EdgeKey, ErrorKind, GraphStore, Health, TraverseOptions,
+};
+use evident_store_arango::{ArangoConfig, ArangoStore};
+use evident_wire::{Exchange, WireServer, fixture};
+use serde_json::{Map, json};
+
+const DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+fn load(names: &[&str]) -> Vec<Exchange> {
+    names
+        .iter()
+        .flat_map(|n| fixture(DIR, &format!("tests/fixtures/{n}.json")))
+        .collect()
+}
+
+async fn start(names: &[&str]) -> (WireServer, ArangoStore) {
+    let server = WireServer::start(load(names)).await;
+    let store = ArangoStore::connect(&ArangoConfig::new(server.base.clone(), "evident"))
+        .await
+        .expect("connect");
+    (server, store)
+}
+
+fn key(s: &str) -> NodeKey {
+    NodeKey::from_canonical(s)
+}
+
+fn ev(id: &str, scope: &Scope) -> Evidence {
+    Evidence {
+        chunk_id: id.to_string(),
+        scope: scope.clone(),
+    }
+}
+
+fn props(v: serde_json::Value) -> Map<String, serde_json::Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+/// RFC 4648 base64, for checking the Authorization header.
+fn base64(input: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// connect
+
+#[tokio::test]
+async fn connect_checks_the_server_and_prepares_the_alias_collection() {
+    let (server, store) = start(&["connect"]).await;
+    assert_eq!(store.database(), "evident");
+    let paths: Vec<String> = server.received().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "/_api/version",
+            "/_db/evident/_api/database/current",
+            "/_db/evident/_api/collection",
+            "/_db/evident/_api/index",
+            "/_db/evident/_api/index",
+        ]
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn connect_creates_a_missing_database_and_accepts_existing_collections() {
+    let server = WireServer::start(load(&["connect_creates_database"])).await;
+    ArangoStore::connect(&ArangoConfig::new(server.base.clone(), "evident"))
+        .await
+        .expect("connect");
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn refused_credentials_are_unavailable_with_a_hint() {
+    let server = WireServer::start(load(&["connect_unauthorized"])).await;
+    // A variable cargo sets for test runs, else one every environment has.
+    let var = if std::env::var("CARGO_PKG_NAME").is_ok() {
+        "CARGO_PKG_NAME"
+    } else {
+        "PATH"
+    };
+    let user = std::env::var(var).expect("variable set");
+    let mut cfg = ArangoConfig::new(server.base.clone(), "evident");
+    cfg.username_env = Some(var.to_string());
+    let err = match ArangoStore::connect(&cfg).await {
+        Err(e) => e,
+        Ok(_) => panic!("a 401 must fail the connect"),
+    };
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.message.contains("username_env"), "{}", err.message);
+    let sent = server.received();
+    let auth = sent[0]
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        .map(|(_, v)| v.clone());
+    assert_eq!(
+        auth,
+        Some(format!("Basic {}", base64(format!("{user}:").as_bytes())))
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn a_named_but_unset_credentials_variable_fails_before_any_request() {
+    let server = WireServer::start(Vec::new()).await;
+    let mut cfg = ArangoConfig::new(server.base.clone(), "evident");
+    cfg.username_env = Some("EVIDENT_WIRE_TEST_SURELY_UNSET_91b2".into());
+    let err = match ArangoStore::connect(&cfg).await {
+        Err(e) => e,
+        Ok(_) => panic!("missing credentials must fail"),
+    };
+    assert_eq!(err.kind, ErrorKind::Invalid);
+    assert!(err.message.contains("EVIDENT_WIRE_TEST_SURELY_UNSET_91b2"));
+    assert!(server.received().is_empty());
+}
+
+#[tokio::test]
+async fn no_server_is_unavailable() {
+    let mut cfg = ArangoConfig::new("http://127.0.0.1:9", "evident");
+    cfg.timeout_secs = 5;
+    let err = match ArangoStore::connect(&cfg).await {
+        Err(e) => e,
+        Ok(_) => panic!("nothing listens on port 9"),
+    };
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.is_retryable());
+}
+
+// ---------------------------------------------------------------------------------------
+// graph
+
+#[tokio::test]
+async fn upsert_prepares_the_partition_once_and_writes_one_batch() {
+    let (server, store) = start(&["connect", "upsert"]).await;
+    let c1 = Scope::client("c1");
+    let ticket = NodeWrite {
+        key: key("jira:a-1"),
+        node_type: "jira".into(),
+        label: "A-1 Login fails".into(),
+        props: props(json!({"status": "open"})),
+        evidence: vec![ev("e1", &c1)],
+        mention_only: false,
+    };
+    let mention = NodeWrite {
+        key: key("user:jan_novák"),
+        node_type: "ignored".into(),
+        label: "ignored".into(),
+        props: props(json!({"ignored": true})),
+        evidence: vec![ev("e1", &c1)],
+        mention_only: true,
+    };
+    let blocks = EdgeWrite {
+        from: key("jira:a-1"),
+        to: key("jira:a-2"),
+        edge_type: "blocks".into(),
+        props: Map::new(),
+        evidence: vec![ev("e1", &c1)],
+    };
+    store
+        .upsert("c1", vec![ticket, mention], vec![blocks.clone()])
+        .await
+        .expect("first upsert creates the partition (existing parts are fine)");
+    // Second write to the same partition: no more collection/index/graph requests; this
+    // time the server reports a write-write conflict.
+    let err = store
+        .upsert("c1", vec![], vec![blocks.clone()])
+        .await
+        .expect_err("conflict");
+    assert_eq!(err.kind, ErrorKind::Conflict);
+    assert!(err.is_retryable());
+    // An edge without evidence never reaches the server.
+    let mut bare = blocks;
+    bare.evidence.clear();
+    assert_eq!(
+        store
+            .upsert("c1", vec![], vec![bare])
+            .await
+            .expect_err("invalid")
+            .kind,
+        ErrorKind::Invalid
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn remove_evidence_strips_then_collects_garbage() {
+    let (server, store) = start(&["connect", "remove_evidence"]).await;
+    let removed = store
+        .remove_evidence("c1", &["e2".into()])
+        .await
+        .expect("remove");
+    assert_eq!((removed.chunks, removed.edges, removed.nodes), (0, 1, 2));
+    // A partition that was never written has no collections: nothing to remove.
+    let none = store
+        .remove_evidence("", &["e9".into()])
+        .await
+        .expect("missing partition");
+    assert_eq!((none.edges, none.nodes), (0, 0));
+    assert_eq!(
+        store.remove_evidence("c1", &[]).await.expect("empty").nodes,
+        0,
+        "no request for no chunks"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn remove_edges_deletes_by_identity_and_is_idempotent() {
+    let (server, store) = start(&["connect", "remove_edges"]).await;
+    let gone = EdgeKey {
+        from: key("branch:main"),
+        edge_type: "has_commit".into(),
+        to: key("commit:a1"),
+    };
+    assert_eq!(
+        store
+            .remove_edges("c1", std::slice::from_ref(&gone))
+            .await
+            .expect("remove"),
+        1
+    );
+    assert_eq!(store.remove_edges("c1", &[gone]).await.expect("again"), 0);
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn fold_node_moves_evidence_and_edges_then_deletes_the_alias() {
+    let (server, store) = start(&["connect", "fold_node"]).await;
+    assert!(
+        store
+            .fold_node("c1", &key("user:ann"), &key("user:ann@x.io"))
+            .await
+            .expect("fold")
+    );
+    assert!(
+        !store
+            .fold_node("c1", &key("user:ann"), &key("user:ann@x.io"))
+            .await
+            .expect("again"),
+        "idempotent"
+    );
+    assert!(
+        !store
+            .fold_node("c1", &key("user:ann"), &key("user:ann"))
+            .await
+            .expect("self"),
+        "folding a key into itself does nothing"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn get_nodes_merges_partitions_and_follows_cursor_batches() {
+    let (server, store) = start(&["connect", "get_nodes"]).await;
+    let reader = Visibility::of(Scope::client("c1").with_project("p1"));
+    let got = store
+        .get_nodes(
+            &reader,
+            &[
+                key("user:jan_novák"),
+                key("jira:x-1"),
+                key("missing:z"),
+                key("user:jan_novák"),
+            ],
+        )
+        .await
+        .expect("get");
+    assert_eq!(got.len(), 2, "missing skipped, duplicates once");
+    assert_eq!(got[0].key, key("user:jan_novák"));
+    assert_eq!(
+        (got[0].node_type.as_str(), got[0].label.as_str()),
+        ("user", "Jan Novák"),
+        "the client's record wins"
+    );
+    assert_eq!(got[0].props, props(json!({"a": 1, "b": 2})));
+    assert_eq!(got[0].evidence_chunk_ids, vec!["g1", "c3"]);
+    assert_eq!(got[1].key, key("jira:x-1"));
+    assert_eq!(got[1].evidence_chunk_ids, vec!["c1", "c2"]);
+    assert!(
+        store
+            .get_nodes(&reader, &[])
+            .await
+            .expect("none")
+            .is_empty(),
+        "no request for no keys"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn an_unavailable_server_is_retryable() {
+    let (server, store) = start(&["connect", "get_nodes_unavailable"]).await;
+    let err = store
+        .get_nodes(&Visibility::of(Scope::client("c1")), &[key("user:jan")])
+        .await
+        .expect_err("503");
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.is_retryable());
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn traverse_walks_hop_by_hop_with_filters_in_the_query() {
+    let (server, store) = start(&["connect", "traverse"]).await;
+    let sub = store
+        .traverse(
+            &Visibility::of(Scope::client("c1")),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 2,
+                direction: Direction::Out,
+                edge_types: vec!["imports".into()],
+                max_nodes: 10,
+            },
+        )
+        .await
+        .expect("traverse");
+    let nodes: Vec<(String, usize)> = sub
+        .nodes
+        .iter()
+        .map(|(n, d)| (n.key.to_string(), *d))
+        .collect();
+    assert_eq!(
+        nodes,
+        vec![
+            ("file:a".to_string(), 0),
+            ("file:b".to_string(), 1),
+            ("file:c".to_string(), 2)
+        ]
+    );
+    let edges: Vec<(String, String, Vec<String>)> = sub
+        .edges
+        .iter()
+        .map(|e| {
+            (
+                e.from.to_string(),
+                e.to.to_string(),
+                e.evidence_chunk_ids.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        edges,
+        vec![
+            ("file:a".into(), "file:b".into(), vec!["t1".to_string()]),
+            ("file:b".into(), "file:c".into(), vec!["t1".to_string()]),
+        ],
+        "the edge without visible evidence is not walked"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn search_nodes_ranks_short_keys_first_and_reports_query_errors() {
+    let (server, store) = start(&["connect", "search_nodes"]).await;
+    let vis = Visibility::of(Scope::client("c1"));
+    let found = store
+        .search_nodes(&vis, "FILE:B", None, 10)
+        .await
+        .expect("search");
+    assert_eq!(
+        found.iter().map(|n| n.key.as_str()).collect::<Vec<_>>(),
+        vec!["file:b", "file:bb"]
+    );
+    let err = store
+        .search_nodes(&vis, "file", Some("commit"), 10)
+        .await
+        .expect_err("parse error");
+    assert_eq!(err.kind, ErrorKind::Invalid);
+    assert!(!err.is_retryable());
+    server.assert_exhausted();
+}
+
+// ---------------------------------------------------------------------------------------
+// aliases
+
+#[tokio::test]
+async fn resolve_is_one_read_and_flush_writes_counts_later() {
+    let (server, store) = start(&["connect", "alias_resolve"]).await;
+    let got = store
+        .resolve(
+            "c1",
+            &[key("user:jnovak"), key("user:nobody"), key("user:jnovak")],
+        )
+        .await
+        .expect("resolve");
+    assert_eq!(
+        got,
+        vec![
+            key("user:jan_novak"),
+            key("user:nobody"),
+            key("user:jan_novak")
+        ]
+    );
+    // The first flush fails: the counts are kept and the next flush sends them again.
+    assert_eq!(
+        store.flush().await.expect_err("503").kind,
+        ErrorKind::Unavailable
+    );
+    store.flush().await.expect("flush");
+    store.flush().await.expect("nothing pending: no request");
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn register_retries_a_unique_violation_as_an_update_and_refuses_cycles() {
+    let (server, store) = start(&["connect", "alias_register"]).await;
+    let entry = store
+        .register("c1", &key("user:jnovak"), &key("user:jan_novak"))
+        .await
+        .expect("register");
+    assert_eq!(entry.alias, key("user:jnovak"));
+    assert_eq!(entry.canonical, key("user:jan_novak"));
+    assert_eq!(entry.seen_count, 2);
+    assert_eq!(entry.first_seen_at, "2026-11-22T10:00:00.000Z");
+    let err = store
+        .register("c1", &key("user:jan_novak"), &key("user:jnovak"))
+        .await
+        .expect_err("cycle");
+    assert_eq!(err.kind, ErrorKind::Invalid);
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn merge_repoints_aliases_and_the_source() {
+    let (server, store) = start(&["connect", "alias_merge"]).await;
+    assert_eq!(
+        store
+            .merge("c1", &key("user:jan_novak"), &key("user:jan"))
+            .await
+            .expect("merge"),
+        3
+    );
+    assert_eq!(
+        store
+            .merge("c1", &key("user:jan"), &key("user:jan"))
+            .await
+            .expect_err("self")
+            .kind,
+        ErrorKind::Invalid
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn list_returns_entries_in_alias_order() {
+    let (server, store) = start(&["connect", "alias_list"]).await;
+    let listed: Vec<String> = store
+        .list("c1", &key("user:jan"))
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|e| e.alias.to_string())
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            "user:jan_novak",
+            "user:jan_novak_example_com",
+            "user:jnovak"
+        ]
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn stats_flushes_first() {
+    let (server, store) = start(&["connect", "alias_stats"]).await;
+    store
+        .resolve("c1", &[key("user:jnovak")])
+        .await
+        .expect("resolve");
+    let stats = store.stats("c1", 1).await.expect("stats");
+    assert_eq!((stats.total_aliases, stats.unique_canonicals), (3, 1));
+    assert_eq!(stats.top_aliases.len(), 1);
+    assert_eq!(stats.top_aliases[0].alias, key("user:jnovak"));
+    assert_eq!(stats.top_aliases[0].seen_count, 6);
+    server.assert_exhausted();
+}
+
+// ---------------------------------------------------------------------------------------
+// health
+
+#[tokio::test]
+async fn health_reports_version_and_database() {
+    let (server, store) = start(&["connect", "health"]).await;
+    let report = store.check().await;
+    assert!(report.ready, "{report:?}");
+    assert_eq!(report.backend, "arango");
+    assert_eq!(report.roles, vec!["graph", "aliases"]);
+    let detail = report.detail.unwrap_or_default();
+    assert!(
+        detail.contains("3.12.4") && detail.contains("evident"),
+        "{detail}"
+    );
+    let report = store.check().await;
+    assert!(
+        !report.ready,
+        "the second check finds the server shutting down"
+    );
+    assert!(report.detail.unwrap_or_default().contains("503"));
+    server.assert_exhausted();
+}
