@@ -1,0 +1,773 @@
+//! Command builders, and the queue against the in-memory fake: a model-based property test of
+//! the state machine (the embedded store's model, plus the head-marker invariant) and a
+//! property test of concurrent claimers, completers and enqueuers interleaved at command
+//! boundaries.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use evident_core::Scope;
+use proptest::prelude::*;
+
+use super::*;
+use crate::client::Transport;
+use crate::fake::FakeMongo;
+
+const LEASE: i64 = 30_000;
+
+fn new_task(source: u8, priority: u8) -> NewTask {
+    NewTask {
+        kind: "ingest".into(),
+        scope: Scope::client("c"),
+        source_urn: format!("urn:{source}"),
+        priority,
+        payload: serde_json::json!({"s": source}),
+    }
+}
+
+fn token(id: &str, epoch: i64) -> LeaseToken {
+    LeaseToken {
+        task_id: id.into(),
+        epoch,
+    }
+}
+
+#[test]
+fn ids_sort_in_creation_order() {
+    assert_eq!(task_id(1), "t000000000001");
+    assert!(task_id(9) < task_id(10) && task_id(99_999) < task_id(100_000));
+}
+
+#[test]
+fn claim_command_for_the_interactive_band() {
+    assert_eq!(
+        claim_command("w1", PriorityBand::INTERACTIVE, 60_000, 10, &[]),
+        doc! {
+            "findAndModify": "tasks",
+            "query": {
+                "head": true,
+                "priority": {"$gte": 0, "$lte": 2},
+                "$or": [
+                    {"state": "queued"},
+                    {"state": "retry_wait", "nextRetryAt": {"$lte": 10i64}},
+                    {"state": "processing", "leaseExpiresAt": {"$lte": 10i64}},
+                ],
+            },
+            "sort": {"priority": 1, "posUnset": 1, "queuePosition": 1, "seq": 1},
+            "update": {
+                "$set": {
+                    "state": "processing",
+                    "leaseOwner": "w1",
+                    "leaseExpiresAt": 60_010i64,
+                    "wakeAt": 60_010i64,
+                    "updatedAt": 10i64,
+                },
+                "$inc": {"epoch": 1i64, "attempts": 1i64},
+                "$unset": {"nextRetryAt": ""},
+            },
+            "new": false,
+        }
+    );
+}
+
+#[test]
+fn claim_filter_for_the_bulk_band_skips_blocked_candidates() {
+    let f = claim_filter(PriorityBand::BULK, 5, &["t000000000003".to_string()]);
+    assert_eq!(
+        f.get_document("priority").expect("band"),
+        &doc! {"$gte": 3, "$lte": 9}
+    );
+    assert_eq!(
+        f.get_document("_id").expect("skip"),
+        &doc! {"$nin": ["t000000000003"]}
+    );
+    assert_eq!(f.get_bool("head"), Ok(true), "only heads are claimable");
+    // The sort walks tasks_claim_order: same keys, same order.
+    let index = crate::schema::index_commands()[0]
+        .get_array("indexes")
+        .expect("indexes")[0]
+        .as_document()
+        .expect("spec")
+        .get_document("key")
+        .expect("key")
+        .clone();
+    assert!(claim_sort().keys().eq(index.keys()));
+}
+
+#[test]
+fn undo_restores_the_pre_image_exactly() {
+    let pre = TaskDoc {
+        record: TaskRecord {
+            task_id: "t000000000007".into(),
+            kind: "ingest".into(),
+            source_urn: "urn:a".into(),
+            scope: Scope::client("c"),
+            state: TaskState::RetryWait,
+            priority: 4,
+            queue_position: None,
+            retries: 2,
+            attempts: 3,
+            next_retry_at: Some(900),
+            last_error: Some("busy".into()),
+            lease_owner: None,
+            lease_expires_at: None,
+            created_at: 1,
+            updated_at: 800,
+        },
+        seq: 7,
+        epoch: 3,
+        partition: "c".into(),
+        payload_hash: "sha256:x".into(),
+        head: true,
+    };
+    assert_eq!(
+        undo_claim_command(&pre, true, 1_000),
+        doc! {
+            "update": "tasks",
+            "updates": [{
+                "q": {"_id": "t000000000007", "epoch": 4i64, "state": "processing"},
+                "u": {
+                    "$set": {
+                        "state": "retry_wait",
+                        "attempts": 3i64,
+                        "epoch": 3i64,
+                        "updatedAt": 800i64,
+                        "nextRetryAt": 900i64,
+                        "wakeAt": 900i64,
+                        "head": false,
+                        "fixAt": 1_000i64,
+                    },
+                    "$unset": {"leaseOwner": "", "leaseExpiresAt": ""},
+                },
+            }],
+        }
+    );
+    let claimed = pre.claimed("w", 100, 1_000);
+    assert_eq!(
+        (
+            claimed.epoch,
+            claimed.record.attempts,
+            claimed.record.next_retry_at
+        ),
+        (4, 4, None)
+    );
+}
+
+#[test]
+fn the_blocker_query_looks_for_older_open_tasks_and_other_live_leases() {
+    let t = TaskDoc {
+        record: TaskRecord {
+            task_id: "t000000000005".into(),
+            kind: "ingest".into(),
+            source_urn: "urn:a".into(),
+            scope: Scope::client("c"),
+            state: TaskState::Processing,
+            priority: 4,
+            queue_position: None,
+            retries: 0,
+            attempts: 1,
+            next_retry_at: None,
+            last_error: None,
+            lease_owner: Some("w".into()),
+            lease_expires_at: Some(70),
+            created_at: 1,
+            updated_at: 10,
+        },
+        seq: 5,
+        epoch: 1,
+        partition: "c".into(),
+        payload_hash: "sha256:x".into(),
+        head: true,
+    };
+    assert_eq!(
+        blocker_command(&t, 10)
+            .get_document("filter")
+            .expect("filter"),
+        &doc! {"$or": [
+            {"partition": "c", "sourceUrn": "urn:a", "open": true, "seq": {"$lt": 5i64}},
+            {"partition": "c", "sourceUrn": "urn:a", "state": "processing", "leaseExpiresAt": {"$gt": 10i64}, "_id": {"$ne": "t000000000005"}},
+        ]}
+    );
+    assert_eq!(
+        finish_command(
+            &token("t000000000005", 1),
+            TaskState::Error,
+            Some("bad"),
+            20
+        )
+        .get_document("update")
+        .expect("update"),
+        &doc! {
+            "$set": {"state": "error", "open": false, "head": false, "updatedAt": 20i64, "fixAt": 20i64, "lastError": "bad"},
+            "$unset": {"leaseOwner": "", "leaseExpiresAt": "", "wakeAt": ""},
+        }
+    );
+}
+
+/// Per source (partition, sourceUrn): open tasks by seq with their head flags.
+fn open_by_source(fake: &FakeMongo) -> HashMap<(String, String), Vec<(i64, bool, String)>> {
+    let mut by: HashMap<(String, String), Vec<(i64, bool, String)>> = HashMap::new();
+    for d in fake.collection("tasks") {
+        if opt_bool(&d, "open") != Some(true) {
+            continue;
+        }
+        let key = (
+            opt_str(&d, "partition").unwrap_or_default(),
+            opt_str(&d, "sourceUrn").unwrap_or_default(),
+        );
+        by.entry(key).or_default().push((
+            opt_i64(&d, "seq").unwrap_or(0),
+            opt_bool(&d, "head").unwrap_or(false),
+            opt_str(&d, "state").unwrap_or_default(),
+        ));
+    }
+    for v in by.values_mut() {
+        v.sort();
+    }
+    by
+}
+
+#[tokio::test]
+async fn one_source_runs_in_order_and_error_tasks_do_not_block() {
+    let fake = Arc::new(FakeMongo::new());
+    let q = MongoStore::new(fake.clone(), "evident");
+    let first = q.enqueue(new_task(1, 4), 0).await.expect("enqueue").task_id;
+    let second = q.enqueue(new_task(1, 1), 1).await.expect("enqueue").task_id;
+    let heads: Vec<bool> = open_by_source(&fake)[&("c".to_string(), "urn:1".to_string())]
+        .iter()
+        .map(|t| t.1)
+        .collect();
+    assert_eq!(
+        heads,
+        vec![true, false],
+        "only the oldest carries the marker"
+    );
+    let c = q
+        .claim("w", PriorityBand::ALL, LEASE, 2)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert_eq!(c.task.task_id, first);
+    assert!(
+        q.claim("w", PriorityBand::ALL, LEASE, 2)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+    assert!(
+        q.fail(
+            &c.token,
+            Failure::Permanent("bad".into()),
+            &BackoffPolicy::default(),
+            3
+        )
+        .await
+        .expect("fail")
+    );
+    let c2 = q
+        .claim("w", PriorityBand::ALL, LEASE, 4)
+        .await
+        .expect("claim")
+        .expect("the error task does not block");
+    assert_eq!(c2.task.task_id, second);
+    // Retrying the older error task while the newer runs: it becomes the head, but waits for
+    // the running task instead of running beside it.
+    q.retry(&first, 5).await.expect("retry").expect("task");
+    assert!(
+        q.claim("w", PriorityBand::ALL, LEASE, 6)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+    assert!(q.complete(&c2.token, 7).await.expect("complete"));
+    assert_eq!(
+        q.claim("w", PriorityBand::ALL, LEASE, 8)
+            .await
+            .expect("claim")
+            .map(|c| c.task.task_id),
+        Some(first)
+    );
+}
+
+#[tokio::test]
+async fn a_stray_head_is_undone_by_verification_and_repaired() {
+    let fake = Arc::new(FakeMongo::new());
+    let q = MongoStore::new(fake.clone(), "evident");
+    let older = q.enqueue(new_task(1, 4), 0).await.expect("enqueue").task_id;
+    let newer = q.enqueue(new_task(1, 0), 1).await.expect("enqueue").task_id;
+    // As if a concurrent enqueue had also seen the source empty: the newer (and more urgent)
+    // task carries a head too.
+    fake.run("evident", set_head_command(&newer))
+        .await
+        .expect("stray head");
+    let c = q
+        .claim("w", PriorityBand::ALL, LEASE, 2)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert_eq!(
+        c.task.task_id, older,
+        "the stray head was claimed, refused and undone"
+    );
+    let newer_doc = q.get(&newer).await.expect("get").expect("task");
+    assert_eq!(
+        (newer_doc.state, newer_doc.attempts),
+        (TaskState::Queued, 0),
+        "undo is exact"
+    );
+    let heads: Vec<bool> = open_by_source(&fake)[&("c".to_string(), "urn:1".to_string())]
+        .iter()
+        .map(|t| t.1)
+        .collect();
+    assert_eq!(heads, vec![true, false]);
+    assert!(
+        fake.collection("tasks")
+            .iter()
+            .all(|d| !d.contains_key("fixAt")),
+        "hand-overs finished"
+    );
+}
+
+#[tokio::test]
+async fn an_interrupted_hand_over_is_finished_by_the_sweep() {
+    let fake = Arc::new(FakeMongo::new());
+    let q = MongoStore::new(fake.clone(), "evident");
+    let a = q.enqueue(new_task(1, 4), 0).await.expect("enqueue").task_id;
+    let b = q.enqueue(new_task(1, 4), 1).await.expect("enqueue").task_id;
+    let c = q
+        .claim("w", PriorityBand::ALL, LEASE, 2)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert_eq!(c.task.task_id, a);
+    // The worker's process dies between the state change and the promotion.
+    fake.run(
+        "evident",
+        finish_command(&c.token, TaskState::Done, None, 3),
+    )
+    .await
+    .expect("finish only");
+    assert!(
+        q.claim("w", PriorityBand::ALL, LEASE, 4)
+            .await
+            .expect("claim")
+            .is_none(),
+        "headless"
+    );
+    let later = 3 + REPAIR_GRACE_MS + REPAIR_EVERY_MS;
+    assert_eq!(
+        q.claim("w", PriorityBand::ALL, LEASE, later)
+            .await
+            .expect("claim")
+            .map(|c| c.task.task_id),
+        Some(b),
+        "the sweep handed the marker over"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Model-based: the state machine, sequentially.
+
+#[derive(Debug, Clone)]
+enum Op {
+    Enqueue { source: u8, priority: u8 },
+    Claim { band: u8 },
+    Heartbeat { lease: usize },
+    Complete { lease: usize },
+    Fail { lease: usize, retryable: bool },
+    Release { lease: usize },
+    Reorder { task: usize, position: i64 },
+    Retry { task: usize },
+    Advance { ms: i64 },
+    Restart,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u8..3, 0u8..10).prop_map(|(source, priority)| Op::Enqueue { source, priority }),
+        4 => (0u8..3).prop_map(|band| Op::Claim { band }),
+        1 => (0usize..4).prop_map(|lease| Op::Heartbeat { lease }),
+        2 => (0usize..4).prop_map(|lease| Op::Complete { lease }),
+        2 => (0usize..4, any::<bool>()).prop_map(|(lease, retryable)| Op::Fail { lease, retryable }),
+        1 => (0usize..4).prop_map(|lease| Op::Release { lease }),
+        1 => (0usize..8, 1i64..4).prop_map(|(task, position)| Op::Reorder { task, position }),
+        1 => (0usize..8).prop_map(|task| Op::Retry { task }),
+        2 => (0i64..90_000).prop_map(|ms| Op::Advance { ms }),
+        1 => Just(Op::Restart),
+    ]
+}
+
+#[derive(Debug, Clone)]
+struct ModelTask {
+    id: String,
+    seq: usize,
+    source: u8,
+    priority: u8,
+    position: Option<i64>,
+    state: TaskState,
+    retries: u32,
+    attempts: u32,
+    next_retry_at: Option<i64>,
+    lease_expires_at: Option<i64>,
+    epoch: i64,
+}
+
+fn unfinished(s: TaskState) -> bool {
+    matches!(
+        s,
+        TaskState::Queued | TaskState::Processing | TaskState::RetryWait
+    )
+}
+
+#[derive(Default)]
+struct Model {
+    tasks: Vec<ModelTask>,
+}
+
+impl Model {
+    fn eligible(t: &ModelTask, now: i64) -> bool {
+        match t.state {
+            TaskState::Queued => true,
+            TaskState::RetryWait => t.next_retry_at.is_some_and(|at| at <= now),
+            TaskState::Processing => t.lease_expires_at.is_some_and(|at| at <= now),
+            _ => false,
+        }
+    }
+
+    /// The embedded store's rule, plus: not while another task of the source holds a live
+    /// lease (only reachable by retrying an older error task).
+    fn expected_claim(&self, band: PriorityBand, now: i64) -> Option<usize> {
+        let mut candidates: Vec<&ModelTask> = self
+            .tasks
+            .iter()
+            .filter(|t| Self::eligible(t, now) && t.priority >= band.min && t.priority <= band.max)
+            .filter(|t| {
+                !self
+                    .tasks
+                    .iter()
+                    .any(|o| o.source == t.source && o.seq < t.seq && unfinished(o.state))
+            })
+            .filter(|t| {
+                !self.tasks.iter().any(|o| {
+                    o.source == t.source
+                        && o.seq != t.seq
+                        && o.state == TaskState::Processing
+                        && o.lease_expires_at.is_some_and(|e| e > now)
+                })
+            })
+            .collect();
+        candidates.sort_by_key(|t| {
+            (
+                t.priority,
+                t.position.is_none(),
+                t.position.unwrap_or(0),
+                t.seq,
+            )
+        });
+        candidates.first().map(|t| t.seq)
+    }
+}
+
+fn band(b: u8) -> PriorityBand {
+    match b {
+        0 => PriorityBand::ALL,
+        1 => PriorityBand::INTERACTIVE,
+        _ => PriorityBand::BULK,
+    }
+}
+
+async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let fake = Arc::new(FakeMongo::new());
+    let mut store = MongoStore::new(fake.clone(), "evident");
+    let mut model = Model::default();
+    let mut leases: Vec<(LeaseToken, usize)> = Vec::new();
+    let mut now: i64 = 1_000;
+    let policy = BackoffPolicy::default();
+    for op in ops {
+        let q: &dyn TaskQueue = &store;
+        match op {
+            Op::Enqueue { source, priority } => {
+                let rec = q
+                    .enqueue(new_task(source, priority), now)
+                    .await
+                    .expect("enqueue");
+                prop_assert_eq!(rec.state, TaskState::Queued);
+                prop_assert_eq!(&rec.task_id, &task_id(model.tasks.len() as i64 + 1));
+                let seq = model.tasks.len();
+                model.tasks.push(ModelTask {
+                    id: rec.task_id,
+                    seq,
+                    source,
+                    priority,
+                    position: None,
+                    state: TaskState::Queued,
+                    retries: 0,
+                    attempts: 0,
+                    next_retry_at: None,
+                    lease_expires_at: None,
+                    epoch: 0,
+                });
+            }
+            Op::Claim { band: b } => {
+                let expected = model.expected_claim(band(b), now);
+                let got = q.claim("w", band(b), LEASE, now).await.expect("claim");
+                match (expected, got) {
+                    (None, None) => {}
+                    (Some(seq), Some(claim)) => {
+                        let t = &mut model.tasks[seq];
+                        prop_assert_eq!(&claim.task.task_id, &t.id, "claim order");
+                        prop_assert_eq!(
+                            claim.token.epoch,
+                            t.epoch + 1,
+                            "every claim bumps the epoch"
+                        );
+                        prop_assert_eq!(claim.payload["s"].as_u64(), Some(u64::from(t.source)));
+                        t.state = TaskState::Processing;
+                        t.attempts += 1;
+                        t.epoch = claim.token.epoch;
+                        t.lease_expires_at = Some(now + LEASE);
+                        t.next_retry_at = None;
+                        leases.push((claim.token, seq));
+                    }
+                    (e, g) => prop_assert!(
+                        false,
+                        "expected {:?}, got {:?}",
+                        e.map(|s| model.tasks[s].id.clone()),
+                        g.map(|c| c.task.task_id)
+                    ),
+                }
+            }
+            Op::Heartbeat { lease }
+            | Op::Complete { lease }
+            | Op::Fail { lease, .. }
+            | Op::Release { lease }
+                if lease >= leases.len() => {}
+            Op::Heartbeat { lease } => {
+                let (tok, seq) = leases[lease].clone();
+                let current = model.tasks[seq].state == TaskState::Processing
+                    && model.tasks[seq].epoch == tok.epoch;
+                let ok = q.heartbeat(&tok, LEASE, now).await.expect("heartbeat");
+                prop_assert_eq!(ok, current, "only the current lease heartbeats");
+                if ok {
+                    model.tasks[seq].lease_expires_at = Some(now + LEASE);
+                }
+            }
+            Op::Complete { lease } | Op::Fail { lease, .. } | Op::Release { lease } => {
+                let (tok, seq) = leases[lease].clone();
+                let current = model.tasks[seq].state == TaskState::Processing
+                    && model.tasks[seq].epoch == tok.epoch;
+                let ok = match &op {
+                    Op::Complete { .. } => q.complete(&tok, now).await.expect("complete"),
+                    Op::Release { .. } => q.release(&tok, now).await.expect("release"),
+                    Op::Fail { retryable, .. } => {
+                        let f = if *retryable {
+                            Failure::Retryable("busy".into())
+                        } else {
+                            Failure::Permanent("bad".into())
+                        };
+                        q.fail(&tok, f, &policy, now).await.expect("fail")
+                    }
+                    _ => unreachable!("matched above"),
+                };
+                prop_assert_eq!(ok, current, "only the current lease may finish a task");
+                if ok {
+                    let t = &mut model.tasks[seq];
+                    t.lease_expires_at = None;
+                    match op {
+                        Op::Complete { .. } => t.state = TaskState::Done,
+                        Op::Release { .. } => t.state = TaskState::Queued,
+                        Op::Fail {
+                            retryable: true, ..
+                        } => {
+                            t.retries += 1;
+                            t.state = TaskState::RetryWait;
+                            t.next_retry_at = Some(now + policy.delay(&t.id, t.retries));
+                        }
+                        _ => t.state = TaskState::Error,
+                    }
+                }
+            }
+            Op::Reorder { task, .. } | Op::Retry { task } if task >= model.tasks.len() => {}
+            Op::Reorder { task, position } => {
+                let id = model.tasks[task].id.clone();
+                q.reorder(&id, position, now)
+                    .await
+                    .expect("reorder")
+                    .expect("exists");
+                let prio = model.tasks[task].priority;
+                for t in model.tasks.iter_mut() {
+                    if t.id != id
+                        && t.priority == prio
+                        && unfinished(t.state)
+                        && t.position.is_some_and(|p| p >= position)
+                    {
+                        t.position = t.position.map(|p| p + 1);
+                    }
+                }
+                model.tasks[task].position = Some(position);
+            }
+            Op::Retry { task } => {
+                let id = model.tasks[task].id.clone();
+                let r = q.retry(&id, now).await;
+                if model.tasks[task].state == TaskState::Error {
+                    prop_assert_eq!(
+                        r.map(|t| t.map(|t| t.state)).ok(),
+                        Some(Some(TaskState::Queued))
+                    );
+                    model.tasks[task].state = TaskState::Queued;
+                    model.tasks[task].next_retry_at = None;
+                } else {
+                    prop_assert!(
+                        r.is_err_and(|e| e.kind == ErrorKind::Conflict),
+                        "retry of a non-error task is refused"
+                    );
+                }
+            }
+            Op::Advance { ms } => now += ms,
+            Op::Restart => store = MongoStore::new(fake.clone(), "evident"),
+        }
+        let q: &dyn TaskQueue = &store;
+        let all = q
+            .list(&TaskFilter {
+                limit: 1000,
+                ..Default::default()
+            })
+            .await
+            .expect("list");
+        prop_assert_eq!(all.len(), model.tasks.len(), "no task lost or invented");
+        let by_id: HashMap<&str, &TaskRecord> =
+            all.iter().map(|t| (t.task_id.as_str(), t)).collect();
+        for m in &model.tasks {
+            let t = by_id.get(m.id.as_str()).expect("present");
+            prop_assert_eq!(t.state, m.state, "state of {}", m.id);
+            prop_assert_eq!(
+                (t.retries, t.attempts),
+                (m.retries, m.attempts),
+                "counters of {}",
+                m.id
+            );
+            prop_assert_eq!(t.queue_position, m.position, "position of {}", m.id);
+            prop_assert_eq!(t.next_retry_at, m.next_retry_at, "next retry of {}", m.id);
+        }
+        // The head invariant, sequentially: exactly the oldest open task of a source has it.
+        for (source, open) in open_by_source(&fake) {
+            let heads: Vec<bool> = open.iter().map(|t| t.1).collect();
+            let mut want = vec![false; heads.len()];
+            want[0] = true;
+            prop_assert_eq!(heads, want, "head markers of {:?}", source);
+        }
+        prop_assert!(
+            fake.collection("tasks")
+                .iter()
+                .all(|d| !d.contains_key("fixAt")),
+            "every hand-over finished"
+        );
+    }
+    let counts = store.counts().await.expect("counts");
+    let total: u64 = TaskState::ALL.iter().map(|s| counts.state(*s)).sum();
+    prop_assert_eq!(total as usize, model.tasks.len());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn queue_state_machine_matches_the_model(ops in proptest::collection::vec(op(), 1..60)) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(run(ops))?;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Concurrency: claimers, completers and enqueuers interleaved at command boundaries.
+
+enum Done {
+    Claimed(Result<Option<Claim>>),
+    Completed(Result<bool>),
+    Enqueued(Result<TaskRecord>),
+}
+
+async fn concurrent(seed: u64, rounds: usize) -> Result<(), TestCaseError> {
+    let fake = Arc::new(FakeMongo::interleaved(seed));
+    let store = MongoStore::new(fake.clone(), "evident");
+    for (source, n) in [(0u8, 3), (1, 2), (2, 1)] {
+        for _ in 0..n {
+            store
+                .enqueue(new_task(source, 4), 0)
+                .await
+                .expect("enqueue");
+        }
+    }
+    let mut held: Vec<LeaseToken> = Vec::new();
+    let mut completed: HashSet<String> = HashSet::new();
+    let mut now = 10;
+    for _ in 0..rounds {
+        let mut set = tokio::task::JoinSet::new();
+        for w in 0..3 {
+            let s = store.clone();
+            set.spawn(async move {
+                Done::Claimed(
+                    s.claim(&format!("w{w}"), PriorityBand::ALL, LEASE, now)
+                        .await,
+                )
+            });
+        }
+        for tok in held.drain(..) {
+            let s = store.clone();
+            set.spawn(async move { Done::Completed(s.complete(&tok, now).await) });
+        }
+        for source in [0u8, 3] {
+            let s = store.clone();
+            set.spawn(async move { Done::Enqueued(s.enqueue(new_task(source, 4), now).await) });
+        }
+        let mut claimed_sources = HashSet::new();
+        while let Some(done) = set.join_next().await {
+            match done.expect("join") {
+                Done::Claimed(r) => {
+                    if let Some(c) = r.expect("claim") {
+                        prop_assert!(
+                            claimed_sources.insert(c.task.source_urn.clone()),
+                            "two claims of {} in one round",
+                            c.task.source_urn
+                        );
+                        prop_assert!(
+                            !completed.contains(&c.task.task_id),
+                            "a finished task claimed again"
+                        );
+                        held.push(c.token);
+                    }
+                }
+                Done::Completed(r) => prop_assert!(r.expect("complete"), "a held lease completes"),
+                Done::Enqueued(r) => {
+                    r.expect("enqueue");
+                }
+            }
+        }
+        for t in &held {
+            completed.insert(t.task_id.clone());
+        }
+        // Quiescent: at most one running task per source, and the oldest open task of every
+        // source carries the head marker (nothing is stuck).
+        for (source, open) in open_by_source(&fake) {
+            let running = open.iter().filter(|t| t.2 == "processing").count();
+            prop_assert!(running <= 1, "{} tasks of {:?} running", running, source);
+            prop_assert!(
+                open[0].1,
+                "the oldest open task of {:?} has no head: {:?}",
+                source,
+                open
+            );
+        }
+        now += 1;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn concurrent_claimers_never_run_one_source_twice(seed in any::<u64>(), rounds in 1usize..6) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(concurrent(seed, rounds))?;
+    }
+}

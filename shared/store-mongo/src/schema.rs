@@ -1,0 +1,95 @@
+//! Collections and their indexes. `createIndexes` is idempotent for an identical spec, so
+//! [`index_commands`] runs at every connect; a changed spec under an existing name fails with
+//! `IndexOptionsConflict` / `IndexKeySpecsConflict` (→ `Incompatible`).
+
+use bson::{Document, doc};
+
+/// The qualification queue: one document per task.
+pub const TASKS: &str = "tasks";
+/// Task bodies by content hash (`_id`), stored once however often a task is retried.
+pub const TASK_PAYLOADS: &str = "task_payloads";
+/// Sequence counters (`_id: "tasks"`): task ids that sort in creation order.
+pub const COUNTERS: &str = "counters";
+/// The source registry (`_id: {partition, sourceUrn}`).
+pub const SOURCES: &str = "sources";
+/// Polled sources with their polling lease (`_id`: the source id).
+pub const INDEXER_SOURCES: &str = "indexer_sources";
+/// Indexer cursors (`_id: {source, key}`).
+pub const INDEXER_CURSORS: &str = "indexer_cursors";
+/// Session memory (`_id: {clientId, sessionId, key}`), expiring by a TTL index.
+pub const MEMORY: &str = "memory";
+
+/// The `createIndexes` commands run at connect, one per collection.
+pub fn index_commands() -> Vec<Document> {
+    vec![
+        doc! {
+            "createIndexes": TASKS,
+            "indexes": [
+                // Claiming: the heads (at most about one task per source) in claim order. A
+                // claim walks this index from the band's first priority and stops at the
+                // first eligible head: O(log n) whatever the backlog.
+                {
+                    "key": {"priority": 1, "posUnset": 1, "queuePosition": 1, "seq": 1},
+                    "name": "tasks_claim_order",
+                    "partialFilterExpression": {"head": true},
+                },
+                // "Is there an older unfinished task of this source?" and the head hand-over.
+                {
+                    "key": {"partition": 1, "sourceUrn": 1, "seq": 1},
+                    "name": "tasks_source_open",
+                    "partialFilterExpression": {"open": true},
+                },
+                // "Is another task of this source running?" (claim verification).
+                {
+                    "key": {"partition": 1, "sourceUrn": 1, "leaseExpiresAt": 1},
+                    "name": "tasks_source_running",
+                    "partialFilterExpression": {"state": "processing"},
+                },
+                // Listings by state in id order; pruning done tasks.
+                {"key": {"state": 1, "_id": 1}, "name": "tasks_state"},
+                // Payload garbage collection.
+                {"key": {"payloadHash": 1}, "name": "tasks_payload"},
+                // next_wakeup: earliest retry or lease expiry.
+                {
+                    "key": {"wakeAt": 1},
+                    "name": "tasks_wake",
+                    "partialFilterExpression": {"wakeAt": {"$exists": true}},
+                },
+                // Head hand-overs interrupted by a crash, for the repair sweep.
+                {
+                    "key": {"fixAt": 1},
+                    "name": "tasks_fix",
+                    "partialFilterExpression": {"fixAt": {"$exists": true}},
+                },
+            ],
+        },
+        doc! {
+            "createIndexes": TASK_PAYLOADS,
+            "indexes": [{"key": {"usedAt": 1}, "name": "task_payloads_used"}],
+        },
+        doc! {
+            "createIndexes": SOURCES,
+            "indexes": [
+                {"key": {"partition": 1, "sourceUrn": 1}, "name": "sources_urn", "unique": true},
+                {"key": {"lastIndexedAt": -1, "sourceUrn": 1}, "name": "sources_recent"},
+            ],
+        },
+        doc! {
+            "createIndexes": INDEXER_SOURCES,
+            "indexes": [{"key": {"kind": 1, "_id": 1}, "name": "indexer_sources_kind"}],
+        },
+        doc! {
+            "createIndexes": INDEXER_CURSORS,
+            "indexes": [{"key": {"source": 1, "key": 1}, "name": "indexer_cursors_source"}],
+        },
+        doc! {
+            "createIndexes": MEMORY,
+            "indexes": [
+                {"key": {"clientId": 1, "sessionId": 1, "key": 1}, "name": "memory_session"},
+                // The TTL monitor deletes an entry once `expiresAt` (a BSON date) has passed;
+                // reads also filter `expiresAt > now`, so expired entries are invisible at once.
+                {"key": {"expiresAt": 1}, "name": "memory_ttl", "expireAfterSeconds": 0},
+            ],
+        },
+    ]
+}
