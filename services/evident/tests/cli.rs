@@ -294,3 +294,20 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
     assert!(out.contains("purge queued"), "{out}");
     assert!(server.terminate().success());
 }
+
+#[test]
+fn an_unreachable_backend_stops_the_start_with_its_name() {
+    let data = tempfile::tempdir().expect("data dir");
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path())
+        .env("EVIDENT__STORE__GRAPH", "arango")
+        .env("EVIDENT__ARANGO__URL", "http://127.0.0.1:1")
+        .env("EVIDENT__ARANGO__DATABASE", "evident")
+        .env("EVIDENT__ARANGO__TIMEOUT_SECS", "2")
+        .output()
+        .expect("run");
+    assert!(!out.status.success(), "refuses to start");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ArangoDB at http://127.0.0.1:1"), "{err}");
+}

@@ -40,6 +40,42 @@ pub struct Config {
     pub git: GitSettings,
     pub indexers: IndexerSettings,
     pub sources: SourcesConfig,
+    /// `[arango]`: needed when a role is on ArangoDB.
+    #[serde(default)]
+    pub arango: Option<evident_store_arango::ArangoConfig>,
+    /// `[weaviate]`: needed when a role is on Weaviate.
+    #[serde(default)]
+    pub weaviate: Option<evident_store_weaviate::WeaviateConfig>,
+    /// `[mongo]`: needed when a role is on MongoDB.
+    #[serde(default)]
+    pub mongo: Option<evident_store_mongo::MongoConfig>,
+}
+
+/// Where the graph and the alias registry live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphBackend {
+    #[default]
+    Embedded,
+    Arango,
+}
+
+/// Where chunks and their vectors live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkBackend {
+    #[default]
+    Embedded,
+    Weaviate,
+}
+
+/// Where the queue, the source registry, indexer state and session memory live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueBackend {
+    #[default]
+    Embedded,
+    Mongo,
 }
 
 /// `[indexers]`: the loop that polls registered sources.
@@ -227,6 +263,24 @@ pub struct ServerConfig {
 #[serde(deny_unknown_fields)]
 pub struct StoreConfig {
     pub data_dir: PathBuf,
+    /// Graph and aliases: `embedded` or `arango`.
+    #[serde(default)]
+    pub graph: GraphBackend,
+    /// Chunks: `embedded` or `weaviate`.
+    #[serde(default)]
+    pub chunks: ChunkBackend,
+    /// Queue, source registry, indexer state, session memory: `embedded` or `mongo`.
+    #[serde(default)]
+    pub queue: QueueBackend,
+}
+
+impl StoreConfig {
+    /// Whether any role is served by the embedded store (which then owns `data_dir`).
+    pub fn uses_embedded(&self) -> bool {
+        self.graph == GraphBackend::Embedded
+            || self.chunks == ChunkBackend::Embedded
+            || self.queue == QueueBackend::Embedded
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -382,6 +436,20 @@ impl Config {
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
+        let missing = |role: &str, backend: &str| {
+            Err(ConfigError::Invalid(format!(
+                "store.{role} = \"{backend}\" needs a [{backend}] section (url and credentials)"
+            )))
+        };
+        if self.store.graph == GraphBackend::Arango && self.arango.is_none() {
+            return missing("graph", "arango");
+        }
+        if self.store.chunks == ChunkBackend::Weaviate && self.weaviate.is_none() {
+            return missing("chunks", "weaviate");
+        }
+        if self.store.queue == QueueBackend::Mongo && self.mongo.is_none() {
+            return missing("queue", "mongo");
+        }
         if self.server.max_body_bytes < 1024 {
             return Err(ConfigError::Invalid(
                 "server.max_body_bytes must be at least 1024".into(),
@@ -533,6 +601,37 @@ colour = "red"
         assert!(err.to_string().contains("colour"), "{err}");
         std::fs::write(&file, "[[sources.fax]]\nclient = \"acme\"\n").expect("write");
         assert!(Config::load(Some(&file), env(&[])).is_err(), "unknown kind");
+    }
+
+    #[test]
+    fn the_shipped_production_configurations_load() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for file in [
+            "deploy/config/production.toml",
+            "k8s/base/evident.toml",
+            "k8s/overlays/example/evident.toml",
+        ] {
+            let cfg = Config::load(Some(&root.join(file)), env(&[]))
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(cfg.store.graph, GraphBackend::Arango, "{file}");
+            assert_eq!(cfg.store.chunks, ChunkBackend::Weaviate, "{file}");
+            assert_eq!(cfg.store.queue, QueueBackend::Mongo, "{file}");
+            assert!(!cfg.store.uses_embedded(), "{file}");
+        }
+        // A production role without its section is refused with the section's name.
+        let err = Config::load(None, env(&[("EVIDENT__STORE__CHUNKS", "weaviate")]))
+            .expect_err("no [weaviate]");
+        assert!(err.to_string().contains("[weaviate]"), "{err}");
+        let cfg = Config::load(
+            None,
+            env(&[
+                ("EVIDENT__STORE__GRAPH", "arango"),
+                ("EVIDENT__ARANGO__URL", "http://127.0.0.1:8529"),
+                ("EVIDENT__ARANGO__DATABASE", "evident"),
+            ]),
+        )
+        .expect("a mix");
+        assert!(cfg.store.uses_embedded());
     }
 
     #[test]

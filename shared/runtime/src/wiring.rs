@@ -1,7 +1,12 @@
 //! Builds the knowledge base from configuration: embedder, stores, pools.
 
+use std::sync::Arc;
+
 use evident_kb::Kb;
-use evident_store::VectorSpace;
+use evident_store::{
+    AliasRegistry, ChunkStore, GraphStore, Health, SequencedWriter, SourceRecordWriter,
+    SourceRegistry, SourceWriter, StoreError, Stores, VectorSpace,
+};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
 use crate::Config;
@@ -9,7 +14,8 @@ use crate::Config;
 /// Everything a process opened, to serve with and to close on shutdown.
 pub struct Opened {
     pub kb: Kb,
-    pub embedded: EmbeddedStore,
+    /// The embedded store, when some role uses it.
+    pub embedded: Option<EmbeddedStore>,
     /// Enqueues tasks and wakes idle workers.
     pub tasks: evident_kb::TaskSubmitter,
     /// What workers run each task kind with.
@@ -67,7 +73,6 @@ impl Opened {
         ctx: &evident_indexers::poll::PollContext,
     ) -> evident_indexers::poll::Pollers {
         use evident_indexers::{documents, mail, meetings, tracker, wiki};
-        use std::sync::Arc;
         let mut pollers = evident_indexers::poll::Pollers::default()
             .with_concurrency(cfg.indexers.concurrent_polls);
         pollers.add(Arc::new(evident_indexers::git::GitPoller {
@@ -127,7 +132,10 @@ impl Opened {
 
     /// Flushes counters and saves the vector index. Call once, at shutdown.
     pub fn close(&self) {
-        if let Err(e) = self.embedded.close() {
+        let Some(embedded) = &self.embedded else {
+            return;
+        };
+        if let Err(e) = embedded.close() {
             tracing::warn!(error = %e, "closing the store did not complete; the vector index will be rebuilt from the record store");
         }
     }
@@ -143,24 +151,21 @@ pub enum OpenError {
     Store(#[from] evident_store::StoreError),
     #[error("{0}")]
     Kb(#[from] evident_kb::KbError),
+    /// A configured backend is unreachable or misconfigured (named in the message).
+    #[error("backend {0}")]
+    Backend(String),
 }
 
 /// Opens the configured stores and embedder. Blocking work (opening SQLite, loading the
 /// vector index) runs on the blocking pool.
 pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
     let embedder = evident_ai::build(&cfg.embedder.to_embedder_config()?)?;
-    let opts = EmbeddedOptions {
-        dir: cfg.store.data_dir.clone(),
-        vector_space: VectorSpace {
-            embedder: embedder.identity().to_string(),
-            dim: embedder.dim(),
-        },
-        background_indexer: true,
+    let space = VectorSpace {
+        embedder: embedder.identity().to_string(),
+        dim: embedder.dim(),
     };
-    let embedded = tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
-        .await
-        .map_err(|e| evident_store::StoreError::unavailable(format!("opening store: {e}")))??;
-    let kb = Kb::new(embedded.stores(), embedder, cfg.write_pools)
+    let (stores, embedded) = open_stores(cfg, space).await?;
+    let kb = Kb::new(stores, embedder, cfg.write_pools)
         .await?
         .with_chunking(cfg.chunking.to_chunking());
     let tasks = evident_kb::TaskSubmitter::new(kb.stores().queue.clone());
@@ -192,4 +197,155 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         tasks,
         handlers,
     })
+}
+
+/// A backend that could not be reached names itself: the operator sees which one.
+fn unreachable(backend: &str, url: &str, e: evident_store::StoreError) -> OpenError {
+    OpenError::Backend(format!("{backend} at {url}: {e}"))
+}
+
+/// The stores of every role, from the backends `[store]` names. The embedded store is opened
+/// only when some role uses it; production backends are connected (and their schema ensured)
+/// now, so an unreachable one stops the start with its name.
+async fn open_stores(
+    cfg: &Config,
+    space: VectorSpace,
+) -> Result<(Stores, Option<EmbeddedStore>), OpenError> {
+    use crate::config::{ChunkBackend, GraphBackend, QueueBackend};
+    let embedded = if cfg.store.uses_embedded() {
+        let opts = EmbeddedOptions {
+            dir: cfg.store.data_dir.clone(),
+            vector_space: space.clone(),
+            background_indexer: true,
+        };
+        Some(
+            tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
+                .await
+                .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??,
+        )
+    } else {
+        None
+    };
+    let local = embedded.as_ref().map(|e| Arc::new(e.clone()));
+    let need_local = || {
+        local
+            .clone()
+            .ok_or_else(|| OpenError::Backend("the embedded store is not open".into()))
+    };
+    let mut health: Vec<Arc<dyn Health>> = Vec::new();
+    if let Some(l) = &local {
+        health.push(l.clone());
+    }
+
+    let (graph, aliases): (Arc<dyn GraphStore>, Arc<dyn AliasRegistry>) = match cfg.store.graph {
+        GraphBackend::Embedded => {
+            let l = need_local()?;
+            (l.clone(), l)
+        }
+        GraphBackend::Arango => {
+            let a_cfg = cfg.arango.as_ref().ok_or_else(|| {
+                OpenError::Backend("store.graph = \"arango\" needs [arango]".into())
+            })?;
+            let a = Arc::new(
+                evident_store_arango::ArangoStore::connect(a_cfg)
+                    .await
+                    .map_err(|e| unreachable("ArangoDB", &a_cfg.url, e))?,
+            );
+            health.push(a.clone());
+            (a.clone(), a)
+        }
+    };
+    let chunks: Arc<dyn ChunkStore> = match cfg.store.chunks {
+        ChunkBackend::Embedded => need_local()?,
+        ChunkBackend::Weaviate => {
+            let w_cfg = cfg.weaviate.as_ref().ok_or_else(|| {
+                OpenError::Backend("store.chunks = \"weaviate\" needs [weaviate]".into())
+            })?;
+            let w = Arc::new(
+                evident_store_weaviate::WeaviateStore::connect(w_cfg)
+                    .await
+                    .map_err(|e| unreachable("Weaviate", &w_cfg.url, e))?,
+            );
+            health.push(w.clone());
+            w
+        }
+    };
+    let queued: QueueRoles = match cfg.store.queue {
+        QueueBackend::Embedded => {
+            let l = need_local()?;
+            QueueRoles {
+                queue: l.clone(),
+                sources: l.clone(),
+                records: l.clone(),
+                indexers: l.clone(),
+                memory: l,
+            }
+        }
+        QueueBackend::Mongo => {
+            let m = connect_mongo(cfg).await?;
+            health.push(m.clone());
+            QueueRoles {
+                queue: m.clone(),
+                sources: m.clone(),
+                records: m.clone(),
+                indexers: m.clone(),
+                memory: m,
+            }
+        }
+    };
+    let all_embedded = cfg.store.graph == GraphBackend::Embedded
+        && cfg.store.chunks == ChunkBackend::Embedded
+        && cfg.store.queue == QueueBackend::Embedded;
+    // One transaction when every role is embedded; an ordered, idempotent sequence otherwise.
+    let writer: Arc<dyn SourceWriter> = match (&local, all_embedded) {
+        (Some(l), true) => l.clone(),
+        _ => Arc::new(SequencedWriter {
+            chunks: chunks.clone(),
+            graph: graph.clone(),
+            sources: queued.records,
+        }),
+    };
+    Ok((
+        Stores {
+            graph,
+            chunks,
+            aliases,
+            sources: queued.sources,
+            writer,
+            queue: queued.queue,
+            indexers: queued.indexers,
+            memory: queued.memory,
+            health,
+        },
+        embedded,
+    ))
+}
+
+/// The roles that live together (on MongoDB in production).
+struct QueueRoles {
+    queue: Arc<dyn evident_store::queue::TaskQueue>,
+    sources: Arc<dyn SourceRegistry>,
+    records: Arc<dyn SourceRecordWriter>,
+    indexers: Arc<dyn evident_store::indexers::IndexerStore>,
+    memory: Arc<dyn evident_store::memory::MemoryStore>,
+}
+
+#[cfg(feature = "mongo")]
+async fn connect_mongo(cfg: &Config) -> Result<Arc<evident_store_mongo::MongoStore>, OpenError> {
+    let m_cfg = cfg
+        .mongo
+        .as_ref()
+        .ok_or_else(|| OpenError::Backend("store.queue = \"mongo\" needs [mongo]".into()))?;
+    Ok(Arc::new(
+        evident_store_mongo::MongoStore::connect(m_cfg)
+            .await
+            .map_err(|e| unreachable("MongoDB", &format!("${}", m_cfg.uri_env), e))?,
+    ))
+}
+
+#[cfg(not(feature = "mongo"))]
+async fn connect_mongo(_cfg: &Config) -> Result<Arc<evident_store_mongo::MongoStore>, OpenError> {
+    Err(OpenError::Backend(
+        "store.queue = \"mongo\": this build has no MongoDB driver; build with `--features mongo` (or `production`)".into(),
+    ))
 }

@@ -108,7 +108,11 @@ async fn each_task_runs_on_one_worker_and_a_dead_workers_task_is_taken_over_afte
     let b = drain(worker(&kb, clock.clone(), "replica-b", rec_b.clone()));
     let c = drain(worker(&kb, clock.clone(), "replica-c", rec_c.clone()));
     let (b_done, c_done) = (b.await.expect("b"), c.await.expect("c"));
-    assert_eq!(b_done + c_done, total as usize - 1, "all but the dead replica's task");
+    assert_eq!(
+        b_done + c_done,
+        total as usize - 1,
+        "all but the dead replica's task"
+    );
 
     // Task 0 is still leased to the dead replica: not taken before the lease expires…
     let t0 = kb
@@ -124,7 +128,10 @@ async fn each_task_runs_on_one_worker_and_a_dead_workers_task_is_taken_over_afte
     assert_eq!(t0[0].state, TaskState::Processing);
     assert_eq!(t0[0].lease_owner.as_deref(), Some("replica-a"));
     let b = worker(&kb, clock.clone(), "replica-b", rec_b.clone());
-    assert!(matches!(b.process_next().await.expect("process"), Outcome::Empty));
+    assert!(matches!(
+        b.process_next().await.expect("process"),
+        Outcome::Empty
+    ));
     // …and taken over after it.
     clock.advance(QueueConfig::default().lease_secs as i64 * 1000 + 1);
     assert!(matches!(
@@ -147,7 +154,10 @@ async fn each_task_runs_on_one_worker_and_a_dead_workers_task_is_taken_over_afte
         assert_eq!(runs.get(&n), Some(&1), "task {n}");
     }
     assert_eq!(runs.get(&0), Some(&2));
-    assert!(b_done > 0 && c_done > 0, "both live replicas took work: {b_done}/{c_done}");
+    assert!(
+        b_done > 0 && c_done > 0,
+        "both live replicas took work: {b_done}/{c_done}"
+    );
     let counts = kb.stores().queue.counts().await.expect("counts");
     assert_eq!(counts.state(TaskState::Done), total);
 }
@@ -192,7 +202,11 @@ async fn each_source_is_polled_by_one_indexer_and_taken_over_when_its_holder_die
             polled.fetch_add(1, Ordering::SeqCst);
         }
     }
-    assert_eq!(polled.load(Ordering::SeqCst), 1, "one replica holds the source");
+    assert_eq!(
+        polled.load(Ordering::SeqCst),
+        1,
+        "one replica holds the source"
+    );
     let holder = kb
         .stores()
         .indexers
@@ -211,10 +225,24 @@ async fn each_source_is_polled_by_one_indexer_and_taken_over_when_its_holder_die
     assert!(others[0].poll(&source).await.expect("poll").is_none());
     // …then one of the others takes it over, and the dead holder can no longer move a cursor.
     clock.advance(120_000);
-    let report = others[0].poll(&source).await.expect("takeover").expect("lease");
-    assert_eq!(report["documents"], 1, "only the new file: the cursors survived: {report}");
-    let dead = replicas.iter().find(|r| r.ctx.owner == holder).expect("holder");
-    match dead.ctx.set_cursor(&source.id, "file:x.md", &json!({})).await {
+    let report = others[0]
+        .poll(&source)
+        .await
+        .expect("takeover")
+        .expect("lease");
+    assert_eq!(
+        report["documents"], 1,
+        "only the new file: the cursors survived: {report}"
+    );
+    let dead = replicas
+        .iter()
+        .find(|r| r.ctx.owner == holder)
+        .expect("holder");
+    match dead
+        .ctx
+        .set_cursor(&source.id, "file:x.md", &json!({}))
+        .await
+    {
         Err(PollError::Source(m)) => assert!(m.contains("lease"), "{m}"),
         other => panic!("a dead holder's write must be refused: {other:?}"),
     }
