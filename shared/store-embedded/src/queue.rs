@@ -74,7 +74,9 @@ const ELIGIBLE: &str = "(t.state = 'queued' \
      OR (t.state = 'retry_wait' AND t.next_retry_at <= :now) \
      OR (t.state = 'processing' AND t.lease_expires_at <= :now))";
 
-/// First claimable task in queue order within the band (see the trait contract). The
+/// First claimable task in queue order within the band (see the trait contract). A task also
+/// waits while a newer task of its source holds a live lease (an older `error` task retried
+/// while a newer one runs): one source's tasks never run at the same time. The
 /// `state IN (…)` term lets SQLite use the partial `tasks_claim_order` index: it walks
 /// unfinished tasks in claim order and stops at the first eligible one.
 fn claim_sql() -> String {
@@ -83,6 +85,8 @@ fn claim_sql() -> String {
          WHERE t.state IN ('queued', 'retry_wait', 'processing') AND {ELIGIBLE} AND t.priority BETWEEN :min AND :max \
          AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.partition = t.partition AND o.source_urn = t.source_urn \
                          AND o.seq < t.seq AND o.state IN ('queued', 'retry_wait', 'processing')) \
+         AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.partition = t.partition AND o.source_urn = t.source_urn \
+                         AND o.id != t.id AND o.state = 'processing' AND o.lease_expires_at > :now) \
          ORDER BY t.priority, t.queue_position IS NULL, t.queue_position, t.seq LIMIT 1"
     )
 }

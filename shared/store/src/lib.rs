@@ -11,6 +11,8 @@ mod error;
 pub mod indexers;
 pub mod memory;
 pub mod queue;
+#[cfg(feature = "model")]
+pub mod queue_model;
 mod traits;
 mod types;
 mod writer;

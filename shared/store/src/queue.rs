@@ -207,7 +207,9 @@ impl QueueCounts {
 ///   Eligible: `queued`; `retry_wait` whose `nextRetryAt ≤ now`; `processing` whose lease has
 ///   expired (its holder is presumed dead). A task is never eligible while an older
 ///   unfinished (`queued`/`processing`/`retry_wait`) task of the same (client, sourceUrn)
-///   exists — so one source's tasks never run concurrently and keep submission order.
+///   exists, nor while another task of the same source holds a live lease (an older `error`
+///   task retried while a newer one runs waits for it) — so one source's tasks never run
+///   concurrently and keep submission order.
 ///   Claiming is atomic: two claimers never hold the same task.
 /// - `heartbeat`, `complete`, `fail` and `release` act only with the current lease token
 ///   and return `false` (changing nothing) for a stale one.

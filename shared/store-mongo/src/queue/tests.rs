@@ -366,315 +366,53 @@ async fn an_interrupted_hand_over_is_finished_by_the_sweep() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Model-based: the state machine, sequentially.
+// Model-based: the shared state machine model, plus the head-marker invariant.
 
-#[derive(Debug, Clone)]
-enum Op {
-    Enqueue { source: u8, priority: u8 },
-    Claim { band: u8 },
-    Heartbeat { lease: usize },
-    Complete { lease: usize },
-    Fail { lease: usize, retryable: bool },
-    Release { lease: usize },
-    Reorder { task: usize, position: i64 },
-    Retry { task: usize },
-    Advance { ms: i64 },
-    Restart,
+struct Fake {
+    fake: Arc<FakeMongo>,
+    store: MongoStore,
 }
 
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0u8..3, 0u8..10).prop_map(|(source, priority)| Op::Enqueue { source, priority }),
-        4 => (0u8..3).prop_map(|band| Op::Claim { band }),
-        1 => (0usize..4).prop_map(|lease| Op::Heartbeat { lease }),
-        2 => (0usize..4).prop_map(|lease| Op::Complete { lease }),
-        2 => (0usize..4, any::<bool>()).prop_map(|(lease, retryable)| Op::Fail { lease, retryable }),
-        1 => (0usize..4).prop_map(|lease| Op::Release { lease }),
-        1 => (0usize..8, 1i64..4).prop_map(|(task, position)| Op::Reorder { task, position }),
-        1 => (0usize..8).prop_map(|task| Op::Retry { task }),
-        2 => (0i64..90_000).prop_map(|ms| Op::Advance { ms }),
-        1 => Just(Op::Restart),
-    ]
-}
-
-#[derive(Debug, Clone)]
-struct ModelTask {
-    id: String,
-    seq: usize,
-    source: u8,
-    priority: u8,
-    position: Option<i64>,
-    state: TaskState,
-    retries: u32,
-    attempts: u32,
-    next_retry_at: Option<i64>,
-    lease_expires_at: Option<i64>,
-    epoch: i64,
-}
-
-fn unfinished(s: TaskState) -> bool {
-    matches!(
-        s,
-        TaskState::Queued | TaskState::Processing | TaskState::RetryWait
-    )
-}
-
-#[derive(Default)]
-struct Model {
-    tasks: Vec<ModelTask>,
-}
-
-impl Model {
-    fn eligible(t: &ModelTask, now: i64) -> bool {
-        match t.state {
-            TaskState::Queued => true,
-            TaskState::RetryWait => t.next_retry_at.is_some_and(|at| at <= now),
-            TaskState::Processing => t.lease_expires_at.is_some_and(|at| at <= now),
-            _ => false,
-        }
+impl evident_store::queue_model::Subject for Fake {
+    fn queue(&self) -> &dyn TaskQueue {
+        &self.store
     }
 
-    /// The embedded store's rule, plus: not while another task of the source holds a live
-    /// lease (only reachable by retrying an older error task).
-    fn expected_claim(&self, band: PriorityBand, now: i64) -> Option<usize> {
-        let mut candidates: Vec<&ModelTask> = self
-            .tasks
-            .iter()
-            .filter(|t| Self::eligible(t, now) && t.priority >= band.min && t.priority <= band.max)
-            .filter(|t| {
-                !self
-                    .tasks
-                    .iter()
-                    .any(|o| o.source == t.source && o.seq < t.seq && unfinished(o.state))
-            })
-            .filter(|t| {
-                !self.tasks.iter().any(|o| {
-                    o.source == t.source
-                        && o.seq != t.seq
-                        && o.state == TaskState::Processing
-                        && o.lease_expires_at.is_some_and(|e| e > now)
-                })
-            })
-            .collect();
-        candidates.sort_by_key(|t| {
-            (
-                t.priority,
-                t.position.is_none(),
-                t.position.unwrap_or(0),
-                t.seq,
-            )
-        });
-        candidates.first().map(|t| t.seq)
+    fn restart(&mut self) {
+        self.store = MongoStore::new(self.fake.clone(), "evident");
     }
-}
 
-fn band(b: u8) -> PriorityBand {
-    match b {
-        0 => PriorityBand::ALL,
-        1 => PriorityBand::INTERACTIVE,
-        _ => PriorityBand::BULK,
-    }
-}
-
-async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
-    let fake = Arc::new(FakeMongo::new());
-    let mut store = MongoStore::new(fake.clone(), "evident");
-    let mut model = Model::default();
-    let mut leases: Vec<(LeaseToken, usize)> = Vec::new();
-    let mut now: i64 = 1_000;
-    let policy = BackoffPolicy::default();
-    for op in ops {
-        let q: &dyn TaskQueue = &store;
-        match op {
-            Op::Enqueue { source, priority } => {
-                let rec = q
-                    .enqueue(new_task(source, priority), now)
-                    .await
-                    .expect("enqueue");
-                prop_assert_eq!(rec.state, TaskState::Queued);
-                prop_assert_eq!(&rec.task_id, &task_id(model.tasks.len() as i64 + 1));
-                let seq = model.tasks.len();
-                model.tasks.push(ModelTask {
-                    id: rec.task_id,
-                    seq,
-                    source,
-                    priority,
-                    position: None,
-                    state: TaskState::Queued,
-                    retries: 0,
-                    attempts: 0,
-                    next_retry_at: None,
-                    lease_expires_at: None,
-                    epoch: 0,
-                });
-            }
-            Op::Claim { band: b } => {
-                let expected = model.expected_claim(band(b), now);
-                let got = q.claim("w", band(b), LEASE, now).await.expect("claim");
-                match (expected, got) {
-                    (None, None) => {}
-                    (Some(seq), Some(claim)) => {
-                        let t = &mut model.tasks[seq];
-                        prop_assert_eq!(&claim.task.task_id, &t.id, "claim order");
-                        prop_assert_eq!(
-                            claim.token.epoch,
-                            t.epoch + 1,
-                            "every claim bumps the epoch"
-                        );
-                        prop_assert_eq!(claim.payload["s"].as_u64(), Some(u64::from(t.source)));
-                        t.state = TaskState::Processing;
-                        t.attempts += 1;
-                        t.epoch = claim.token.epoch;
-                        t.lease_expires_at = Some(now + LEASE);
-                        t.next_retry_at = None;
-                        leases.push((claim.token, seq));
-                    }
-                    (e, g) => prop_assert!(
-                        false,
-                        "expected {:?}, got {:?}",
-                        e.map(|s| model.tasks[s].id.clone()),
-                        g.map(|c| c.task.task_id)
-                    ),
-                }
-            }
-            Op::Heartbeat { lease }
-            | Op::Complete { lease }
-            | Op::Fail { lease, .. }
-            | Op::Release { lease }
-                if lease >= leases.len() => {}
-            Op::Heartbeat { lease } => {
-                let (tok, seq) = leases[lease].clone();
-                let current = model.tasks[seq].state == TaskState::Processing
-                    && model.tasks[seq].epoch == tok.epoch;
-                let ok = q.heartbeat(&tok, LEASE, now).await.expect("heartbeat");
-                prop_assert_eq!(ok, current, "only the current lease heartbeats");
-                if ok {
-                    model.tasks[seq].lease_expires_at = Some(now + LEASE);
-                }
-            }
-            Op::Complete { lease } | Op::Fail { lease, .. } | Op::Release { lease } => {
-                let (tok, seq) = leases[lease].clone();
-                let current = model.tasks[seq].state == TaskState::Processing
-                    && model.tasks[seq].epoch == tok.epoch;
-                let ok = match &op {
-                    Op::Complete { .. } => q.complete(&tok, now).await.expect("complete"),
-                    Op::Release { .. } => q.release(&tok, now).await.expect("release"),
-                    Op::Fail { retryable, .. } => {
-                        let f = if *retryable {
-                            Failure::Retryable("busy".into())
-                        } else {
-                            Failure::Permanent("bad".into())
-                        };
-                        q.fail(&tok, f, &policy, now).await.expect("fail")
-                    }
-                    _ => unreachable!("matched above"),
-                };
-                prop_assert_eq!(ok, current, "only the current lease may finish a task");
-                if ok {
-                    let t = &mut model.tasks[seq];
-                    t.lease_expires_at = None;
-                    match op {
-                        Op::Complete { .. } => t.state = TaskState::Done,
-                        Op::Release { .. } => t.state = TaskState::Queued,
-                        Op::Fail {
-                            retryable: true, ..
-                        } => {
-                            t.retries += 1;
-                            t.state = TaskState::RetryWait;
-                            t.next_retry_at = Some(now + policy.delay(&t.id, t.retries));
-                        }
-                        _ => t.state = TaskState::Error,
-                    }
-                }
-            }
-            Op::Reorder { task, .. } | Op::Retry { task } if task >= model.tasks.len() => {}
-            Op::Reorder { task, position } => {
-                let id = model.tasks[task].id.clone();
-                q.reorder(&id, position, now)
-                    .await
-                    .expect("reorder")
-                    .expect("exists");
-                let prio = model.tasks[task].priority;
-                for t in model.tasks.iter_mut() {
-                    if t.id != id
-                        && t.priority == prio
-                        && unfinished(t.state)
-                        && t.position.is_some_and(|p| p >= position)
-                    {
-                        t.position = t.position.map(|p| p + 1);
-                    }
-                }
-                model.tasks[task].position = Some(position);
-            }
-            Op::Retry { task } => {
-                let id = model.tasks[task].id.clone();
-                let r = q.retry(&id, now).await;
-                if model.tasks[task].state == TaskState::Error {
-                    prop_assert_eq!(
-                        r.map(|t| t.map(|t| t.state)).ok(),
-                        Some(Some(TaskState::Queued))
-                    );
-                    model.tasks[task].state = TaskState::Queued;
-                    model.tasks[task].next_retry_at = None;
-                } else {
-                    prop_assert!(
-                        r.is_err_and(|e| e.kind == ErrorKind::Conflict),
-                        "retry of a non-error task is refused"
-                    );
-                }
-            }
-            Op::Advance { ms } => now += ms,
-            Op::Restart => store = MongoStore::new(fake.clone(), "evident"),
-        }
-        let q: &dyn TaskQueue = &store;
-        let all = q
-            .list(&TaskFilter {
-                limit: 1000,
-                ..Default::default()
-            })
-            .await
-            .expect("list");
-        prop_assert_eq!(all.len(), model.tasks.len(), "no task lost or invented");
-        let by_id: HashMap<&str, &TaskRecord> =
-            all.iter().map(|t| (t.task_id.as_str(), t)).collect();
-        for m in &model.tasks {
-            let t = by_id.get(m.id.as_str()).expect("present");
-            prop_assert_eq!(t.state, m.state, "state of {}", m.id);
-            prop_assert_eq!(
-                (t.retries, t.attempts),
-                (m.retries, m.attempts),
-                "counters of {}",
-                m.id
-            );
-            prop_assert_eq!(t.queue_position, m.position, "position of {}", m.id);
-            prop_assert_eq!(t.next_retry_at, m.next_retry_at, "next retry of {}", m.id);
-        }
-        // The head invariant, sequentially: exactly the oldest open task of a source has it.
-        for (source, open) in open_by_source(&fake) {
+    /// Exactly the oldest open task of a source carries the head marker, and every hand-over
+    /// finished.
+    fn check(&self) -> Result<(), String> {
+        for (source, open) in open_by_source(&self.fake) {
             let heads: Vec<bool> = open.iter().map(|t| t.1).collect();
             let mut want = vec![false; heads.len()];
             want[0] = true;
-            prop_assert_eq!(heads, want, "head markers of {:?}", source);
+            if heads != want {
+                return Err(format!("head markers of {source:?}: {heads:?}"));
+            }
         }
-        prop_assert!(
-            fake.collection("tasks")
-                .iter()
-                .all(|d| !d.contains_key("fixAt")),
-            "every hand-over finished"
-        );
+        if self
+            .fake
+            .collection("tasks")
+            .iter()
+            .any(|d| d.contains_key("fixAt"))
+        {
+            return Err("a hand-over did not finish".into());
+        }
+        Ok(())
     }
-    let counts = store.counts().await.expect("counts");
-    let total: u64 = TaskState::ALL.iter().map(|s| counts.state(*s)).sum();
-    prop_assert_eq!(total as usize, model.tasks.len());
-    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
     #[test]
-    fn queue_state_machine_matches_the_model(ops in proptest::collection::vec(op(), 1..60)) {
+    fn queue_state_machine_matches_the_model(ops in evident_store::queue_model::ops()) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        rt.block_on(run(ops))?;
+        let fake = Arc::new(FakeMongo::new());
+        let mut subject = Fake { store: MongoStore::new(fake.clone(), "evident"), fake };
+        rt.block_on(evident_store::queue_model::run(&mut subject, ops))?;
     }
 }
 
