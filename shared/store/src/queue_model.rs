@@ -14,8 +14,8 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use crate::queue::{
-    BackoffPolicy, Failure, LeaseToken, NewTask, PriorityBand, TaskFilter, TaskQueue,
-    TaskRecord, TaskState,
+    BackoffPolicy, Failure, LeaseToken, NewTask, PriorityBand, TaskFilter, TaskQueue, TaskRecord,
+    TaskState,
 };
 
 /// The lease every claim in the model takes.
@@ -318,11 +318,9 @@ pub async fn run(subject: &mut dyn Subject, ops: Vec<Op>) -> Result<(), TestCase
             prop_assert_eq!(t.queue_position, m.position, "position of {}", m.id);
             prop_assert_eq!(t.next_retry_at, m.next_retry_at, "next retry of {}", m.id);
         }
-        for t in model
-            .tasks
-            .iter()
-            .filter(|t| t.state == TaskState::Processing && t.lease_expires_at.is_some_and(|e| e > now))
-        {
+        for t in model.tasks.iter().filter(|t| {
+            t.state == TaskState::Processing && t.lease_expires_at.is_some_and(|e| e > now)
+        }) {
             prop_assert_eq!(
                 leases
                     .iter()

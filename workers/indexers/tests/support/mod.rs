@@ -5,7 +5,6 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use evident_ai::{Embedder, HashingEmbedder, Priority};
@@ -20,7 +19,6 @@ use evident_store::VectorSpace;
 use evident_store::indexers::IndexerSource;
 use evident_store::queue::{Clock, ManualClock, PriorityBand, TaskRecord, TaskState};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 pub struct Harness {
@@ -256,153 +254,44 @@ pub fn locator_json(l: &Locator) -> Value {
     serde_json::to_value(l).expect("locator")
 }
 
-/// One recorded exchange.
-#[derive(Debug, Clone)]
-struct Exchange {
-    method: String,
-    path: String,
-    query: Vec<(String, String)>,
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    used: bool,
-}
-
-/// A local HTTP server answering from recorded exchanges: each is used once, the first unused
-/// one whose method and path match and whose listed query parameters the request carries.
+/// The recorded REST exchanges of `tests/fixtures/rest/`, served by a local server
+/// ([`evident_wire::WireServer`]).
 #[derive(Clone)]
 pub struct Replay {
     pub base: String,
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
-    unmatched: Arc<Mutex<Vec<String>>>,
-}
-
-fn load(file: &str, base: &str) -> Vec<Exchange> {
-    let text = std::fs::read_to_string(format!(
-        "{}/tests/fixtures/rest/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture");
-    let list: Vec<Value> = serde_json::from_str(&text).expect("fixture json");
-    list.into_iter()
-        .map(|e| {
-            let req = &e["request"];
-            let resp = &e["response"];
-            let body = match &resp["body"] {
-                Value::String(s) => s.replace("{BASE}", base).into_bytes(),
-                Value::Null => Vec::new(),
-                other => other.to_string().replace("{BASE}", base).into_bytes(),
-            };
-            Exchange {
-                method: req["method"].as_str().unwrap_or("GET").to_string(),
-                path: req["path"].as_str().unwrap_or("/").to_string(),
-                query: req["query"]
-                    .as_object()
-                    .map(|q| {
-                        q.iter()
-                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                status: resp["status"].as_u64().unwrap_or(200) as u16,
-                headers: resp["headers"]
-                    .as_object()
-                    .map(|h| {
-                        h.iter()
-                            .map(|(k, v)| {
-                                (k.clone(), v.as_str().unwrap_or("").replace("{BASE}", base))
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                body,
-                used: false,
-            }
-        })
-        .collect()
-}
-
-fn decode(s: &str) -> String {
-    url::form_urlencoded::parse(format!("x={s}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default()
+    server: evident_wire::WireServer,
 }
 
 impl Replay {
     /// Serves the exchanges of `files` (in order) on a free loopback port.
     pub async fn start(files: &[&str]) -> Replay {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr: SocketAddr = listener.local_addr().expect("addr");
-        let base = format!("http://{addr}");
-        let exchanges: Vec<Exchange> = files.iter().flat_map(|f| load(f, &base)).collect();
-        let replay = Replay {
-            base,
-            exchanges: Arc::new(Mutex::new(exchanges)),
-            unmatched: Arc::default(),
-        };
-        let state = replay.clone();
-        let app = axum::Router::new().fallback(
-            move |method: axum::http::Method, uri: axum::http::Uri| {
-                let state = state.clone();
-                async move { state.answer(method.as_str(), &uri) }
-            },
-        );
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        replay
-    }
-
-    fn answer(&self, method: &str, uri: &axum::http::Uri) -> axum::response::Response {
-        let path = decode(uri.path());
-        let query: Vec<(String, String)> =
-            url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
-        let mut all = self.exchanges.lock();
-        let found = all.iter_mut().find(|e| {
-            !e.used
-                && e.method.eq_ignore_ascii_case(method)
-                && e.path == path
-                && e.query.iter().all(|q| query.contains(q))
-        });
-        let mut builder = axum::http::Response::builder();
-        match found {
-            Some(e) => {
-                e.used = true;
-                builder = builder.status(e.status);
-                for (k, v) in &e.headers {
-                    builder = builder.header(k, v);
-                }
-                builder
-                    .body(axum::body::Body::from(e.body.clone()))
-                    .expect("response")
-            }
-            None => {
-                self.unmatched.lock().push(format!("{method} {uri}"));
-                builder
-                    .status(599)
-                    .body(axum::body::Body::from("no recorded exchange"))
-                    .expect("response")
-            }
+        let exchanges = files
+            .iter()
+            .flat_map(|f| {
+                evident_wire::fixture(
+                    env!("CARGO_MANIFEST_DIR"),
+                    &format!("tests/fixtures/rest/{f}"),
+                )
+            })
+            .collect();
+        let server = evident_wire::WireServer::start(exchanges).await;
+        Replay {
+            base: server.base.clone(),
+            server,
         }
     }
 
     /// Requests nothing answered.
-    pub fn unmatched(&self) -> Vec<String> {
-        self.unmatched.lock().clone()
+    pub fn unmatched(&self) -> Vec<evident_wire::Received> {
+        self.server.unmatched()
     }
 
     /// Recorded exchanges not asked for, except those whose path contains one of `optional`.
     pub fn unused(&self, optional: &[&str]) -> Vec<String> {
-        self.exchanges
-            .lock()
-            .iter()
-            .filter(|e| !e.used && !optional.iter().any(|o| e.path.contains(o)))
-            .map(|e| format!("{} {}", e.method, e.path))
+        self.server
+            .unused()
+            .into_iter()
+            .filter(|e| !optional.iter().any(|o| e.contains(o)))
             .collect()
     }
 }
