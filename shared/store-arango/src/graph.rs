@@ -4,7 +4,8 @@
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
-use evident_core::{Edge, EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Visibility};
+use evident_core::{EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Visibility};
+use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
     Direction, EdgeKey, GraphStore, RemovedCounts, Result, StoreError, Subgraph, TraverseOptions,
 };
@@ -561,78 +562,44 @@ impl GraphStore for ArangoStore {
         start: &[NodeKey],
         opts: &TraverseOptions,
     ) -> Result<Subgraph> {
-        let mut depth_of: HashMap<NodeKey, usize> = HashMap::new();
-        let mut order: Vec<NodeKey> = Vec::new();
-        let mut frontier: Vec<NodeKey> = Vec::new();
-        for node in self.read_nodes(vis, start).await? {
-            if !depth_of.contains_key(&node.key) {
-                depth_of.insert(node.key.clone(), 0);
-                order.push(node.key.clone());
-                frontier.push(node.key);
-            }
-        }
+        let start_keys = self
+            .read_nodes(vis, start)
+            .await?
+            .into_iter()
+            .map(|n| n.key);
+        let mut walk = Walk::new(start_keys, opts.max_nodes);
         let vis_json = vis_bind(vis);
-        // Edges keyed by identity so the same edge in the global and the client partition is one.
-        let mut edges: Vec<Edge> = Vec::new();
-        let mut edge_index: HashMap<(NodeKey, String, NodeKey), usize> = HashMap::new();
+        // Each edge document once per partition (the same edge in two partitions is merged
+        // by the walk).
         let mut seen: HashSet<(usize, String)> = HashSet::new();
-        let max_nodes = opts.max_nodes.max(1);
         for depth in 1..=opts.max_depth.max(1) {
-            if frontier.is_empty() {
-                break;
-            }
+            let frontier = walk.frontier().to_vec();
             let mut rows = Vec::new();
             for (p, partition) in vis.partitions().into_iter().enumerate() {
                 for row in self.edges_at(partition, &vis_json, &frontier, opts).await? {
                     rows.push((p, row));
                 }
             }
-            let mut next = Vec::new();
             for (p, row) in rows {
-                if !seen.insert((p, row.id.clone())) || row.evidence.is_empty() {
+                if !seen.insert((p, row.id.clone())) {
                     continue;
                 }
-                let (from, to) = (
-                    NodeKey::from_canonical(row.from),
-                    NodeKey::from_canonical(row.to),
+                walk.visit(
+                    depth,
+                    WalkedEdge {
+                        from: NodeKey::from_canonical(row.from),
+                        edge_type: row.edge_type,
+                        to: NodeKey::from_canonical(row.to),
+                        props: row.props.unwrap_or_default(),
+                        evidence: row.evidence,
+                    },
                 );
-                // Walked from whichever endpoint is already reached; the other one is new.
-                let other = if depth_of.contains_key(&from) {
-                    to.clone()
-                } else {
-                    from.clone()
-                };
-                if !depth_of.contains_key(&other) {
-                    if depth_of.len() >= max_nodes {
-                        continue;
-                    }
-                    depth_of.insert(other.clone(), depth);
-                    order.push(other.clone());
-                    next.push(other);
-                }
-                let identity = (from.clone(), row.edge_type.clone(), to.clone());
-                match edge_index.get(&identity) {
-                    Some(&i) => {
-                        for id in row.evidence {
-                            if !edges[i].evidence_chunk_ids.contains(&id) {
-                                edges[i].evidence_chunk_ids.push(id);
-                            }
-                        }
-                    }
-                    None => {
-                        edge_index.insert(identity, edges.len());
-                        edges.push(Edge {
-                            from,
-                            to,
-                            edge_type: row.edge_type,
-                            props: row.props.unwrap_or_default(),
-                            evidence_chunk_ids: row.evidence,
-                        });
-                    }
-                }
             }
-            frontier = next;
+            if !walk.next_hop() {
+                break;
+            }
         }
+        let (order, depth_of, edges) = walk.finish();
         let nodes = self
             .read_nodes(vis, &order)
             .await?

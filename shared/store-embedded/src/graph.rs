@@ -6,7 +6,8 @@
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
-use evident_core::{Edge, EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Scope, Visibility};
+use evident_core::{EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Scope, Visibility};
+use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
     Direction, EdgeKey, GraphStore, RemovedCounts, Result, Subgraph, TraverseOptions,
 };
@@ -498,23 +499,12 @@ pub(crate) fn traverse(
     start: &[NodeKey],
     opts: &TraverseOptions,
 ) -> Result<Subgraph> {
-    let mut depth_of: HashMap<NodeKey, usize> = HashMap::new();
-    let mut order: Vec<NodeKey> = Vec::new();
-    let mut frontier: Vec<NodeKey> = Vec::new();
-    for node in read_nodes(conn, vis, start)? {
-        if !depth_of.contains_key(&node.key) {
-            depth_of.insert(node.key.clone(), 0);
-            order.push(node.key.clone());
-            frontier.push(node.key);
-        }
-    }
-    // Edges keyed by identity so the same edge in the global and the client partition is one.
-    let mut edges: Vec<Edge> = Vec::new();
-    let mut edge_index: HashMap<(NodeKey, String, NodeKey), usize> = HashMap::new();
+    let start_keys = read_nodes(conn, vis, start)?.into_iter().map(|n| n.key);
+    let mut walk = Walk::new(start_keys, opts.max_nodes);
+    // Each edge row once (the same edge in two partitions is two rows, merged by the walk).
     let mut seen_eids: HashSet<i64> = HashSet::new();
-    let max_nodes = opts.max_nodes.max(1);
-    'outer: for depth in 1..=opts.max_depth.max(1) {
-        let mut next = Vec::new();
+    for depth in 1..=opts.max_depth.max(1) {
+        let frontier = walk.frontier().to_vec();
         let mut rows = Vec::new();
         if matches!(opts.direction, Direction::Out | Direction::Any) {
             rows.extend(edges_at(conn, vis, &frontier, true, &opts.edge_types)?);
@@ -524,48 +514,25 @@ pub(crate) fn traverse(
         }
         rows.sort_by_key(|r| r.eid);
         for row in rows {
-            if !seen_eids.insert(row.eid) || row.evidence.is_empty() {
+            if !seen_eids.insert(row.eid) {
                 continue;
             }
-            let (from, to) = (
-                NodeKey::from_canonical(row.from),
-                NodeKey::from_canonical(row.to),
+            walk.visit(
+                depth,
+                WalkedEdge {
+                    from: NodeKey::from_canonical(row.from),
+                    edge_type: row.edge_type,
+                    to: NodeKey::from_canonical(row.to),
+                    props: serde_json::from_str(&row.props).map_err(json_err)?,
+                    evidence: row.evidence,
+                },
             );
-            // Walked from whichever endpoint is already reached; the other one is new.
-            let other = if depth_of.contains_key(&from) {
-                to.clone()
-            } else {
-                from.clone()
-            };
-            if !depth_of.contains_key(&other) {
-                if depth_of.len() >= max_nodes {
-                    continue;
-                }
-                depth_of.insert(other.clone(), depth);
-                order.push(other.clone());
-                next.push(other);
-            }
-            let identity = (from.clone(), row.edge_type.clone(), to.clone());
-            match edge_index.get(&identity) {
-                Some(&i) => edges[i].evidence_chunk_ids.extend(row.evidence),
-                None => {
-                    edge_index.insert(identity, edges.len());
-                    let props = serde_json::from_str(&row.props).map_err(json_err)?;
-                    edges.push(Edge {
-                        from,
-                        to,
-                        edge_type: row.edge_type,
-                        props,
-                        evidence_chunk_ids: row.evidence,
-                    });
-                }
-            }
         }
-        if next.is_empty() {
-            break 'outer;
+        if !walk.next_hop() {
+            break;
         }
-        frontier = next;
     }
+    let (order, depth_of, edges) = walk.finish();
     let nodes = read_nodes(conn, vis, &order)?
         .into_iter()
         .map(|n| {

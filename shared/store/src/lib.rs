@@ -15,6 +15,7 @@ pub mod queue;
 pub mod queue_model;
 mod traits;
 mod types;
+pub mod walk;
 mod writer;
 
 pub use error::{ErrorKind, StoreError};
