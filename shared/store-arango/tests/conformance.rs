@@ -6,33 +6,15 @@
 //! gets a fresh database `evident_test_<random hex>`, dropped when the case ends.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use evident_store::conformance::Harness;
-use evident_store::{SequencedWriter, VectorSpace};
+use evident_store::SequencedWriter;
+use evident_store::conformance::{self, Harness};
 use evident_store_arango::{ArangoConfig, ArangoStore};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
-use sha2::{Digest, Sha256};
 
 const URL_VAR: &str = "EVIDENT_TEST_ARANGO_URL";
 const USER_VAR: &str = "EVIDENT_TEST_ARANGO_USER";
 const PASSWORD_VAR: &str = "EVIDENT_TEST_ARANGO_PASSWORD";
-
-/// 16 hex digits that differ between cases, processes and runs.
-fn unique_hex() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let seed = format!(
-        "{nanos}/{}/{}/{:?}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        std::thread::current().id()
-    );
-    hex::encode(&Sha256::digest(seed.as_bytes())[..8])
-}
 
 /// Drops the case's database when the harness goes away.
 struct DropDatabase(ArangoConfig);
@@ -70,7 +52,10 @@ async fn harness() -> Option<Harness> {
     let url = std::env::var(URL_VAR)
         .ok()
         .filter(|u| !u.trim().is_empty())?;
-    let mut cfg = ArangoConfig::new(url, format!("evident_test_{}", unique_hex()));
+    let mut cfg = ArangoConfig::new(
+        url,
+        format!("evident_test_{}", conformance::unique_suffix()),
+    );
     if std::env::var(USER_VAR).is_ok() {
         cfg.username_env = Some(USER_VAR.to_string());
         if std::env::var(PASSWORD_VAR).is_ok() {
@@ -85,10 +70,7 @@ async fn harness() -> Option<Harness> {
     let dir = tempfile::tempdir().expect("temp dir");
     let embedded = EmbeddedStore::open(EmbeddedOptions {
         dir: dir.path().to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: "test:axis".into(),
-            dim: 16,
-        },
+        vector_space: conformance::vector_space(),
         background_indexer: true,
     })
     .expect("open embedded store");
@@ -106,7 +88,7 @@ async fn harness() -> Option<Harness> {
     stores.health = vec![local, graph];
     Some(Harness {
         stores,
-        dim: 16,
+        dim: conformance::DIM,
         keep: Box::new(Keep {
             arango,
             embedded,

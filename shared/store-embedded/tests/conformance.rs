@@ -3,18 +3,15 @@
 
 use std::sync::Arc;
 
-use evident_store::conformance::Harness;
-use evident_store::{SequencedWriter, VectorSpace};
+use evident_store::SequencedWriter;
+use evident_store::conformance::{DIM, Harness, vector_space};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
 fn open() -> (tempfile::TempDir, EmbeddedStore) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = EmbeddedStore::open(EmbeddedOptions {
         dir: dir.path().to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: "test:axis".into(),
-            dim: 16,
-        },
+        vector_space: vector_space(),
         background_indexer: true,
     })
     .expect("open store");
@@ -25,7 +22,7 @@ async fn harness() -> Harness {
     let (dir, store) = open();
     Harness {
         stores: store.stores(),
-        dim: 16,
+        dim: DIM,
         keep: Box::new((dir, store)),
     }
 }
@@ -41,7 +38,7 @@ async fn sequenced_harness() -> Harness {
     });
     Harness {
         stores,
-        dim: 16,
+        dim: DIM,
         keep: Box::new((dir, store)),
     }
 }

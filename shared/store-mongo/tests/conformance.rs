@@ -11,31 +11,13 @@
 #[cfg(feature = "driver")]
 mod live {
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicU64, Ordering};
 
-    use evident_store::conformance::Harness;
-    use evident_store::{SequencedWriter, VectorSpace};
+    use evident_store::SequencedWriter;
+    use evident_store::conformance::{self, Harness};
     use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
     use evident_store_mongo::{MongoConfig, MongoStore};
-    use sha2::{Digest, Sha256};
 
     const VAR: &str = "EVIDENT_TEST_MONGO_URL";
-
-    /// A database name no other run uses.
-    fn unique_database() -> String {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let seed = format!(
-            "{nanos}:{}:{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        let digest = hex::encode(Sha256::digest(seed.as_bytes()));
-        format!("evident_test_{}", &digest[..16])
-    }
 
     /// Drops the test database when the harness goes (inside the test's multi-thread runtime).
     struct DropDatabase(MongoStore);
@@ -57,7 +39,7 @@ mod live {
         std::env::var(VAR).ok()?;
         let cfg = MongoConfig {
             uri_env: VAR.to_string(),
-            database: unique_database(),
+            database: format!("evident_test_{}", conformance::unique_suffix()),
             timeout_secs: 30,
         };
         let mongo = MongoStore::connect(&cfg)
@@ -66,10 +48,7 @@ mod live {
         let dir = tempfile::tempdir().expect("temp dir");
         let embedded = EmbeddedStore::open(EmbeddedOptions {
             dir: dir.path().to_path_buf(),
-            vector_space: VectorSpace {
-                embedder: "test:axis".into(),
-                dim: 16,
-            },
+            vector_space: conformance::vector_space(),
             background_indexer: true,
         })
         .expect("open embedded store");
@@ -87,7 +66,7 @@ mod live {
         stores.health.push(m);
         Some(Harness {
             stores,
-            dim: 16,
+            dim: conformance::DIM,
             keep: Box::new((dir, embedded, DropDatabase(mongo))),
         })
     }

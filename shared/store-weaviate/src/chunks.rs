@@ -611,7 +611,7 @@ impl Inner {
                 listed.push((seq, decode_chunk(&row)?));
             }
         }
-        listed.sort_by(|a, b| b.0.cmp(&a.0));
+        listed.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
         listed.truncate(limit);
         Ok(listed.into_iter().map(|(_, c)| c).collect())
     }

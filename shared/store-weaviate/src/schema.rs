@@ -102,7 +102,7 @@ pub(crate) const CHUNK_PROPS: &[PropSpec] = &[
 pub(crate) const META_PROPS: &[PropSpec] = &[exact("key", true), exact("value", false)];
 
 impl PropSpec {
-    pub fn to_json(&self) -> Value {
+    pub fn to_json(self) -> Value {
         let mut p = json!({
             "name": self.name,
             "dataType": [self.data_type],
@@ -174,7 +174,7 @@ pub(crate) fn chunk_class(name: &str, multi_tenancy: bool) -> Value {
             "stopwords": {"preset": "en"}
         },
         "multiTenancyConfig": {"enabled": multi_tenancy},
-        "properties": CHUNK_PROPS.iter().map(PropSpec::to_json).collect::<Vec<_>>(),
+        "properties": CHUNK_PROPS.iter().copied().map(PropSpec::to_json).collect::<Vec<_>>(),
     })
 }
 
@@ -185,7 +185,7 @@ pub(crate) fn meta_class(name: &str, chunk_class: &str) -> Value {
         "description": format!("Evident: settings of collection {chunk_class} (its vector space)"),
         "vectorizer": "none",
         "multiTenancyConfig": {"enabled": false},
-        "properties": META_PROPS.iter().map(PropSpec::to_json).collect::<Vec<_>>(),
+        "properties": META_PROPS.iter().copied().map(PropSpec::to_json).collect::<Vec<_>>(),
     })
 }
 

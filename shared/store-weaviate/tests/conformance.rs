@@ -8,36 +8,14 @@
 //! twice: one shared collection, and one tenant per client.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use evident_store::conformance::Harness;
-use evident_store::{ChunkStore, SequencedWriter, VectorSpace};
+use evident_store::conformance::{DIM, Harness, unique_suffix, vector_space};
+use evident_store::{ChunkStore, SequencedWriter};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 use evident_store_weaviate::{WeaviateConfig, WeaviateStore};
-use sha2::{Digest, Sha256};
 
 const URL_VAR: &str = "EVIDENT_TEST_WEAVIATE_URL";
 const KEY_VAR: &str = "EVIDENT_TEST_WEAVIATE_API_KEY";
-const DIM: usize = 16;
-
-fn space() -> VectorSpace {
-    VectorSpace {
-        embedder: "test:axis".into(),
-        dim: DIM,
-    }
-}
-
-/// 12 hex digits unique to this process and call.
-fn unique_suffix() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = format!(
-        "{:?}-{}-{}",
-        std::time::SystemTime::now(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    hex::encode(Sha256::digest(seed.as_bytes()))[..12].to_string()
-}
 
 /// Deletes the test collections when the harness is dropped.
 struct DropCollections {
@@ -96,14 +74,14 @@ async fn harness(multi_tenancy: bool) -> Option<Harness> {
         .await
         .unwrap_or_else(|e| panic!("connect to Weaviate at {}: {e}", cfg.url));
     weaviate
-        .bind_vector_space(&space())
+        .bind_vector_space(&vector_space())
         .await
         .expect("bind the vector space");
 
     let dir = tempfile::tempdir().expect("temp dir");
     let embedded = EmbeddedStore::open(EmbeddedOptions {
         dir: dir.path().to_path_buf(),
-        vector_space: space(),
+        vector_space: vector_space(),
         background_indexer: true,
     })
     .expect("open embedded store");

@@ -12,6 +12,35 @@ use crate::{
     TraverseOptions,
 };
 
+/// Dimension of the vectors every harness opens its stores for.
+pub const DIM: usize = 16;
+
+/// The vector space every harness opens its stores for (the suite's axis vectors).
+pub fn vector_space() -> crate::VectorSpace {
+    crate::VectorSpace {
+        embedder: "test:axis".into(),
+        dim: DIM,
+    }
+}
+
+/// 16 lowercase hex digits no other case, thread, process or run uses: names per-case
+/// databases and collections on a shared server.
+pub fn unique_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    // RandomState is seeded per process, so equal inputs in two runs still differ.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(nanos);
+    h.write_u32(std::process::id());
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{:016x}", h.finish())
+}
+
 /// A fresh store set plus whatever must live as long as it (a temp dir, a client).
 pub struct Harness {
     pub stores: Stores,
