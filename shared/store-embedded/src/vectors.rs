@@ -32,6 +32,46 @@ const BATCH: usize = 256;
 const INDEX_THREADS: usize = 2;
 /// Save the graph after this many additions (and whenever the tail drains after changes).
 const SAVE_EVERY: usize = 20_000;
+/// Searches that may run inside the graph at once (more wait for a slot).
+const SEARCH_SLOTS: usize = 8;
+/// usearch keeps one scratch context per concurrent caller and refuses a call when all are
+/// taken ("Reserve capacity ahead of searches!"), so every call into the graph holds one of
+/// these slots and the graph is always reserved for this many threads.
+const GRAPH_SLOTS: usize = INDEX_THREADS + SEARCH_SLOTS;
+
+/// A counting semaphore over the graph's per-thread contexts (blocking: graph calls run on
+/// blocking threads).
+struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+struct SlotGuard<'a>(&'a Slots);
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            free: Mutex::new(n),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn take(&self) -> SlotGuard<'_> {
+        let mut free = self.free.lock();
+        while *free == 0 {
+            self.freed.wait(&mut free);
+        }
+        *free -= 1;
+        SlotGuard(self)
+    }
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock() += 1;
+        self.0.freed.notify_one();
+    }
+}
 
 /// What the filter needs to know about a live row, kept in memory for every chunk.
 #[derive(Debug, Clone)]
@@ -115,6 +155,8 @@ pub struct VectorIndex {
     tail: Mutex<Tail>,
     wake: Condvar,
     rows: RwLock<DenseMap<RowMeta>>,
+    /// Held by every add and search inside the graph (see [`GRAPH_SLOTS`]).
+    slots: Slots,
     /// Serialises `index_batch` (background thread vs. `drain`), so a batch is added once.
     indexing: Mutex<()>,
     scopes: RwLock<Interner<Scope>>,
@@ -134,10 +176,15 @@ fn new_hnsw(dim: usize) -> Result<usearch::Index, StoreError> {
     };
     let index = usearch::Index::new(&options)
         .map_err(|e| StoreError::corrupt(format!("creating vector index: {e}")))?;
-    index
-        .reserve(1024)
-        .map_err(|e| StoreError::corrupt(format!("reserving vector index: {e}")))?;
+    reserve(&index, 1024)?;
     Ok(index)
+}
+
+/// Room for `capacity` vectors and [`GRAPH_SLOTS`] concurrent callers.
+fn reserve(index: &usearch::Index, capacity: usize) -> Result<(), StoreError> {
+    index
+        .reserve_capacity_and_threads(capacity, GRAPH_SLOTS)
+        .map_err(|e| StoreError::corrupt(format!("reserving vector index: {e}")))
 }
 
 pub fn normalize(v: &mut [f32]) {
@@ -226,7 +273,11 @@ impl VectorIndex {
                     && matches_saved(&index_path, &s) =>
             {
                 match hnsw.load(index_path.to_string_lossy().as_ref()) {
-                    Ok(()) if hnsw.dimensions() == space.dim => high_water = s.high_water,
+                    Ok(()) if hnsw.dimensions() == space.dim => {
+                        // Loading sizes the graph to its contents and the default thread count.
+                        reserve(&hnsw, (hnsw.size() * 2).max(1024))?;
+                        high_water = s.high_water;
+                    }
                     Ok(()) | Err(_) => {
                         tracing::warn!(path = %index_path.display(), "vector index unreadable; rebuilding from the record store");
                         hnsw = new_hnsw(space.dim)?;
@@ -268,6 +319,7 @@ impl VectorIndex {
             }),
             wake: Condvar::new(),
             rows: RwLock::new(DenseMap::default()),
+            slots: Slots::new(GRAPH_SLOTS),
             indexing: Mutex::new(()),
             scopes: RwLock::new(Interner::default()),
             kinds: RwLock::new(Interner::default()),
@@ -361,23 +413,26 @@ impl VectorIndex {
         let filter = self.row_filter(vis, kinds);
         let admits = |rid: u64| filter.admits(rid);
         let mut best: HashMap<u64, f32> = HashMap::new();
-        {
-            let hnsw = self.hnsw.read();
-            if hnsw.size() > 0 {
-                let matches = hnsw
-                    .filtered_search(&q, k, admits)
-                    .map_err(|e| StoreError::corrupt(format!("vector search: {e}")))?;
-                for (key, dist) in matches.keys.iter().zip(matches.distances.iter()) {
-                    best.insert(*key, 1.0 - *dist);
-                }
-            }
-        }
+        // The tail before the graph: the indexer adds a row to the graph before taking it off
+        // the tail, so a row missing from this tail scan is already in the graph searched next.
         {
             let tail = self.tail.lock();
             for (rid, v) in tail.pending.iter() {
                 if admits(*rid) {
-                    let sim = dot(&q, v);
-                    let e = best.entry(*rid).or_insert(sim);
+                    best.insert(*rid, dot(&q, v));
+                }
+            }
+        }
+        {
+            let hnsw = self.hnsw.read();
+            if hnsw.size() > 0 {
+                let _slot = self.slots.take();
+                let matches = hnsw
+                    .filtered_search(&q, k, admits)
+                    .map_err(|e| StoreError::corrupt(format!("vector search: {e}")))?;
+                for (key, dist) in matches.keys.iter().zip(matches.distances.iter()) {
+                    let sim = 1.0 - *dist;
+                    let e = best.entry(*key).or_insert(sim);
                     *e = e.max(sim);
                 }
             }
@@ -408,16 +463,24 @@ impl VectorIndex {
         {
             let needed = self.hnsw.read().size() + batch.len();
             if needed > self.hnsw.read().capacity() {
-                let hnsw = self.hnsw.write();
-                let target = (needed * 2).max(4096);
-                hnsw.reserve_capacity_and_threads(target, INDEX_THREADS)
-                    .map_err(|e| StoreError::corrupt(format!("growing vector index: {e}")))?;
+                reserve(&self.hnsw.write(), (needed * 2).max(4096))?;
             }
+        }
+        let mut batch_rest: &[(u64, Arc<[f32]>)] = &batch;
+        if self.hnsw.read().size() == 0 {
+            // usearch counts the first vector before its node exists, and a search that sees
+            // a non-empty graph starts at that node: the first add must exclude searches.
+            let hnsw = self.hnsw.write();
+            let (rid, v) = &batch[0];
+            let _slot = self.slots.take();
+            hnsw.add(*rid, v)
+                .map_err(|e| StoreError::corrupt(format!("adding to vector index: {e}")))?;
+            batch_rest = &batch[1..];
         }
         {
             // HNSW insertion is the slow part; usearch takes concurrent adds, so split the batch.
             let hnsw = self.hnsw.read();
-            let fresh: Vec<&(u64, Arc<[f32]>)> = batch
+            let fresh: Vec<&(u64, Arc<[f32]>)> = batch_rest
                 .iter()
                 .filter(|(rid, _)| !hnsw.contains(*rid))
                 .collect();
@@ -427,7 +490,9 @@ impl VectorIndex {
                     .chunks(per_thread)
                     .map(|part| {
                         let hnsw = &hnsw;
+                        let slots = &self.slots;
                         scope.spawn(move || -> Result<(), StoreError> {
+                            let _slot = slots.take();
                             for (rid, v) in part {
                                 hnsw.add(*rid, v).map_err(|e| {
                                     StoreError::corrupt(format!("adding to vector index: {e}"))
@@ -528,5 +593,57 @@ impl VectorIndex {
     pub fn shutdown(&self) {
         self.stop.store(true, Ordering::Release);
         self.wake.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space() -> VectorSpace {
+        VectorSpace {
+            embedder: "test:axis".into(),
+            dim: 8,
+        }
+    }
+
+    fn vector(i: u64) -> Vec<f32> {
+        (0..8).map(|d| ((i * 7 + d) % 11) as f32 + 1.0).collect()
+    }
+
+    /// Searches racing the graph's first insertion (usearch counts the node before it
+    /// exists) and more concurrent callers than indexing threads (usearch refuses a call
+    /// when its per-thread contexts are taken) must neither crash nor fail.
+    #[test]
+    fn searches_while_indexing_from_empty_neither_crash_nor_fail() {
+        let scope = Scope::client("c");
+        let vis = Visibility::of(scope.clone());
+        for round in 0..100 {
+            let dir = tempfile::tempdir().expect("tmp");
+            let index =
+                VectorIndex::open(dir.path(), space(), 0, |_| Ok(Vec::new())).expect("open");
+            for rid in 1..=40 {
+                index.track_row(rid, &format!("r{rid}"), &scope, "doc");
+                index.push(rid, vector(rid));
+            }
+            let query = vector(round % 40 + 1);
+            std::thread::scope(|s| {
+                s.spawn(|| index.drain().expect("drain"));
+                let searchers: Vec<_> = (0..4)
+                    .map(|_| {
+                        s.spawn(|| {
+                            for _ in 0..20 {
+                                let hits = index.search(&vis, &[], &query, 3).expect("search");
+                                assert!(!hits.is_empty(), "the tail or the graph answers");
+                            }
+                        })
+                    })
+                    .collect();
+                for searcher in searchers {
+                    searcher.join().expect("searcher");
+                }
+            });
+            assert_eq!((index.pending(), index.indexed()), (0, 40));
+        }
     }
 }
