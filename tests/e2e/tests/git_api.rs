@@ -367,3 +367,36 @@ async fn bad_pushes_are_refused_and_change_nothing() {
     assert!(!text.contains("hunter2") && text.contains("5432"), "{text}");
     assert_ne!(app.fingerprint().await, before);
 }
+
+/// A commit stored again under another fingerprint (here: pushed on a second branch with a
+/// longer message) replaces its chunks, and with them the evidence of its links; the link
+/// from the first branch must be put back, not lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_stored_again_keeps_the_links_of_every_branch() {
+    let app = TestApp::new(Embed::Hashing).await;
+    seed(&app).await;
+    let (s, v) = app
+        .post(
+            "/api/v1/ingest/git-commits",
+            &json!({
+                "clientId": "acme", "repository": "shop", "branch": "release",
+                "commits": [
+                    {"hash": C2, "parents": [C1], "authorName": "Grace Hopper", "authorEmail": "grace@example.com",
+                     "date": "2026-10-02T09:00:00Z", "message": "Fix cart total rounding (fixes #7)\n\nCherry-picked for the release.",
+                     "files": [{"path": "src/shop/Cart.java", "status": "M"}]}
+                ]
+            }),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["indexed"], 1, "{v}");
+    let v = traverse(&app, &format!("commit:{C2}"), "in", &["has_commit"], 1).await;
+    assert_eq!(
+        node_keys(&v),
+        vec![
+            "branch:shop_main".to_string(),
+            "branch:shop_release".into(),
+            format!("commit:{C2}")
+        ]
+    );
+}

@@ -19,7 +19,7 @@ use evident_store::queue::{Millis, TaskRecord};
 use serde::{Deserialize, Serialize};
 
 use super::GitSourceConfig;
-use super::write::{ingest_all, ingest_commits};
+use super::write::{ingest_all, ingest_commits, stream_of};
 
 /// Polling interval when none is given.
 pub const DEFAULT_INTERVAL_SECS: u64 = crate::sources::DEFAULT_INTERVAL_SECS;
@@ -431,7 +431,7 @@ pub async fn push_structure(
     .map_err(|e| KbError::Invalid(format!("parsing failed: {e}")))?;
     out.skipped = skipped;
     let (items, sources): (Vec<String>, Vec<_>) = prepared.into_iter().unzip();
-    let results = ingest_all(kb, sources, PUSH_PARALLEL, priority).await;
+    let results = ingest_all(kb, stream_of(sources), PUSH_PARALLEL, priority).await;
     tally(&mut out, items, results)?;
     Ok(out)
 }
@@ -604,7 +604,7 @@ pub async fn push_commits(
         &ctx.scope,
         &ctx.repository,
         req.branch.as_deref(),
-        prepared,
+        stream_of(prepared),
         PUSH_PARALLEL,
         priority,
     )

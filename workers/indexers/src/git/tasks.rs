@@ -340,10 +340,13 @@ impl GitTasks {
             src.ctx.clone(),
         );
         let max_tokens = self.code_chunking.max_tokens;
-        let prepared: Vec<PreparedSource> = blocking(move || {
+        // A pipeline: a blocking reader diffs commits one after another (libgit2) while the
+        // ones already read are embedded and written on the other core.
+        let (tx, rx) = tokio::sync::mpsc::channel::<PreparedSource>(2 * self.parallel.max(1));
+        let reader = tokio::task::spawn_blocking(move || -> Result<usize, GitError> {
             let repo = GitRepo::open(&cfg, &mirrors, &id)?;
             let issues = cfg.issue_context();
-            let mut out = Vec::with_capacity(commits.len());
+            let mut read = 0;
             for c in &commits {
                 let oid = match repo.oid(c) {
                     Ok(o) => o,
@@ -355,24 +358,32 @@ impl GitTasks {
                     Err(e) => return Err(e),
                 };
                 let info = repo.commit_info(oid, cfg.max_file_bytes)?;
-                out.push(commit_source(&ctx, &info, &issues, max_tokens));
+                if tx
+                    .blocking_send(commit_source(&ctx, &info, &issues, max_tokens))
+                    .is_err()
+                {
+                    break; // the writers stopped; their error is reported
+                }
+                read += 1;
             }
-            Ok(out)
-        })
-        .await?;
+            Ok(read)
+        });
 
-        let n = prepared.len();
         let results = ingest_commits(
             &self.kb,
             &src.scope,
             &src.cfg.name,
             Some(branch),
-            prepared,
+            rx,
             self.parallel,
             priority,
         )
-        .await
-        .map_err(kb_err)?;
+        .await;
+        let n = reader
+            .await
+            .map_err(|e| TaskError::Retryable(format!("repository worker failed: {e}")))?
+            .map_err(git_err)?;
+        let results = results.map_err(kb_err)?;
         for r in results {
             if let Err(e) = r {
                 if e.is_retryable() {

@@ -2,36 +2,55 @@
 //! the push API: concurrent ingest (writes share group commits), and commits linked to their
 //! branch.
 
-use std::collections::BTreeMap;
-
 use evident_ai::Priority;
 use evident_core::hashing::{chunk_id, content_hash};
 use evident_core::{EdgeWrite, Evidence, NodeKey, PreparedSource, Scope, Visibility, keys};
 use evident_kb::{IngestStatus, Kb, KbError};
 use evident_store::{Direction, TraverseOptions};
 
-/// Ingests prepared sources, `parallel` at a time. One result per source, in order.
-pub async fn ingest_all(
-    kb: &Kb,
-    sources: Vec<PreparedSource>,
+/// Prepared sources as they are produced: a reader thread sends, the writers receive, so
+/// reading the repository overlaps with embedding and writing.
+pub type PreparedStream = tokio::sync::mpsc::Receiver<PreparedSource>;
+
+/// A stream of sources already in memory (the push API).
+pub fn stream_of(sources: Vec<PreparedSource>) -> PreparedStream {
+    let (tx, rx) = tokio::sync::mpsc::channel(sources.len().max(1));
+    for s in sources {
+        // Cannot fail: the channel holds them all and the receiver is alive.
+        let _ = tx.try_send(s);
+    }
+    rx
+}
+
+/// Runs `job` on each item as it arrives, `parallel` at a time. One output per item, in
+/// arrival order; an item whose job panicked gets a retryable error.
+async fn run_bounded<T, R, F, Fut>(
+    mut items: tokio::sync::mpsc::Receiver<T>,
     parallel: usize,
-    priority: Priority,
-) -> Vec<Result<IngestStatus, KbError>> {
-    let mut out: Vec<Option<Result<IngestStatus, KbError>>> =
-        (0..sources.len()).map(|_| None).collect();
+    job: F,
+) -> Vec<Result<R, KbError>>
+where
+    T: Send + 'static,
+    R: Send + 'static,
+    F: Fn(T) -> Fut,
+    Fut: std::future::Future<Output = Result<R, KbError>> + Send + 'static,
+{
+    let mut out: Vec<Option<Result<R, KbError>>> = Vec::new();
     let mut set = tokio::task::JoinSet::new();
-    let collect = |out: &mut Vec<Option<Result<IngestStatus, KbError>>>, joined| match joined {
+    let collect = |out: &mut Vec<Option<Result<R, KbError>>>, joined| match joined {
         Ok((i, r)) => out[i] = Some(r),
         Err(e) => tracing::error!(error = %e, "ingest worker failed"),
     };
-    for (i, p) in sources.into_iter().enumerate() {
-        if set.len() >= parallel.max(1)
-            && let Some(j) = set.join_next().await
-        {
-            collect(&mut out, j);
+    while let Some(item) = items.recv().await {
+        while set.len() >= parallel.max(1) {
+            if let Some(j) = set.join_next().await {
+                collect(&mut out, j);
+            }
         }
-        let kb = kb.clone();
-        set.spawn(async move { (i, kb.ingest_prepared(p, priority).await.map(|o| o.status)) });
+        let i = out.len();
+        out.push(None);
+        let fut = job(item);
+        set.spawn(async move { (i, fut.await) });
     }
     while let Some(j) = set.join_next().await {
         collect(&mut out, j);
@@ -45,6 +64,21 @@ pub async fn ingest_all(
             })
         })
         .collect()
+}
+
+/// Ingests prepared sources as they arrive, `parallel` at a time. One result per source, in
+/// order.
+pub async fn ingest_all(
+    kb: &Kb,
+    sources: PreparedStream,
+    parallel: usize,
+    priority: Priority,
+) -> Vec<Result<IngestStatus, KbError>> {
+    run_bounded(sources, parallel, |p| {
+        let kb = kb.clone();
+        async move { kb.ingest_prepared(p, priority).await.map(|o| o.status) }
+    })
+    .await
 }
 
 /// The id of a commit source's message chunk (its first), which evidences branch links.
@@ -64,59 +98,59 @@ pub async fn ingest_commits(
     scope: &Scope,
     repository: &str,
     branch: Option<&str>,
-    prepared: Vec<PreparedSource>,
+    prepared: PreparedStream,
     parallel: usize,
     priority: Priority,
 ) -> Result<Vec<Result<IngestStatus, KbError>>, KbError> {
     let partition = scope.partition().to_string();
-    let mut links: BTreeMap<String, (NodeKey, String)> = BTreeMap::new();
-    for p in &prepared {
-        if let (Some(node), Some(chunk)) = (p.nodes.first(), message_chunk_id(scope, p)) {
-            links.insert(p.source_urn.clone(), (node.key.clone(), chunk));
+    // Per commit, before its ingest replaces its chunks: the branches linked to it when it
+    // is stored under another fingerprint. Each commit's links are evidenced by its own
+    // message chunk only, so reading them just before its own write is enough.
+    let outcomes = run_bounded(prepared, parallel, |p| {
+        let (kb, scope, partition) = (kb.clone(), scope.clone(), partition.clone());
+        async move {
+            let link = match (p.nodes.first(), message_chunk_id(&scope, &p)) {
+                (Some(node), Some(chunk)) => Some((node.key.clone(), chunk)),
+                _ => None,
+            };
+            let mut relinks: Vec<NodeKey> = Vec::new();
+            if let Some((commit, _)) = &link
+                && let Some(prev) = kb.stores().sources.get(&partition, &p.source_urn).await?
+                && prev.content_hash != p.fingerprint
+            {
+                let sub = kb
+                    .stores()
+                    .graph
+                    .traverse(
+                        &Visibility::of(scope.clone()),
+                        std::slice::from_ref(commit),
+                        &TraverseOptions {
+                            max_depth: 1,
+                            direction: Direction::In,
+                            edge_types: vec!["has_commit".into()],
+                            max_nodes: 10_000,
+                        },
+                    )
+                    .await?;
+                relinks.extend(sub.edges.into_iter().map(|e| e.from));
+            }
+            let status = kb.ingest_prepared(p, priority).await?.status;
+            Ok((status, link, relinks))
         }
-    }
-    let mut relinks: Vec<(NodeKey, String)> = Vec::new();
-    for p in &prepared {
-        let Some(prev) = kb.stores().sources.get(&partition, &p.source_urn).await? else {
-            continue;
-        };
-        if prev.content_hash == p.fingerprint {
-            continue;
-        }
-        let Some((commit, _)) = links.get(&p.source_urn) else {
-            continue;
-        };
-        let sub = kb
-            .stores()
-            .graph
-            .traverse(
-                &Visibility::of(scope.clone()),
-                std::slice::from_ref(commit),
-                &TraverseOptions {
-                    max_depth: 1,
-                    direction: Direction::In,
-                    edge_types: vec!["has_commit".into()],
-                    max_nodes: 10_000,
-                },
-            )
-            .await?;
-        relinks.extend(
-            sub.edges
-                .into_iter()
-                .map(|e| (e.from, p.source_urn.clone())),
-        );
-    }
+    })
+    .await;
 
-    let urns: Vec<String> = prepared.iter().map(|p| p.source_urn.clone()).collect();
-    let results = ingest_all(kb, prepared, parallel, priority).await;
     // Only stored commits have a message chunk to evidence a link.
-    let stored: std::collections::HashSet<&str> = urns
-        .iter()
-        .zip(&results)
-        .filter(|(_, r)| r.is_ok())
-        .map(|(u, _)| u.as_str())
-        .collect();
-    links.retain(|urn, _| stored.contains(urn.as_str()));
+    let mut links: Vec<((NodeKey, String), Vec<NodeKey>)> = Vec::new();
+    let mut results = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        results.push(outcome.map(|(status, link, relinks)| {
+            if let Some(link) = link {
+                links.push((link, relinks));
+            }
+            status
+        }));
+    }
 
     let evidence = |chunk: &str| {
         vec![Evidence {
@@ -125,25 +159,17 @@ pub async fn ingest_commits(
         }]
     };
     let mut edges: Vec<EdgeWrite> = Vec::new();
-    let mut link = |from: NodeKey, urn: &str| {
-        if let Some((commit, chunk)) = links.get(urn) {
+    let branch_key = branch.map(|b| keys::branch(repository, b));
+    for ((commit, chunk), relinks) in links {
+        for from in branch_key.iter().cloned().chain(relinks) {
             edges.push(EdgeWrite {
                 from,
                 to: commit.clone(),
                 edge_type: "has_commit".into(),
                 props: serde_json::Map::new(),
-                evidence: evidence(chunk),
+                evidence: evidence(&chunk),
             });
         }
-    };
-    if let Some(b) = branch {
-        let branch_key = keys::branch(repository, b);
-        for urn in links.keys() {
-            link(branch_key.clone(), urn);
-        }
-    }
-    for (from, urn) in relinks {
-        link(from, &urn);
     }
     for batch in edges.chunks(500) {
         kb.stores()
