@@ -174,8 +174,9 @@ fn new_hnsw(dim: usize) -> Result<usearch::Index, StoreError> {
         expansion_search: 64,
         multi: false,
     };
-    let index = usearch::Index::new(&options)
+    let mut index = usearch::Index::new(&options)
         .map_err(|e| StoreError::corrupt(format!("creating vector index: {e}")))?;
+    use_normalised_cosine(&mut index, dim);
     reserve(&index, 1024)?;
     Ok(index)
 }
@@ -194,8 +195,42 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
+/// Dot product in eight independent lanes: the compiler vectorises this (a single running
+/// sum is a serial chain of dependent additions it may not reorder).
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// Every vector in the graph and every query is normalised, so cosine distance is `1 − dot`:
+/// the graph uses that instead of usearch's portable cosine kernel (three serial
+/// accumulations per pair; the SIMD kernels are not built). Not saved with the graph: set
+/// again after every load.
+#[allow(unsafe_code)] // usearch hands a custom metric raw pointers; see SAFETY below.
+fn use_normalised_cosine(index: &mut usearch::Index, dim: usize) {
+    index.change_metric::<f32>(Box::new(move |a, b| {
+        // SAFETY: usearch calls the metric with two vectors of the index's dimension `dim`
+        // (stored f32 vectors, or a query it checked against that dimension).
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(a, dim),
+                std::slice::from_raw_parts(b, dim),
+            )
+        };
+        1.0 - dot(a, b)
+    }));
 }
 
 /// The visibility and kind filter over live rows, evaluated from the in-memory row map (no
@@ -274,6 +309,7 @@ impl VectorIndex {
             {
                 match hnsw.load(index_path.to_string_lossy().as_ref()) {
                     Ok(()) if hnsw.dimensions() == space.dim => {
+                        use_normalised_cosine(&mut hnsw, space.dim);
                         // Loading sizes the graph to its contents and the default thread count.
                         reserve(&hnsw, (hnsw.size() * 2).max(1024))?;
                         high_water = s.high_water;
