@@ -383,38 +383,54 @@ impl Inner {
                 "output": "minimal",
                 "dryRun": false,
             });
-            let reply = self
-                .client
-                .send(Method::DELETE, "/v1/batch/objects", &params, Some(&body))
-                .await?;
-            if let Some(t) = &tenant
-                && reply.status == 422
-                && self.tenant_absent(t, &reply.message()).await?
-            {
-                return Ok(deleted); // no tenant: nothing of this partition was ever stored
+            // A server whose QUERY_MAXIMUM_RESULTS is below the batch deletes at most that
+            // many per request (`matches` > `limit`): send the same request until all went.
+            loop {
+                let reply = self
+                    .client
+                    .send(Method::DELETE, "/v1/batch/objects", &params, Some(&body))
+                    .await?;
+                if let Some(t) = &tenant
+                    && reply.status == 422
+                    && self.tenant_absent(t, &reply.message()).await?
+                {
+                    return Ok(deleted); // no tenant: nothing of this partition was ever stored
+                }
+                let answer = reply.ok("deleting chunks")?;
+                let results = answer
+                    .get("results")
+                    .ok_or_else(|| error::unexpected("deleting chunks", &answer))?;
+                let failed = results.get("failed").and_then(Value::as_u64).unwrap_or(0);
+                if failed > 0 {
+                    let messages: Vec<String> = results
+                        .get("objects")
+                        .and_then(Value::as_array)
+                        .map(|objs| objs.iter().flat_map(error::object_errors).collect())
+                        .unwrap_or_default();
+                    let messages = if messages.is_empty() {
+                        vec![format!("{failed} objects could not be deleted")]
+                    } else {
+                        messages
+                    };
+                    return Err(error::reported("deleting chunks", &messages));
+                }
+                let successful = results
+                    .get("successful")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                deleted += successful as usize;
+                let count = |k: &str| results.get(k).and_then(Value::as_u64);
+                match (count("matches"), count("limit")) {
+                    (Some(matches), Some(limit)) if matches > limit && successful > 0 => {}
+                    (Some(matches), Some(limit)) if matches > limit => {
+                        return Err(error::unexpected(
+                            "deleting chunks (more matches than the server deletes at once, and none deleted)",
+                            &answer,
+                        ));
+                    }
+                    _ => break,
+                }
             }
-            let answer = reply.ok("deleting chunks")?;
-            let results = answer
-                .get("results")
-                .ok_or_else(|| error::unexpected("deleting chunks", &answer))?;
-            let failed = results.get("failed").and_then(Value::as_u64).unwrap_or(0);
-            if failed > 0 {
-                let messages: Vec<String> = results
-                    .get("objects")
-                    .and_then(Value::as_array)
-                    .map(|objs| objs.iter().flat_map(error::object_errors).collect())
-                    .unwrap_or_default();
-                let messages = if messages.is_empty() {
-                    vec![format!("{failed} objects could not be deleted")]
-                } else {
-                    messages
-                };
-                return Err(error::reported("deleting chunks", &messages));
-            }
-            deleted += results
-                .get("successful")
-                .and_then(Value::as_u64)
-                .unwrap_or(0) as usize;
         }
         Ok(deleted)
     }

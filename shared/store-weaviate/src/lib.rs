@@ -42,8 +42,10 @@
 //! `clientId` conditions keep them apart. With `multi_tenancy = true` each client partition is
 //! a Weaviate tenant (see [`tenant_name`]; the global partition is the tenant `global`),
 //! created on first write; a read queries the global tenant and the reader's, each with the
-//! clauses its data can match, and merges the hits (BM25 scores of two tenants come from two
-//! indexes and are merged as they are). A tenant that does not exist yet reads as empty.
+//! clauses its data can match, and merges the hits by score. Those scores come from two
+//! queries — BM25 statistics per tenant index, hybrid scores normalised per query — so the
+//! order across the global and a client tenant is approximate (within one tenant it is
+//! Weaviate's). A tenant that does not exist yet reads as empty.
 //!
 //! # Failures
 //!

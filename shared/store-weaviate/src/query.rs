@@ -264,7 +264,10 @@ pub(crate) fn near_vector_arg(vector: &[f32]) -> Result<String> {
     Ok(format!("nearVector:{{vector:{}}}", vector_literal(vector)?))
 }
 
-/// `hybrid:{query:…,vector:[…],alpha:…,properties:[…]}`
+/// `hybrid:{query:…,vector:[…],alpha:…,fusionType:relativeScoreFusion,properties:[…]}`
+///
+/// The fusion is named rather than left to the server's default (ranked fusion before 1.24),
+/// so scores mean the same on every supported version.
 pub(crate) fn hybrid_arg(query: &str, vector: &[f32], alpha: f32) -> Result<String> {
     if !(0.0..=1.0).contains(&alpha) {
         return Err(StoreError::invalid(format!(
@@ -272,7 +275,7 @@ pub(crate) fn hybrid_arg(query: &str, vector: &[f32], alpha: f32) -> Result<Stri
         )));
     }
     Ok(format!(
-        "hybrid:{{query:{},vector:{},alpha:{},properties:{BM25_PROPERTIES}}}",
+        "hybrid:{{query:{},vector:{},alpha:{},fusionType:relativeScoreFusion,properties:{BM25_PROPERTIES}}}",
         gql_string(query),
         vector_literal(vector)?,
         float_literal(alpha)?
@@ -424,7 +427,7 @@ mod tests {
         assert!(hybrid_arg("q", &[1.0], 1.5).is_err());
         assert_eq!(
             hybrid_arg("q", &[1.0], 0.5).expect("valid"),
-            r#"hybrid:{query:"q",vector:[1.0],alpha:0.5,properties:["content","title^2"]}"#
+            r#"hybrid:{query:"q",vector:[1.0],alpha:0.5,fusionType:relativeScoreFusion,properties:["content","title^2"]}"#
         );
     }
 

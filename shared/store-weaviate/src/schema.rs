@@ -328,7 +328,23 @@ pub(crate) async fn ensure_class(
             ));
         }
     };
-    for spec in plan_migration(&existing, props, rules)? {
+    let missing = plan_migration(&existing, props, rules)?;
+    // Weaviate indexes a property added after import only for objects written later: the
+    // objects already there would silently drop out of every filter (and BM25) on it.
+    let indexed: Vec<&str> = missing
+        .iter()
+        .filter(|p| p.filterable || p.searchable)
+        .map(|p| p.name)
+        .collect();
+    if !indexed.is_empty() && holds_objects(client, name, rules.multi_tenancy).await? {
+        return Err(StoreError::incompatible(format!(
+            "collection `{name}` lacks the indexed properties {} and already holds objects; \
+             Weaviate would not index them for those objects, which would vanish from filtered \
+             reads. Point `[weaviate] collection` at a new collection and re-index",
+            indexed.join(", ")
+        )));
+    }
+    for spec in missing {
         client
             .send(
                 Method::POST,
@@ -350,9 +366,35 @@ pub(crate) async fn ensure_class(
     Ok(())
 }
 
-/// Oldest Weaviate this adapter works with: `ContainsAny` filters arrived in 1.21 (field
-/// tokenisation, indexFilterable/indexSearchable and multi-tenancy before that).
-const MIN_VERSION: (u32, u32) = (1, 21);
+/// Whether the collection may hold objects: one object listed, or (multi-tenant, where
+/// listing needs a tenant) any tenant at all.
+async fn holds_objects(client: &Client, name: &str, multi_tenancy: bool) -> Result<bool> {
+    if multi_tenancy {
+        let tenants = client
+            .send(Method::GET, &format!("/v1/schema/{name}/tenants"), &[], None)
+            .await?
+            .ok(&format!("listing the tenants of collection `{name}`"))?;
+        return Ok(tenants.as_array().is_some_and(|t| !t.is_empty()));
+    }
+    let listed = client
+        .send(
+            Method::GET,
+            "/v1/objects",
+            &[("class", name), ("limit", "1")],
+            None,
+        )
+        .await?
+        .ok(&format!("listing objects of collection `{name}`"))?;
+    Ok(listed
+        .get("objects")
+        .and_then(Value::as_array)
+        .is_some_and(|o| !o.is_empty()))
+}
+
+/// Oldest Weaviate this adapter works with: 1.24, where `relativeScoreFusion` became the
+/// hybrid default and a hybrid query with an empty text acts as a vector search (field
+/// tokenisation, `ContainsAny` and multi-tenancy are older).
+const MIN_VERSION: (u32, u32) = (1, 24);
 
 /// Checks `GET /v1/meta`; returns the server version.
 pub(crate) async fn check_version(client: &Client) -> Result<String> {

@@ -128,13 +128,40 @@ async fn connect_adds_missing_properties_without_touching_data() {
         .iter()
         .map(|r| r.body["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(added, vec!["createdAt", "seq"]);
+    assert_eq!(added, vec!["projectId", "createdAt", "seq"]);
     assert!(
         received
             .iter()
             .all(|r| r.method != "DELETE" && r.method != "PUT"),
         "migration only adds"
     );
+}
+
+#[tokio::test]
+async fn connect_refuses_to_add_an_indexed_property_to_a_populated_collection() {
+    for (fixture, multi_tenancy, property) in [
+        ("connect_migrate_populated", false, "projectId"),
+        ("connect_migrate_populated_mt", true, "groupId"),
+    ] {
+        let server = WireServer::start(load(&[fixture])).await;
+        let mut cfg = config(&server);
+        cfg.multi_tenancy = multi_tenancy;
+        let err = WeaviateStore::connect(&cfg)
+            .await
+            .err()
+            .expect("refused");
+        assert_eq!(err.kind, ErrorKind::Incompatible, "{fixture}");
+        assert!(
+            err.message.contains(property) && err.message.contains("holds objects"),
+            "{}",
+            err.message
+        );
+        assert!(
+            requests(&server.received(), "POST", "/v1/schema/EvidentChunk/properties").is_empty(),
+            "nothing added"
+        );
+        server.assert_exhausted();
+    }
 }
 
 #[tokio::test]
@@ -443,6 +470,14 @@ async fn delete_counts_the_objects_that_existed() {
         1
     );
     assert_eq!(store.delete("c1", &[]).await.expect("nothing"), 0);
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn delete_repeats_until_a_low_server_limit_deleted_every_match() {
+    let (server, store) = connected(&["delete_paged"]).await;
+    let ids = vec!["d1".to_string(), "d2".to_string()];
+    assert_eq!(store.delete("c1", &ids).await.expect("delete"), 2);
     server.assert_exhausted();
 }
 
