@@ -382,6 +382,11 @@ mod driver {
                 false,
                 e.kind.to_string(),
             ),
+            K::InvalidArgument { .. } | K::BsonSerialization(_) | K::BsonDeserialization(_) => (
+                Some(crate::error::codes::REFUSED_BY_DRIVER),
+                false,
+                e.kind.to_string(),
+            ),
             _ => (None, false, e.kind.to_string()),
         };
         TransportError {

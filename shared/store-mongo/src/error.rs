@@ -94,6 +94,10 @@ impl TransportError {
 
 /// The server error codes this crate tells apart (from the server's `error_codes.yml`).
 pub mod codes {
+    /// Not a server code: the driver refused the command before sending it, or could not
+    /// read the reply (an invalid argument, BSON that does not encode or decode). Retrying
+    /// cannot help.
+    pub const REFUSED_BY_DRIVER: i32 = -1;
     pub const BAD_VALUE: i32 = 2;
     pub const HOST_UNREACHABLE: i32 = 6;
     pub const HOST_NOT_FOUND: i32 = 7;
@@ -177,7 +181,8 @@ const UNAVAILABLE_CODES: [i32; 22] = [
 ];
 
 /// The request itself is wrong: sending it again cannot help.
-const INVALID_CODES: [i32; 15] = [
+const INVALID_CODES: [i32; 16] = [
+    codes::REFUSED_BY_DRIVER,
     codes::BAD_VALUE,
     codes::FAILED_TO_PARSE,
     codes::TYPE_MISMATCH,
@@ -292,7 +297,7 @@ mod tests {
         }
         assert_eq!(kind(13), ErrorKind::Unavailable);
         assert_eq!(kind(18), ErrorKind::Unavailable);
-        for code in [2, 14, 9, 121, 52, 10334] {
+        for code in [codes::REFUSED_BY_DRIVER, 2, 14, 9, 121, 52, 10334] {
             assert_eq!(kind(code), ErrorKind::Invalid, "code {code}");
         }
         assert_eq!(kind(85), ErrorKind::Incompatible);

@@ -41,8 +41,9 @@
 //! A claim is one `findAndModify` over the *head* tasks (each source's oldest unfinished task
 //! carries `head: true`), sorted in claim order, filtered by eligibility; then one indexed
 //! query verifies that no older unfinished task of the source and no other live lease exists,
-//! and undoes the claim exactly if one does. The head marker makes claims O(log n) whatever
-//! the backlog; the verification makes them correct under concurrent claimers, enqueuers,
+//! and undoes the claim exactly if one does. The head marker (and the claim's index `hint`)
+//! makes a claim O(log n + k) — k the heads ahead of the first eligible one that wait for a
+//! retry or hold a live lease — whatever the backlog behind the heads; the verification makes them correct under concurrent claimers, enqueuers,
 //! operators and crashes. Hand-overs of the marker are recorded (`fixAt`) in the same write as
 //! the state change and swept by claimers if their writer died. The full invariant is in the
 //! `queue` module docs.

@@ -333,6 +333,9 @@ pub(crate) fn claim_command(
         "findAndModify": TASKS,
         "query": claim_filter(band, now, skip),
         "sort": claim_sort(),
+        // The filter's `$or` on state could also be served by `tasks_state` (then a blocking
+        // sort of every open task); the claim order must come from its own index.
+        "hint": "tasks_claim_order",
         "update": {
             "$set": {
                 "state": "processing",

@@ -26,8 +26,10 @@ pub fn index_commands() -> Vec<Document> {
             "createIndexes": TASKS,
             "indexes": [
                 // Claiming: the heads (at most about one task per source) in claim order. A
-                // claim walks this index from the band's first priority and stops at the
-                // first eligible head: O(log n) whatever the backlog.
+                // claim walks this index (named by the claim's `hint`) from the band's first
+                // priority and stops at the first eligible head: O(log n + k), k the heads
+                // ahead of it that are waiting for a retry or leased — never the backlog
+                // behind the heads.
                 {
                     "key": {"priority": 1, "posUnset": 1, "queuePosition": 1, "seq": 1},
                     "name": "tasks_claim_order",

@@ -54,6 +54,7 @@ fn claim_command_for_the_interactive_band() {
                 ],
             },
             "sort": {"priority": 1, "posUnset": 1, "queuePosition": 1, "seq": 1},
+            "hint": "tasks_claim_order",
             "update": {
                 "$set": {
                     "state": "processing",
