@@ -371,7 +371,12 @@ pub(crate) async fn ensure_class(
 async fn holds_objects(client: &Client, name: &str, multi_tenancy: bool) -> Result<bool> {
     if multi_tenancy {
         let tenants = client
-            .send(Method::GET, &format!("/v1/schema/{name}/tenants"), &[], None)
+            .send(
+                Method::GET,
+                &format!("/v1/schema/{name}/tenants"),
+                &[],
+                None,
+            )
             .await?
             .ok(&format!("listing the tenants of collection `{name}`"))?;
         return Ok(tenants.as_array().is_some_and(|t| !t.is_empty()));

@@ -146,10 +146,7 @@ async fn connect_refuses_to_add_an_indexed_property_to_a_populated_collection() 
         let server = WireServer::start(load(&[fixture])).await;
         let mut cfg = config(&server);
         cfg.multi_tenancy = multi_tenancy;
-        let err = WeaviateStore::connect(&cfg)
-            .await
-            .err()
-            .expect("refused");
+        let err = WeaviateStore::connect(&cfg).await.err().expect("refused");
         assert_eq!(err.kind, ErrorKind::Incompatible, "{fixture}");
         assert!(
             err.message.contains(property) && err.message.contains("holds objects"),
@@ -157,7 +154,12 @@ async fn connect_refuses_to_add_an_indexed_property_to_a_populated_collection() 
             err.message
         );
         assert!(
-            requests(&server.received(), "POST", "/v1/schema/EvidentChunk/properties").is_empty(),
+            requests(
+                &server.received(),
+                "POST",
+                "/v1/schema/EvidentChunk/properties"
+            )
+            .is_empty(),
             "nothing added"
         );
         server.assert_exhausted();
