@@ -13,40 +13,55 @@
 
 /// Upserts a batch of nodes (`@nodes`) and then of edges (`@edges`) of one partition.
 /// A node write with `describe == false` (a mention or an edge endpoint) only adds evidence;
-/// props merge like JSON merge-patch (`mergeObjects` + `keepNull: false`); evidence is
-/// appended for chunk ids not present yet (the first scope recorded for a chunk stays).
+/// props merge like JSON merge-patch: an existing document is updated with the combined patch
+/// `props` (`mergeObjects` + `keepNull: false` delete the attributes it sets to `null`), a new
+/// one is inserted with `insertProps`, the same patch with its `null`s removed at every depth
+/// (`keepNull` applies to the UPDATE branch only); evidence is appended for chunk ids not
+/// present yet (the first scope recorded for a chunk stays).
 pub const UPSERT_GRAPH: &str = "LET n = (FOR w IN @nodes \
 UPSERT { _key: w._key } \
-INSERT { _key: w._key, key: w.key, type: w.type, label: w.label, props: w.props, evidence: w.evidence, updatedAt: DATE_NOW() } \
+INSERT { _key: w._key, key: w.key, type: w.type, label: w.label, props: w.insertProps, evidence: w.evidence, updatedAt: DATE_NOW() } \
 UPDATE (w.describe \
 ? { type: w.type, label: w.label, props: w.props, evidence: APPEND(OLD.evidence, w.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]), updatedAt: DATE_NOW() } \
 : { evidence: APPEND(OLD.evidence, w.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]) }) \
 IN @@nodes OPTIONS { keepNull: false } RETURN 1) \
 LET e = (FOR v IN @edges \
 UPSERT { _key: v._key } \
-INSERT { _key: v._key, _from: v._from, _to: v._to, fromKey: v.fromKey, toKey: v.toKey, edgeType: v.edgeType, props: v.props, evidence: v.evidence } \
+INSERT { _key: v._key, _from: v._from, _to: v._to, fromKey: v.fromKey, toKey: v.toKey, edgeType: v.edgeType, props: v.insertProps, evidence: v.evidence } \
 UPDATE { props: v.props, evidence: APPEND(OLD.evidence, v.evidence[* FILTER CURRENT.chunkId NOT IN OLD.evidence[*].chunkId]) } \
 IN @@edges OPTIONS { keepNull: false } RETURN 1) \
 RETURN { nodes: LENGTH(n), edges: LENGTH(e) }";
 
-/// Drops the evidence of `@chunks` from nodes and edges (found through the
-/// `evidence[*].chunkId` indexes) and returns the keys left without evidence.
+/// Step 1 of removing the evidence of `@chunks`: deletes the edges and nodes that have
+/// evidence of `@chunks` and no other (found through the `evidence[*].chunkId` indexes);
+/// returns how many of each. Each document goes by its own evidence, as in the embedded store.
+///
+/// Deleting first and stripping second ([`STRIP_EVIDENCE`]) keeps the pair retry-safe: each
+/// step is idempotent and, whichever fails, running both again finds the same documents by
+/// the chunk ids they still hold. (ArangoDB allows one modification per collection and
+/// query, so deleting and updating a collection takes two queries.)
+pub const REMOVE_EMPTIED: &str = "LET ek = (FOR c IN @chunks FOR d IN @@edges FILTER c IN d.evidence[*].chunkId \
+FILTER LENGTH(d.evidence[* FILTER CURRENT.chunkId NOT IN @chunks]) == 0 RETURN DISTINCT d._key) \
+LET nk = (FOR c IN @chunks FOR d IN @@nodes FILTER c IN d.evidence[*].chunkId \
+FILTER LENGTH(d.evidence[* FILTER CURRENT.chunkId NOT IN @chunks]) == 0 RETURN DISTINCT d._key) \
+LET e = (FOR d IN @@edges FILTER d._key IN ek REMOVE d IN @@edges RETURN 1) \
+LET n = (FOR d IN @@nodes FILTER d._key IN nk REMOVE d IN @@nodes RETURN 1) \
+RETURN { edges: LENGTH(e), nodes: LENGTH(n) }";
+
+/// Step 2 of removing the evidence of `@chunks`: drops it from the nodes and edges that keep
+/// other evidence. A document that would be left with none is not touched (only a write
+/// racing step 1 makes one) and is counted in the single result, for step 1 to run again.
 pub const STRIP_EVIDENCE: &str = "LET nk = (FOR c IN @chunks FOR d IN @@nodes FILTER c IN d.evidence[*].chunkId RETURN DISTINCT d._key) \
 LET ek = (FOR c IN @chunks FOR d IN @@edges FILTER c IN d.evidence[*].chunkId RETURN DISTINCT d._key) \
 LET n = (FOR d IN @@nodes FILTER d._key IN nk \
 LET kept = d.evidence[* FILTER CURRENT.chunkId NOT IN @chunks] \
-UPDATE d WITH { evidence: kept } IN @@nodes \
-RETURN LENGTH(kept) == 0 ? d._key : null) \
+FILTER LENGTH(kept) > 0 \
+UPDATE d WITH { evidence: kept } IN @@nodes RETURN 1) \
 LET e = (FOR d IN @@edges FILTER d._key IN ek \
 LET kept = d.evidence[* FILTER CURRENT.chunkId NOT IN @chunks] \
-UPDATE d WITH { evidence: kept } IN @@edges \
-RETURN LENGTH(kept) == 0 ? d._key : null) \
-RETURN { nodes: n[* FILTER CURRENT != null], edges: e[* FILTER CURRENT != null] }";
-
-/// Deletes the given edges and nodes that (still) have no evidence; returns the counts.
-pub const COLLECT_GARBAGE: &str = "LET e = (FOR d IN @@edges FILTER d._key IN @edges FILTER LENGTH(d.evidence) == 0 REMOVE d IN @@edges RETURN 1) \
-LET n = (FOR d IN @@nodes FILTER d._key IN @nodes FILTER LENGTH(d.evidence) == 0 REMOVE d IN @@nodes RETURN 1) \
-RETURN { edges: LENGTH(e), nodes: LENGTH(n) }";
+FILTER LENGTH(kept) > 0 \
+UPDATE d WITH { evidence: kept } IN @@edges RETURN 1) \
+RETURN LENGTH(nk) - LENGTH(n) + LENGTH(ek) - LENGTH(e)";
 
 /// Deletes edges by `_key`; one row per edge deleted.
 pub const REMOVE_EDGES: &str =
@@ -160,8 +175,8 @@ mod tests {
 
     const ALL: &[&str] = &[
         UPSERT_GRAPH,
+        REMOVE_EMPTIED,
         STRIP_EVIDENCE,
-        COLLECT_GARBAGE,
         REMOVE_EDGES,
         FOLD_READ,
         FOLD_WRITE,
@@ -186,5 +201,42 @@ mod tests {
             // Values only ever come in as bind parameters: no string literals in templates.
             assert!(!q.contains('"') && !q.contains('\''), "{q}");
         }
+    }
+
+    /// `keepNull: false` only applies to UPSERT's UPDATE branch: new documents must be
+    /// inserted from the null-free props, updates must get the patch with its nulls.
+    #[test]
+    fn inserts_take_null_free_props_and_updates_the_patch() {
+        for (q, var) in [(UPSERT_GRAPH, "w"), (UPSERT_GRAPH, "v")] {
+            let insert = q
+                .split(&format!("INSERT {{ _key: {var}._key"))
+                .nth(1)
+                .and_then(|rest| rest.split(" UPDATE ").next())
+                .unwrap_or_default();
+            assert!(
+                insert.contains(&format!("props: {var}.insertProps,")),
+                "{insert}"
+            );
+            assert!(!insert.contains(&format!("props: {var}.props")), "{insert}");
+        }
+        assert_eq!(UPSERT_GRAPH.matches("props: w.props").count(), 1);
+        assert_eq!(UPSERT_GRAPH.matches("props: v.props").count(), 1);
+        assert_eq!(UPSERT_GRAPH.matches("keepNull: false").count(), 2);
+    }
+
+    /// Removal deletes before it strips, and never writes an empty evidence array: whatever
+    /// step fails, the documents concerned still hold the chunk ids a retry looks for.
+    #[test]
+    fn evidence_removal_deletes_first_and_never_empties() {
+        assert!(REMOVE_EMPTIED.contains("REMOVE d IN @@edges"));
+        assert!(REMOVE_EMPTIED.contains("REMOVE d IN @@nodes"));
+        assert!(!REMOVE_EMPTIED.contains("UPDATE"));
+        assert!(!STRIP_EVIDENCE.contains("REMOVE"));
+        assert_eq!(
+            STRIP_EVIDENCE
+                .matches("FILTER LENGTH(kept) > 0 UPDATE d WITH { evidence: kept }")
+                .count(),
+            2
+        );
     }
 }

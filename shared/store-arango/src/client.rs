@@ -2,8 +2,8 @@
 //! (following `hasMore` batches), collection, index, named-graph and database management,
 //! and the server version. Connection pooling is reqwest's.
 //!
-//! Every path is database-scoped (`/_db/{database}/_api/...`) except the server-wide
-//! version and database management calls, which go through `_system`.
+//! Every path is database-scoped (`/_db/{database}/_api/...`) except database management,
+//! which goes through `_system` (as does the version while the database does not exist yet).
 
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::config::ArangoConfig;
-use crate::error::Error;
+use crate::error::{ERR_CURSOR_NOT_FOUND, ERR_DATABASE_NOT_FOUND, Error};
 
 /// User name and password, kept in memory only; `Debug` never shows them.
 struct Credentials {
@@ -49,6 +49,15 @@ fn path_segment(s: &str) -> String {
         }
     }
     out
+}
+
+/// The id of the server-side cursor a cursor answer names, if any.
+fn cursor_id(page: &Value) -> Option<String> {
+    match &page["id"] {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 /// At most `n` chars of `s`, for error messages.
@@ -155,7 +164,9 @@ impl Client {
         })
     }
 
-    /// Runs an AQL query and returns every result row, following `hasMore` batches.
+    /// Runs an AQL query and returns every result row, following `hasMore` batches. When
+    /// paging fails part-way, the server-side cursor is deleted (best effort) rather than
+    /// left to its TTL.
     pub async fn cursor(&self, query: &str, bind_vars: Value) -> Result<Vec<Value>, Error> {
         let url = format!("{}/_api/cursor", self.db_url);
         let body = json!({ "query": query, "bindVars": bind_vars });
@@ -163,33 +174,58 @@ impl Client {
             .call(Method::POST, &url, "query", &[], Some(&body))
             .await?;
         let mut rows = Vec::new();
-        loop {
+        // The server-side cursor, once the server has named one.
+        let mut open: Option<String> = None;
+        let failure = loop {
+            if let Some(id) = cursor_id(&page) {
+                open = Some(id);
+            }
             match page.get_mut("result").map(Value::take) {
                 Some(Value::Array(batch)) => rows.extend(batch),
                 Some(Value::Null) | None => {}
                 Some(other) => {
-                    return Err(Error::Protocol(format!(
+                    break Error::Protocol(format!(
                         "cursor result is not an array: {}",
                         snippet(&other.to_string(), 80)
-                    )));
+                    ));
                 }
             }
             if !page["hasMore"].as_bool().unwrap_or(false) {
                 return Ok(rows);
             }
-            let id = match &page["id"] {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                _ => {
-                    return Err(Error::Protocol(
-                        "cursor has more results but no id".to_string(),
-                    ));
-                }
+            let Some(id) = &open else {
+                break Error::Protocol("cursor has more results but no id".to_string());
             };
-            let next = format!("{}/_api/cursor/{}", self.db_url, path_segment(&id));
-            page = self
+            let next = format!("{}/_api/cursor/{}", self.db_url, path_segment(id));
+            match self
                 .call(Method::POST, &next, "next cursor batch", &[], None)
-                .await?;
+                .await
+            {
+                Ok(p) => page = p,
+                Err(e) => break e,
+            }
+        };
+        if let Some(id) = &open {
+            self.discard_cursor(id, &failure).await;
+        }
+        Err(failure)
+    }
+
+    /// `DELETE /_api/cursor/{id}` after paging failed with `cause`, ignoring the outcome. Not
+    /// sent when the cursor is already gone (1600) or the server did not answer at all (the
+    /// cursor then expires by its TTL; waiting for another timeout would only delay the
+    /// error).
+    async fn discard_cursor(&self, id: &str, cause: &Error) {
+        let answered = matches!(cause, Error::Server { .. } | Error::Protocol(_));
+        if !answered || cause.error_num() == Some(ERR_CURSOR_NOT_FOUND) {
+            return;
+        }
+        let url = format!("{}/_api/cursor/{}", self.db_url, path_segment(id));
+        if let Err(e) = self
+            .call(Method::DELETE, &url, "delete cursor", &[], None)
+            .await
+        {
+            tracing::debug!(cursor = id, error = %e, "could not delete a failed cursor");
         }
     }
 
@@ -206,10 +242,19 @@ impl Client {
             .collect()
     }
 
-    /// Creates a document (`edge == false`) or edge collection; an existing one is fine.
-    pub async fn create_collection(&self, name: &str, edge: bool) -> Result<(), Error> {
+    /// Creates a document (`edge == false`) or edge collection, with `number_of_shards`
+    /// when given (a cluster setting; single servers ignore it); an existing one is fine.
+    pub async fn create_collection(
+        &self,
+        name: &str,
+        edge: bool,
+        number_of_shards: Option<u32>,
+    ) -> Result<(), Error> {
         let url = format!("{}/_api/collection", self.db_url);
-        let body = json!({ "name": name, "type": if edge { 3 } else { 2 } });
+        let mut body = json!({ "name": name, "type": if edge { 3 } else { 2 } });
+        if let Some(n) = number_of_shards {
+            body["numberOfShards"] = json!(n);
+        }
         match self
             .call(Method::POST, &url, "create collection", &[], Some(&body))
             .await
@@ -262,14 +307,33 @@ impl Client {
         }
     }
 
-    /// `GET /_api/version`: the server's version string.
-    pub async fn version(&self) -> Result<String, Error> {
-        let url = format!("{}/_api/version", self.base);
-        let v = self.call(Method::GET, &url, "version", &[], None).await?;
-        v["version"]
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| Error::Protocol("version answer without `version`".to_string()))
+    /// The server's version string, `None` when the server does not disclose it (with
+    /// `--server.harden`, non-admin users get no version details).
+    ///
+    /// Asked through the configured database (`GET /_db/{database}/_api/version`), which any
+    /// user with access to that database may do; the prefix-less `/_api/version` would need
+    /// access to `_system`. While the database does not exist yet (404, 1228: it is created at
+    /// connect) `_system` is asked instead; a user without access there (401 / 403) gets
+    /// `None`, so the database check that follows reports what is really wrong.
+    pub async fn version(&self) -> Result<Option<String>, Error> {
+        let url = format!("{}/_api/version", self.db_url);
+        let answer = match self.call(Method::GET, &url, "version", &[], None).await {
+            Ok(v) => v,
+            Err(e) if e.status() == Some(404) && e.error_num() == Some(ERR_DATABASE_NOT_FOUND) => {
+                let url = format!("{}/_db/_system/_api/version", self.base);
+                match self.call(Method::GET, &url, "version", &[], None).await {
+                    Ok(v) => v,
+                    Err(e) if matches!(e.status(), Some(401 | 403)) => return Ok(None),
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(answer
+            .get("version")
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string))
     }
 
     /// Whether the configured database exists (and the user may use it).
@@ -280,7 +344,7 @@ impl Client {
             .await
         {
             Ok(_) => Ok(true),
-            Err(e) if e.error_num() == Some(crate::error::ERR_DATABASE_NOT_FOUND) => Ok(false),
+            Err(e) if e.error_num() == Some(ERR_DATABASE_NOT_FOUND) => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -311,7 +375,7 @@ impl Client {
             .await
         {
             Ok(_) => Ok(true),
-            Err(e) if e.error_num() == Some(crate::error::ERR_DATABASE_NOT_FOUND) => Ok(false),
+            Err(e) if e.error_num() == Some(ERR_DATABASE_NOT_FOUND) => Ok(false),
             Err(e) => Err(e),
         }
     }

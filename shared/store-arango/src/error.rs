@@ -19,6 +19,7 @@ pub(crate) const ERR_DATA_SOURCE_NOT_FOUND: i64 = 1203;
 pub(crate) const ERR_DUPLICATE_NAME: i64 = 1207;
 pub(crate) const ERR_UNIQUE_CONSTRAINT: i64 = 1210;
 pub(crate) const ERR_DATABASE_NOT_FOUND: i64 = 1228;
+pub(crate) const ERR_CURSOR_NOT_FOUND: i64 = 1600;
 pub(crate) const ERR_GRAPH_DUPLICATE: i64 = 1925;
 
 /// errorNums that say "try again later" whatever the HTTP status.
@@ -32,14 +33,14 @@ const TRANSIENT: &[i64] = &[
     38,   // starting up
     1004, // read only
     ERR_DATABASE_NOT_FOUND,
-    1236, // write throttling timeout
-    1302, // try again
-    1303, // engine busy
-    1304, // merge in progress
-    1305, // storage I/O error
-    1600, // cursor not found (expired between batches)
-    1601, // cursor busy
-    1655, // transaction not found
+    1236,                 // write throttling timeout
+    1302,                 // try again
+    1303,                 // engine busy
+    1304,                 // merge in progress
+    1305,                 // storage I/O error
+    ERR_CURSOR_NOT_FOUND, // expired between batches
+    1601,                 // cursor busy
+    1655,                 // transaction not found
 ];
 
 #[derive(Debug, thiserror::Error)]

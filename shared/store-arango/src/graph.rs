@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use evident_core::{EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Visibility};
 use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
-    Direction, EdgeKey, GraphStore, RemovedCounts, Result, StoreError, Subgraph, TraverseOptions,
+    Direction, EdgeKey, ErrorKind, GraphStore, RemovedCounts, Result, StoreError, Subgraph,
+    TraverseOptions,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -31,6 +32,10 @@ fn evidence_doc(e: &Evidence) -> Value {
     })
 }
 
+/// Rounds of [`aql::REMOVE_EMPTIED`] + [`aql::STRIP_EVIDENCE`] one `remove_evidence` runs
+/// while writes racing it leave documents only the removed chunks evidence.
+const MAX_REMOVE_ROUNDS: usize = 3;
+
 /// JSON merge of `patch` into `target`, keeping `null`s: the server applies the combined
 /// patch with `keepNull: false`, so a `null` still deletes the attribute there.
 fn merge_patch(target: &mut Map<String, Value>, patch: &Map<String, Value>) {
@@ -42,6 +47,23 @@ fn merge_patch(target: &mut Map<String, Value>, patch: &Map<String, Value>) {
             }
         }
     }
+}
+
+/// `patch` applied as a JSON merge-patch to nothing: its `null`s removed at every depth of
+/// nested objects (arrays are values, kept as they are). What a new document is inserted
+/// with, since `keepNull: false` only applies when UPSERT updates.
+fn without_nulls(patch: &Map<String, Value>) -> Map<String, Value> {
+    patch
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Object(o) => Value::Object(without_nulls(o)),
+                other => other.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
 }
 
 /// Evidence of one write, each chunk once (the first scope given for a chunk stays).
@@ -97,6 +119,7 @@ impl NodeOp {
             "describe": self.describe,
             "type": self.node_type,
             "label": self.label,
+            "insertProps": without_nulls(&self.props),
             "props": self.props,
             "evidence": self.evidence.items,
         })
@@ -175,6 +198,7 @@ fn plan_upsert(
                 "fromKey": e.from.as_str(),
                 "toKey": e.to.as_str(),
                 "edgeType": e.edge_type,
+                "insertProps": without_nulls(&e.props),
                 "props": e.props,
                 "evidence": e.evidence.items,
             })
@@ -246,12 +270,7 @@ struct FoldRead {
     edges: Vec<StoredEdge>,
 }
 
-#[derive(Deserialize)]
-struct Stripped {
-    nodes: Vec<String>,
-    edges: Vec<String>,
-}
-
+/// What [`aql::REMOVE_EMPTIED`] deleted.
 #[derive(Deserialize)]
 struct Collected {
     nodes: usize,
@@ -435,29 +454,38 @@ impl GraphStore for ArangoStore {
             "@edges": names.edges,
             "chunks": chunk_ids,
         });
-        let Some(rows) = self
-            .partition_query(partition, aql::STRIP_EVIDENCE, bind)
-            .await?
-        else {
-            return Ok(RemovedCounts::default());
-        };
-        let stripped: Stripped = single(rows)?;
-        if stripped.nodes.is_empty() && stripped.edges.is_empty() {
-            return Ok(RemovedCounts::default());
+        // Delete what only these chunks evidence, then strip them from the rest: a retry
+        // after either step fails finds the same documents again (see `aql::REMOVE_EMPTIED`).
+        let mut removed = RemovedCounts::default();
+        for _ in 0..MAX_REMOVE_ROUNDS {
+            let Some(rows) = self
+                .partition_query(partition, aql::REMOVE_EMPTIED, bind.clone())
+                .await?
+            else {
+                return Ok(removed);
+            };
+            let collected: Collected = single(rows)?;
+            removed.nodes += collected.nodes;
+            removed.edges += collected.edges;
+            let Some(rows) = self
+                .partition_query(partition, aql::STRIP_EVIDENCE, bind.clone())
+                .await?
+            else {
+                return Ok(removed);
+            };
+            // Documents a racing write left with only these chunks' evidence: another round.
+            let left: usize = single(rows)?;
+            if left == 0 {
+                return Ok(removed);
+            }
         }
-        let bind = json!({
-            "@nodes": names.nodes,
-            "@edges": names.edges,
-            "nodes": stripped.nodes,
-            "edges": stripped.edges,
-        });
-        let rows = self.client().cursor(aql::COLLECT_GARBAGE, bind).await?;
-        let collected: Collected = single(rows)?;
-        Ok(RemovedCounts {
-            chunks: 0,
-            nodes: collected.nodes,
-            edges: collected.edges,
-        })
+        Err(StoreError::new(
+            ErrorKind::Conflict,
+            format!(
+                "removing evidence from partition `{partition}`: concurrent writes keep adding \
+                 the removed chunks; retry"
+            ),
+        ))
     }
 
     async fn remove_edges(&self, partition: &str, edges: &[EdgeKey]) -> Result<usize> {
@@ -712,6 +740,11 @@ mod tests {
         assert_eq!(n[0]["describe"], json!(true));
         assert_eq!(n[0]["type"], json!("person"));
         assert_eq!(n[0]["props"], json!({"x": 1, "y": {"a": 1, "b": null}}));
+        assert_eq!(
+            n[0]["insertProps"],
+            json!({"x": 1, "y": {"a": 1}}),
+            "a new node is inserted without the patch's nulls"
+        );
         let chunks: Vec<&str> = n[0]["evidence"]
             .as_array()
             .into_iter()
@@ -725,11 +758,53 @@ mod tests {
             (json!("jira"), json!("x-1"))
         );
         assert_eq!(e.len(), 1);
+        assert_eq!(e[0]["insertProps"], json!({}));
         assert_eq!(e[0]["_from"], json!("cc1_nodes/user:a"));
         assert_eq!(e[0]["_to"], json!("cc1_nodes/jira:x-1"));
         assert_eq!(
             e[0]["evidence"],
             json!([{"chunkId": "m3", "clientId": "c1", "projectId": null, "groupId": null}])
         );
+    }
+
+    /// Merge-patch onto nothing: nulls go at every depth of nested objects; arrays are
+    /// values and keep theirs; an object emptied by it stays (as RFC 7386 leaves it).
+    #[test]
+    fn insert_props_drop_nulls_like_a_merge_patch_onto_nothing() {
+        let patch = json!({
+            "gone": null,
+            "keep": 0,
+            "nested": {"gone": null, "deep": {"gone": null, "keep": false}},
+            "emptied": {"gone": null},
+            "list": [null, {"x": null}],
+        });
+        let patch = patch.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            Value::Object(without_nulls(&patch)),
+            json!({
+                "keep": 0,
+                "nested": {"deep": {"keep": false}},
+                "emptied": {},
+                "list": [null, {"x": null}],
+            })
+        );
+    }
+
+    #[test]
+    fn edge_props_with_nulls_insert_without_them() {
+        let names = keys::partition_names("c1");
+        let edges = vec![EdgeWrite {
+            from: NodeKey::from_canonical("user:a"),
+            to: NodeKey::from_canonical("jira:x-1"),
+            edge_type: "reported".into(),
+            props: json!({"w": null, "role": "owner"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            evidence: vec![ev("m3")],
+        }];
+        let (_, e) = plan_upsert(&names, &[], &edges);
+        assert_eq!(e[0]["props"], json!({"w": null, "role": "owner"}));
+        assert_eq!(e[0]["insertProps"], json!({"role": "owner"}));
     }
 }

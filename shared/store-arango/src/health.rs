@@ -1,4 +1,6 @@
-//! Readiness: the server answers `GET /_api/version` and the configured database exists.
+//! Readiness: the server answers `GET /_db/{database}/_api/version` and the configured
+//! database exists. A version the server does not disclose (`--server.harden`) is reported as
+//! unknown, not as a failure.
 
 use async_trait::async_trait;
 use evident_store::{Health, HealthReport, StoreError};
@@ -9,7 +11,7 @@ use crate::error::{ERR_DATABASE_NOT_FOUND, Error};
 #[async_trait]
 impl Health for ArangoStore {
     async fn check(&self) -> HealthReport {
-        let result: Result<String, Error> = async {
+        let result: Result<Option<String>, Error> = async {
             let version = self.client().version().await?;
             if !self.client().database_exists().await? {
                 return Err(Error::Server {
@@ -27,7 +29,13 @@ impl Health for ArangoStore {
             roles: vec!["graph".into(), "aliases".into()],
             ready: result.is_ok(),
             detail: Some(match result {
-                Ok(version) => format!("ArangoDB {version}, database {}", self.database()),
+                Ok(Some(version)) => {
+                    format!("ArangoDB {version}, database {}", self.database())
+                }
+                Ok(None) => format!(
+                    "ArangoDB (version not disclosed), database {}",
+                    self.database()
+                ),
                 Err(e) => StoreError::from(e).message,
             }),
         }

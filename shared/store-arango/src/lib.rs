@@ -11,13 +11,20 @@
 //!   write (and remembered per process); reads of a partition that does not exist yet see
 //!   nothing.
 //! - node documents `{_key, key, type, label, props, evidence: [{chunkId, clientId,
-//!   projectId, groupId}], updatedAt}` with persistent indexes on `type`, `key` (unique) and
+//!   projectId, groupId}], updatedAt}` with persistent indexes on `type`, `key` and
 //!   `evidence[*].chunkId`;
 //! - edge documents `{_key, _from, _to, fromKey, toKey, edgeType, props, evidence}` with
-//!   persistent indexes on `edgeType`, `evidence[*].chunkId` and `(fromKey, edgeType, toKey)`
-//!   (unique), plus ArangoDB's edge index on `_from` / `_to` that traversal uses;
+//!   persistent indexes on `edgeType`, `evidence[*].chunkId` and `(fromKey, edgeType, toKey)`,
+//!   plus ArangoDB's edge index on `_from` / `_to` that traversal uses;
 //! - the collection `aliases` of `{clientId, aliasKey, canonicalKey, seenCount, firstSeenAt,
-//!   lastSeenAt}`, unique on `(clientId, aliasKey)` and indexed on `(clientId, canonicalKey)`.
+//!   lastSeenAt}`, unique on `(clientId, aliasKey)` and indexed on `(clientId, canonicalKey)`;
+//!   it has a single shard, the only way a cluster enforces a unique index on attributes
+//!   other than the shard key.
+//!
+//! The `key` and `(fromKey, edgeType, toKey)` indexes are not unique: `_key` is derived one to
+//! one from those values, so the primary index already guarantees uniqueness, and a cluster
+//! cannot enforce a unique index on attributes other than the shard key (`_key`) of a
+//! collection with several shards.
 //!
 //! # Keys
 //!
@@ -90,21 +97,39 @@ pub(crate) struct Inner {
 impl ArangoStore {
     /// Connects: checks the server answers, creates the database when missing (through
     /// `_system`; an existing one is fine) and the alias collection with its indexes.
+    ///
+    /// A server that does not disclose its version (`--server.harden` hides it from non-admin
+    /// users) is accepted; its version is logged as unknown.
     pub async fn connect(cfg: &ArangoConfig) -> Result<ArangoStore, StoreError> {
         let client = Client::new(cfg)?;
         let version = client.version().await?;
+        if version.is_none() {
+            tracing::warn!(
+                database = %cfg.database,
+                "ArangoDB did not disclose its version (a server started with --server.harden \
+                 hides it from non-admin users); continuing with the version unknown"
+            );
+        }
         if !client.database_exists().await? {
             client.create_database().await?;
             tracing::info!(database = %cfg.database, "created ArangoDB database");
         }
-        client.create_collection(ALIASES_COLLECTION, false).await?;
+        // One shard: the unique (clientId, aliasKey) index below is on attributes other than
+        // the shard key, which a cluster can only enforce in a single-shard collection.
+        client
+            .create_collection(ALIASES_COLLECTION, false, Some(1))
+            .await?;
         client
             .ensure_index(ALIASES_COLLECTION, &["clientId", "aliasKey"], true)
             .await?;
         client
             .ensure_index(ALIASES_COLLECTION, &["clientId", "canonicalKey"], false)
             .await?;
-        tracing::info!(database = %cfg.database, %version, "ArangoDB store connected");
+        tracing::info!(
+            database = %cfg.database,
+            version = version.as_deref().unwrap_or("unknown"),
+            "ArangoDB store connected"
+        );
         Ok(ArangoStore {
             inner: Arc::new(Inner {
                 client,
@@ -138,16 +163,19 @@ impl ArangoStore {
             return Ok(names);
         }
         let c = self.client();
-        c.create_collection(&names.nodes, false).await?;
-        c.create_collection(&names.edges, true).await?;
+        c.create_collection(&names.nodes, false, None).await?;
+        c.create_collection(&names.edges, true, None).await?;
+        // `key` and `(fromKey, edgeType, toKey)` determine `_key` one to one, so the primary
+        // index keeps them unique; unique indexes on them would fail in a cluster collection
+        // with several shards (not sharded by those attributes).
         c.ensure_index(&names.nodes, &["type"], false).await?;
-        c.ensure_index(&names.nodes, &["key"], true).await?;
+        c.ensure_index(&names.nodes, &["key"], false).await?;
         c.ensure_index(&names.nodes, &["evidence[*].chunkId"], false)
             .await?;
         c.ensure_index(&names.edges, &["edgeType"], false).await?;
         c.ensure_index(&names.edges, &["evidence[*].chunkId"], false)
             .await?;
-        c.ensure_index(&names.edges, &["fromKey", "edgeType", "toKey"], true)
+        c.ensure_index(&names.edges, &["fromKey", "edgeType", "toKey"], false)
             .await?;
         c.create_graph(&names.graph, &names.edges, &names.nodes)
             .await?;

@@ -76,7 +76,7 @@ async fn connect_checks_the_server_and_prepares_the_alias_collection() {
     assert_eq!(
         paths,
         vec![
-            "/_api/version",
+            "/_db/evident/_api/version",
             "/_db/evident/_api/database/current",
             "/_db/evident/_api/collection",
             "/_db/evident/_api/index",
@@ -92,6 +92,112 @@ async fn connect_creates_a_missing_database_and_accepts_existing_collections() {
     ArangoStore::connect(&ArangoConfig::new(server.base.clone(), "evident"))
         .await
         .expect("connect");
+    let paths: Vec<String> = server.received().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths[..2],
+        [
+            "/_db/evident/_api/version".to_string(),
+            "/_db/_system/_api/version".to_string()
+        ],
+        "the version is asked through the database, through _system while it is missing"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn a_hardened_server_that_hides_its_version_still_connects() {
+    let server = WireServer::start(load(&["connect_hardened"])).await;
+    let store = ArangoStore::connect(&ArangoConfig::new(server.base.clone(), "evident"))
+        .await
+        .expect("a version answer without `version` is not an error");
+    assert_eq!(store.database(), "evident");
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn a_user_without_system_access_is_told_what_is_really_wrong() {
+    let server = WireServer::start(load(&["connect_restricted"])).await;
+    let err = match ArangoStore::connect(&ArangoConfig::new(server.base.clone(), "evident")).await {
+        Err(e) => e,
+        Ok(_) => panic!("creating the database is refused"),
+    };
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.message.contains("create database"), "{}", err.message);
+    let paths: Vec<String> = server.received().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "/_db/evident/_api/version",
+            "/_db/_system/_api/version",
+            "/_db/evident/_api/database/current",
+            "/_db/_system/_api/database",
+        ],
+        "a refused _system version is an unknown version, not the failure"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn partition_indexes_are_not_unique_and_aliases_live_in_one_shard() {
+    let (server, store) = start(&["connect", "upsert_null_props"]).await;
+    let c1 = Scope::client("c1");
+    store
+        .upsert(
+            "c1",
+            vec![NodeWrite {
+                key: key("jira:a-3"),
+                node_type: "jira".into(),
+                label: "A-3".into(),
+                props: props(
+                    json!({"status": "open", "assignee": null, "meta": {"sprint": 3, "epic": null}, "labels": [null]}),
+                ),
+                evidence: vec![ev("e5", &c1)],
+                mention_only: false,
+            }],
+            vec![EdgeWrite {
+                from: key("jira:a-3"),
+                to: key("jira:a-4"),
+                edge_type: "blocks".into(),
+                props: props(json!({"weight": null, "since": 1})),
+                evidence: vec![ev("e5", &c1)],
+            }],
+        )
+        .await
+        .expect("upsert");
+    let sent = server.received();
+    let unique: Vec<(String, serde_json::Value)> = sent
+        .iter()
+        .filter(|r| r.path == "/_db/evident/_api/index" && r.body["unique"] == json!(true))
+        .map(|r| {
+            let coll = r
+                .query
+                .iter()
+                .find(|(k, _)| k == "collection")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            (coll, r.body["fields"].clone())
+        })
+        .collect();
+    assert_eq!(
+        unique,
+        vec![("aliases".to_string(), json!(["clientId", "aliasKey"]))],
+        "only the single-shard alias collection has a unique index"
+    );
+    let aliases = sent
+        .iter()
+        .find(|r| r.path == "/_db/evident/_api/collection" && r.body["name"] == json!("aliases"))
+        .expect("aliases created");
+    assert_eq!(aliases.body["numberOfShards"], json!(1));
+    let partition: Vec<&serde_json::Value> = sent
+        .iter()
+        .filter(|r| r.path == "/_db/evident/_api/collection" && r.body["name"] != json!("aliases"))
+        .map(|r| &r.body)
+        .collect();
+    assert_eq!(partition.len(), 2);
+    assert!(
+        partition.iter().all(|b| b.get("numberOfShards").is_none()),
+        "partition collections keep the server's sharding: {partition:?}"
+    );
     server.assert_exhausted();
 }
 
@@ -208,8 +314,67 @@ async fn upsert_prepares_the_partition_once_and_writes_one_batch() {
     server.assert_exhausted();
 }
 
+/// A new node or edge is inserted without the nulls of its props (UPSERT's `keepNull: false`
+/// only applies to updates); an existing one gets the patch with them, which deletes them.
 #[tokio::test]
-async fn remove_evidence_strips_then_collects_garbage() {
+async fn upsert_inserts_props_without_nulls_and_updates_with_them() {
+    let (server, store) = start(&["connect", "upsert_null_props"]).await;
+    let c1 = Scope::client("c1");
+    store
+        .upsert(
+            "c1",
+            vec![NodeWrite {
+                key: key("jira:a-3"),
+                node_type: "jira".into(),
+                label: "A-3".into(),
+                props: props(
+                    json!({"status": "open", "assignee": null, "meta": {"sprint": 3, "epic": null}, "labels": [null]}),
+                ),
+                evidence: vec![ev("e5", &c1)],
+                mention_only: false,
+            }],
+            vec![EdgeWrite {
+                from: key("jira:a-3"),
+                to: key("jira:a-4"),
+                edge_type: "blocks".into(),
+                props: props(json!({"weight": null, "since": 1})),
+                evidence: vec![ev("e5", &c1)],
+            }],
+        )
+        .await
+        .expect("upsert");
+    let sent = server.received();
+    let query = sent
+        .iter()
+        .find(|r| r.path == "/_db/evident/_api/cursor")
+        .expect("one query");
+    let node = &query.body["bindVars"]["nodes"][0];
+    assert_eq!(
+        node["insertProps"],
+        json!({"status": "open", "meta": {"sprint": 3}, "labels": [null]})
+    );
+    assert_eq!(
+        node["props"],
+        json!({"status": "open", "assignee": null, "meta": {"sprint": 3, "epic": null}, "labels": [null]})
+    );
+    let text = query.body["query"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(
+            "INSERT { _key: w._key, key: w.key, type: w.type, label: w.label, props: w.insertProps,"
+        ),
+        "{text}"
+    );
+    let edge = &query.body["bindVars"]["edges"][0];
+    assert_eq!(edge["insertProps"], json!({"since": 1}));
+    assert!(
+        text.contains("edgeType: v.edgeType, props: v.insertProps,"),
+        "{text}"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn remove_evidence_deletes_what_only_those_chunks_evidence_then_strips() {
     let (server, store) = start(&["connect", "remove_evidence"]).await;
     let removed = store
         .remove_evidence("c1", &["e2".into()])
@@ -226,6 +391,69 @@ async fn remove_evidence_strips_then_collects_garbage() {
         store.remove_evidence("c1", &[]).await.expect("empty").nodes,
         0,
         "no request for no chunks"
+    );
+    let queries: Vec<String> = server
+        .received()
+        .into_iter()
+        .filter(|r| r.path == "/_db/evident/_api/cursor")
+        .map(|r| r.body["query"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(queries[0].contains("REMOVE d IN @@edges"), "delete first");
+    assert!(
+        queries[1].contains("UPDATE d WITH { evidence: kept }"),
+        "then strip"
+    );
+    server.assert_exhausted();
+}
+
+/// The strip step fails after the delete step succeeded: the same call again deletes
+/// nothing more and strips, instead of finding nothing to do and leaving documents behind.
+#[tokio::test]
+async fn remove_evidence_converges_when_retried_after_the_second_step_failed() {
+    let (server, store) = start(&["connect", "remove_evidence_retry"]).await;
+    let chunks = ["e2".to_string(), "e3".to_string()];
+    let err = store
+        .remove_evidence("c1", &chunks)
+        .await
+        .expect_err("the strip step answers 503");
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.is_retryable());
+    let again = store.remove_evidence("c1", &chunks).await.expect("retry");
+    assert_eq!(
+        (again.edges, again.nodes),
+        (0, 0),
+        "deleted by the first try"
+    );
+    let steps: Vec<(bool, bool)> = server
+        .received()
+        .into_iter()
+        .filter(|r| r.path == "/_db/evident/_api/cursor")
+        .map(|r| {
+            let q = r.body["query"].as_str().unwrap_or_default().to_string();
+            (q.contains("REMOVE d IN"), q.contains("UPDATE d WITH"))
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        vec![(true, false), (false, true), (true, false), (false, true)],
+        "delete, strip (fails); delete, strip"
+    );
+    server.assert_exhausted();
+}
+
+/// A write racing the delete step leaves a document only the removed chunk evidences; the
+/// strip step leaves it alone and reports it, and a second round deletes it.
+#[tokio::test]
+async fn remove_evidence_runs_another_round_for_documents_a_racing_write_left() {
+    let (server, store) = start(&["connect", "remove_evidence_race"]).await;
+    let removed = store
+        .remove_evidence("c1", &["e4".to_string()])
+        .await
+        .expect("remove");
+    assert_eq!(
+        (removed.edges, removed.nodes),
+        (1, 1),
+        "summed over both rounds"
     );
     server.assert_exhausted();
 }
@@ -309,6 +537,22 @@ async fn get_nodes_merges_partitions_and_follows_cursor_batches() {
             .expect("none")
             .is_empty(),
         "no request for no keys"
+    );
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn a_cursor_failing_part_way_is_deleted() {
+    let (server, store) = start(&["connect", "get_nodes_batch_fails"]).await;
+    let err = store
+        .get_nodes(&Visibility::of(Scope::client("c1")), &[key("user:jan")])
+        .await
+        .expect_err("the second batch answers 503");
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    let last = server.received().pop().expect("requests");
+    assert_eq!(
+        (last.method.as_str(), last.path.as_str()),
+        ("DELETE", "/_db/evident/_api/cursor/7822")
     );
     server.assert_exhausted();
 }
@@ -525,5 +769,18 @@ async fn health_reports_version_and_database() {
         "the second check finds the server shutting down"
     );
     assert!(report.detail.unwrap_or_default().contains("503"));
+    server.assert_exhausted();
+}
+
+#[tokio::test]
+async fn health_accepts_a_server_that_hides_its_version() {
+    let (server, store) = start(&["connect", "health_hardened"]).await;
+    let report = store.check().await;
+    assert!(report.ready, "{report:?}");
+    let detail = report.detail.unwrap_or_default();
+    assert!(
+        detail.contains("version not disclosed") && detail.contains("evident"),
+        "{detail}"
+    );
     server.assert_exhausted();
 }
