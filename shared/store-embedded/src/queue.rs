@@ -375,6 +375,13 @@ mod tests {
         let plan = plan.join("\n");
         assert!(plan.contains("tasks_claim_order"), "{plan}");
         assert!(plan.contains("tasks_source_open"), "{plan}");
+        assert!(plan.contains("tasks_source_leased"), "{plan}");
         assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        // Every access is through an index: a bare `SCAN` would read the whole history.
+        assert!(
+            plan.lines()
+                .all(|l| !l.contains("SCAN") || l.contains("USING INDEX")),
+            "{plan}"
+        );
     }
 }

@@ -146,6 +146,10 @@ CREATE INDEX IF NOT EXISTS tasks_claim_order ON tasks(priority, queue_position I
 DROP INDEX IF EXISTS tasks_source;
 CREATE INDEX IF NOT EXISTS tasks_source_open ON tasks(partition, source_urn, seq)
     WHERE state IN ('queued', 'retry_wait', 'processing');
+-- "Does another task of this source hold a lease?" (an older task retried while a newer one
+-- runs must wait). At most a task or two per source are processing: a probe, not a walk.
+CREATE INDEX IF NOT EXISTS tasks_source_leased ON tasks(partition, source_urn)
+    WHERE state = 'processing';
 
 -- Continuously polled sources, their cursors, and which replica polls each (a lease).
 CREATE TABLE IF NOT EXISTS indexer_sources(
