@@ -284,7 +284,14 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
         Ok(attempt) => attempt,
         Err(jobs) => match apply_group(&mut conn, jobs, true) {
             Ok(attempt) => attempt,
-            Err(_) => unreachable!("a careful attempt hands nothing back"),
+            // A careful attempt never hands jobs back; answer them rather than lose them.
+            Err(jobs) => Attempt {
+                ran: Vec::new(),
+                committed: Err(StoreError::corrupt(
+                    "group commit attempt returned its jobs",
+                )),
+                pending: jobs,
+            },
         },
     };
     match committed {
