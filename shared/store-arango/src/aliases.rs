@@ -273,7 +273,9 @@ impl AliasRegistry for ArangoStore {
         match self.client().cursor(aql::ALIAS_FLUSH, bind).await {
             Ok(_) => Ok(()),
             Err(e) => {
-                // Keep the counts for the next flush.
+                // Keep the counts for the next flush. A flush that timed out after the server
+                // applied it is counted twice: seen counts are usage statistics, kept
+                // at-least-once rather than dropped on every network error.
                 let mut seen = self.inner.seen.lock();
                 for (k, n) in pending {
                     *seen.entry(k).or_insert(0) += n;
