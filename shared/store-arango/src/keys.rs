@@ -226,7 +226,7 @@ mod tests {
         let accented = "é".repeat(100);
         let k = encode_key(&accented);
         let prefix = &k[..k.len() - 17];
-        assert!(prefix.len() % 3 == 0 && prefix.ends_with("%A9"));
+        assert!(prefix.len().is_multiple_of(3) && prefix.ends_with("%A9"));
     }
 
     #[test]

@@ -85,10 +85,10 @@ impl FakeMongo {
                 if let Ok(sort) = command.get_document("sort") {
                     sort_docs(&mut found, sort);
                 }
-                if let Some(limit) = command.get("limit").and_then(num) {
-                    if limit > 0.0 {
-                        found.truncate(limit as usize);
-                    }
+                if let Some(limit) = command.get("limit").and_then(num)
+                    && limit > 0.0
+                {
+                    found.truncate(limit as usize);
                 }
                 if let Ok(p) = command.get_document("projection") {
                     found = found.iter().map(|d| project(d, p)).collect();
@@ -290,10 +290,10 @@ fn upsert_seed(q: &Document) -> Document {
         if k.starts_with('$') {
             continue;
         }
-        if let Bson::Document(inner) = v {
-            if inner.keys().next().is_some_and(|k| k.starts_with('$')) {
-                continue;
-            }
+        if let Bson::Document(inner) = v
+            && inner.keys().next().is_some_and(|k| k.starts_with('$'))
+        {
+            continue;
         }
         d.insert(k.clone(), v.clone());
     }
@@ -384,16 +384,16 @@ fn sort_docs(docs: &mut [Document], sort: &Document) {
 
 fn project(d: &Document, p: &Document) -> Document {
     let mut out = Document::new();
-    if p.get("_id").and_then(num) != Some(0.0) {
-        if let Some(id) = d.get("_id") {
-            out.insert("_id", id.clone());
-        }
+    if p.get("_id").and_then(num) != Some(0.0)
+        && let Some(id) = d.get("_id")
+    {
+        out.insert("_id", id.clone());
     }
     for (k, _) in p {
-        if k != "_id" {
-            if let Some(v) = d.get(k) {
-                out.insert(k.clone(), v.clone());
-            }
+        if k != "_id"
+            && let Some(v) = d.get(k)
+        {
+            out.insert(k.clone(), v.clone());
         }
     }
     out
@@ -429,36 +429,36 @@ fn matches(d: &Document, filter: &Document, vars: &Vars) -> bool {
 }
 
 fn field_matches(v: Option<&Bson>, cond: &Bson) -> bool {
-    if let Bson::Document(ops) = cond {
-        if ops.keys().next().is_some_and(|k| k.starts_with('$')) {
-            return ops.iter().all(|(op, arg)| {
-                let ordered = |want: &[Ordering]| {
-                    v.is_some_and(|x| {
-                        rank(Some(x)) == rank(Some(arg))
-                            && want.contains(&cmp_values(Some(x), Some(arg)))
-                    })
-                };
-                match op.as_str() {
-                    "$eq" => eq_values(v, arg),
-                    "$ne" => !eq_values(v, arg),
-                    "$gt" => ordered(&[Ordering::Greater]),
-                    "$gte" => ordered(&[Ordering::Greater, Ordering::Equal]),
-                    "$lt" => ordered(&[Ordering::Less]),
-                    "$lte" => ordered(&[Ordering::Less, Ordering::Equal]),
-                    "$in" => arg
-                        .as_array()
-                        .is_some_and(|a| a.iter().any(|x| eq_values(v, x))),
-                    "$nin" => !arg
-                        .as_array()
-                        .is_some_and(|a| a.iter().any(|x| eq_values(v, x))),
-                    "$exists" => v.is_some() == arg.as_bool().unwrap_or(true),
-                    "$size" => v
-                        .and_then(Bson::as_array)
-                        .is_some_and(|a| Some(a.len() as f64) == num(arg)),
-                    _ => false,
-                }
-            });
-        }
+    if let Bson::Document(ops) = cond
+        && ops.keys().next().is_some_and(|k| k.starts_with('$'))
+    {
+        return ops.iter().all(|(op, arg)| {
+            let ordered = |want: &[Ordering]| {
+                v.is_some_and(|x| {
+                    rank(Some(x)) == rank(Some(arg))
+                        && want.contains(&cmp_values(Some(x), Some(arg)))
+                })
+            };
+            match op.as_str() {
+                "$eq" => eq_values(v, arg),
+                "$ne" => !eq_values(v, arg),
+                "$gt" => ordered(&[Ordering::Greater]),
+                "$gte" => ordered(&[Ordering::Greater, Ordering::Equal]),
+                "$lt" => ordered(&[Ordering::Less]),
+                "$lte" => ordered(&[Ordering::Less, Ordering::Equal]),
+                "$in" => arg
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| eq_values(v, x))),
+                "$nin" => !arg
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|x| eq_values(v, x))),
+                "$exists" => v.is_some() == arg.as_bool().unwrap_or(true),
+                "$size" => v
+                    .and_then(Bson::as_array)
+                    .is_some_and(|a| Some(a.len() as f64) == num(arg)),
+                _ => false,
+            }
+        });
     }
     eq_values(v, cond)
 }

@@ -146,7 +146,7 @@ async fn connect_refuses_to_add_an_indexed_property_to_a_populated_collection() 
         let server = WireServer::start(load(&[fixture])).await;
         let mut cfg = config(&server);
         cfg.multi_tenancy = multi_tenancy;
-        let err = WeaviateStore::connect(&cfg).await.err().expect("refused");
+        let err = WeaviateStore::connect(&cfg).await.expect_err("refused");
         assert_eq!(err.kind, ErrorKind::Incompatible, "{fixture}");
         assert!(
             err.message.contains(property) && err.message.contains("holds objects"),
@@ -171,8 +171,7 @@ async fn connect_refuses_word_tokenised_exact_fields() {
     let server = WireServer::start(load(&["connect_incompatible"])).await;
     let err = WeaviateStore::connect(&config(&server))
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert_eq!(err.kind, ErrorKind::Incompatible);
     assert!(
         err.message.contains("sourceUrn") && err.message.contains("`word`"),
@@ -187,8 +186,7 @@ async fn connect_reports_a_starting_server_as_unavailable() {
     let server = WireServer::start(load(&["connect_unavailable"])).await;
     let err = WeaviateStore::connect(&config(&server))
         .await
-        .err()
-        .expect("not ready");
+        .expect_err("not ready");
     assert_eq!(err.kind, ErrorKind::Unavailable);
     assert!(err.is_retryable());
     server.assert_exhausted();
@@ -199,8 +197,7 @@ async fn connect_refuses_servers_too_old_for_contains_any() {
     let server = WireServer::start(load(&["connect_old_version"])).await;
     let err = WeaviateStore::connect(&config(&server))
         .await
-        .err()
-        .expect("too old");
+        .expect_err("too old");
     assert_eq!(err.kind, ErrorKind::Incompatible);
     assert!(err.message.contains("1.19.6"), "{}", err.message);
     server.assert_exhausted();
@@ -211,8 +208,7 @@ async fn connect_maps_a_refused_schema_to_invalid() {
     let server = WireServer::start(load(&["connect_schema_invalid"])).await;
     let err = WeaviateStore::connect(&config(&server))
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert_eq!(err.kind, ErrorKind::Invalid);
     assert!(err.message.contains("422"), "{}", err.message);
     assert!(
@@ -228,7 +224,7 @@ async fn connect_refuses_unreachable_servers_as_unavailable() {
     // Nothing listens on port 9 of the loopback (discard); the connection is refused.
     let mut cfg = WeaviateConfig::new("http://127.0.0.1:9");
     cfg.timeout_secs = 2;
-    let err = WeaviateStore::connect(&cfg).await.err().expect("refused");
+    let err = WeaviateStore::connect(&cfg).await.expect_err("refused");
     assert_eq!(err.kind, ErrorKind::Unavailable, "{}", err.message);
 }
 

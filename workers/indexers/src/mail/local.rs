@@ -206,11 +206,11 @@ impl LeasedPoller for MboxPoller {
                     size,
                     cfg.max_message_bytes,
                 ));
-                if in_flight.len() >= ENQUEUE_IN_FLIGHT {
-                    if let Some(done) = in_flight.next().await {
-                        done?;
-                        queued += 1;
-                    }
+                if in_flight.len() >= ENQUEUE_IN_FLIGHT
+                    && let Some(done) = in_flight.next().await
+                {
+                    done?;
+                    queued += 1;
                 }
             }
             while let Some(done) = in_flight.next().await {
