@@ -137,9 +137,9 @@ async fn a_user_without_system_access_is_told_what_is_really_wrong() {
     server.assert_exhausted();
 }
 
-#[tokio::test]
-async fn partition_indexes_are_not_unique_and_aliases_live_in_one_shard() {
-    let (server, store) = start(&["connect", "upsert_null_props"]).await;
+/// A node and an edge whose props hold nulls (top level, nested, inside an array), the
+/// writes of the `upsert_null_props` fixture.
+async fn upsert_with_null_props(store: &ArangoStore) {
     let c1 = Scope::client("c1");
     store
         .upsert(
@@ -164,6 +164,12 @@ async fn partition_indexes_are_not_unique_and_aliases_live_in_one_shard() {
         )
         .await
         .expect("upsert");
+}
+
+#[tokio::test]
+async fn partition_indexes_are_not_unique_and_aliases_live_in_one_shard() {
+    let (server, store) = start(&["connect", "upsert_null_props"]).await;
+    upsert_with_null_props(&store).await;
     let sent = server.received();
     let unique: Vec<(String, serde_json::Value)> = sent
         .iter()
@@ -319,30 +325,7 @@ async fn upsert_prepares_the_partition_once_and_writes_one_batch() {
 #[tokio::test]
 async fn upsert_inserts_props_without_nulls_and_updates_with_them() {
     let (server, store) = start(&["connect", "upsert_null_props"]).await;
-    let c1 = Scope::client("c1");
-    store
-        .upsert(
-            "c1",
-            vec![NodeWrite {
-                key: key("jira:a-3"),
-                node_type: "jira".into(),
-                label: "A-3".into(),
-                props: props(
-                    json!({"status": "open", "assignee": null, "meta": {"sprint": 3, "epic": null}, "labels": [null]}),
-                ),
-                evidence: vec![ev("e5", &c1)],
-                mention_only: false,
-            }],
-            vec![EdgeWrite {
-                from: key("jira:a-3"),
-                to: key("jira:a-4"),
-                edge_type: "blocks".into(),
-                props: props(json!({"weight": null, "since": 1})),
-                evidence: vec![ev("e5", &c1)],
-            }],
-        )
-        .await
-        .expect("upsert");
+    upsert_with_null_props(&store).await;
     let sent = server.received();
     let query = sent
         .iter()
