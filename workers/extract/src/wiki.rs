@@ -266,6 +266,34 @@ pub fn content_page(body: &[u8]) -> Result<ContentPage, WikiError> {
     })
 }
 
+/// The page ids of a content listing requested without `expand` (the deletion check reads
+/// only which pages still exist), with the listing's `next` and `base` links.
+pub fn content_ids(body: &[u8]) -> Result<ContentIds, WikiError> {
+    let v = parse_json(body)?;
+    let mut ids = Vec::new();
+    for (i, r) in results(&v)?.iter().enumerate() {
+        if is_page(r) {
+            ids.push(
+                id_at(r, "/id")
+                    .ok_or_else(|| WikiError::Shape(format!("results[{i}] has no id")))?,
+            );
+        }
+    }
+    Ok(ContentIds {
+        ids,
+        next: owned_text(&v, "/_links/next"),
+        base: owned_text(&v, "/_links/base"),
+    })
+}
+
+/// One page of an id-only content listing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContentIds {
+    pub ids: Vec<String>,
+    pub next: Option<String>,
+    pub base: Option<String>,
+}
+
 fn attachment_of(v: &Value, i: usize) -> Result<WikiAttachment, WikiError> {
     let missing = |what: &str| WikiError::Shape(format!("results[{i}] has no {what}"));
     Ok(WikiAttachment {

@@ -5,12 +5,17 @@
 //! page comes back and is recognised by its version). A page is re-read only when its
 //! version moved; its attachments are downloaded when theirs did, and go through the
 //! document pipeline as `wiki-attachment` items linked to the page.
+//!
+//! CQL does not return deleted (or trashed) pages, so deletions are found by comparing the
+//! pages known to the source with a complete listing: the first poll's own listing, then an
+//! id-only listing every `deletionCheckHours`. A known page missing from a complete,
+//! non-empty listing is purged with its attachments.
 
 use async_trait::async_trait;
 use evident_core::chunking::ChunkingConfig;
 use evident_extract::wiki::{
     ATTACHMENT_KIND, WikiAttachment, WikiContext, WikiPage, absolute, add_attachments,
-    attachment_meta, attachments, content_page, page_source, page_urn,
+    attachment_meta, attachments, content_ids, content_page, page_source, page_urn,
 };
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
@@ -33,6 +38,10 @@ fn default_max_attachment_bytes() -> u64 {
     crate::items::DEFAULT_MAX_ATTACHMENT_BYTES
 }
 
+fn default_deletion_check_hours() -> u32 {
+    24
+}
+
 /// `kind = "confluence"`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -53,6 +62,10 @@ pub struct ConfluenceConfig {
     pub attachments: bool,
     #[serde(default = "default_max_attachment_bytes")]
     pub max_attachment_bytes: u64,
+    /// How often an incremental poll also lists every page id of the space to find deleted
+    /// pages (`0`: at every poll).
+    #[serde(default = "default_deletion_check_hours")]
+    pub deletion_check_hours: u32,
 }
 
 impl SourceConfig for ConfluenceConfig {
@@ -98,6 +111,10 @@ impl ConfluenceConfig {
 
 const EXPAND: &str = "body.storage,version,ancestors,metadata.labels,space";
 const CURSOR: &str = "modified";
+/// When the last complete listing compared known pages with the space (epoch ms).
+const CHECKED: &str = "deletionsChecked";
+/// Cursor keys of known pages: `page:{id}` → the version queued.
+const PAGE_PREFIX: &str = "page:";
 
 /// CQL compares dates to the minute: `2026-01-16T08:15:42.000Z` → `2026-01-16 08:15`.
 fn cql_minute(when: &str) -> String {
@@ -132,6 +149,7 @@ impl ConfluencePoller {
         source: &IndexerSource,
         cfg: &ConfluenceConfig,
         page: &WikiPage,
+        page_is_new: bool,
         tally: &mut Tally,
     ) -> Result<Vec<WikiAttachment>, PollError> {
         let mut all = Vec::new();
@@ -153,7 +171,9 @@ impl ConfluencePoller {
         for att in &all {
             let key = format!("att:{}", att.id);
             let version = att.version.unwrap_or(1);
-            if self.version_cursor(&source.id, &key).await? == Some(version) {
+            // A page new to the source (or restored after a purge) gets all its attachments,
+            // whatever an earlier life of the page left in their cursors.
+            if !page_is_new && self.version_cursor(&source.id, &key).await? == Some(version) {
                 continue;
             }
             if att.size.is_some_and(|s| s > cfg.max_attachment_bytes) {
@@ -218,13 +238,15 @@ impl ConfluencePoller {
         page: &WikiPage,
         tally: &mut Tally,
     ) -> Result<(), PollError> {
-        let key = format!("page:{}", page.id);
-        if self.version_cursor(&source.id, &key).await? == Some(page.version) {
+        let key = format!("{PAGE_PREFIX}{}", page.id);
+        let known = self.version_cursor(&source.id, &key).await?;
+        if known == Some(page.version) {
             tally.unchanged += 1;
             return Ok(());
         }
         let atts = if cfg.attachments {
-            self.attachments_of(api, source, cfg, page, tally).await?
+            self.attachments_of(api, source, cfg, page, known.is_none(), tally)
+                .await?
         } else {
             Vec::new()
         };
@@ -251,6 +273,100 @@ impl ConfluencePoller {
             .await?;
         tally.pages += 1;
         Ok(())
+    }
+
+    async fn deletion_check_due(
+        &self,
+        source: &IndexerSource,
+        cfg: &ConfluenceConfig,
+        now: i64,
+    ) -> Result<bool, PollError> {
+        let every_ms = i64::from(cfg.deletion_check_hours) * 3_600_000;
+        let last = self
+            .ctx
+            .cursor(&source.id, CHECKED)
+            .await?
+            .and_then(|v| v.as_i64());
+        Ok(last.is_none_or(|t| now - t >= every_ms))
+    }
+
+    /// Every page id of the space: a listing without `expand`, all pages of it.
+    async fn page_ids(
+        &self,
+        api: &Api,
+        cfg: &ConfluenceConfig,
+    ) -> Result<std::collections::HashSet<String>, PollError> {
+        let mut ids = std::collections::HashSet::new();
+        let mut reply = api
+            .get(
+                "/rest/api/content",
+                &[
+                    ("spaceKey", cfg.space.clone()),
+                    ("type", "page".into()),
+                    ("limit", cfg.limit.to_string()),
+                    ("start", "0".into()),
+                ],
+            )
+            .await?;
+        loop {
+            let listing = content_ids(&reply.body)
+                .map_err(|e| PollError::Source(format!("confluence page ids: {e}")))?;
+            ids.extend(listing.ids);
+            match listing.next {
+                Some(next) => {
+                    let base = listing.base.as_deref().or(Some(api.base()));
+                    reply = api.get(&absolute(base, &next), &[]).await?;
+                }
+                None => break,
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Queues the purge of every known page (and its attachments) missing from `present`, a
+    /// complete listing of the space, and forgets it. An empty listing purges nothing: an
+    /// emptied space is far rarer than a token that lost its permission.
+    async fn purge_missing(
+        &self,
+        source: &IndexerSource,
+        present: &std::collections::HashSet<String>,
+    ) -> Result<u64, PollError> {
+        let known = self.ctx.cursors(&source.id, PAGE_PREFIX).await?;
+        if present.is_empty() {
+            if !known.is_empty() {
+                tracing::warn!(
+                    source_id = %source.id,
+                    known = known.len(),
+                    "the space lists no pages; nothing purged (check the token's permissions)"
+                );
+            }
+            return Ok(0);
+        }
+        let mut purged = 0;
+        for (key, _) in known {
+            let id = &key[PAGE_PREFIX.len()..];
+            if present.contains(id) {
+                continue;
+            }
+            let urn = page_urn(&source.id, id);
+            let now = self.ctx.clock.now_ms();
+            self.ctx
+                .tasks
+                .enqueue_purge(source.scope.clone(), &urn, self.ctx.priority, now)
+                .await?;
+            self.ctx
+                .tasks
+                .enqueue_purge_prefix(
+                    source.scope.clone(),
+                    &format!("{urn}:attachment:"),
+                    self.ctx.priority,
+                    now,
+                )
+                .await?;
+            self.ctx.forget_cursor(&source.id, &key).await?;
+            purged += 1;
+        }
+        Ok(purged)
     }
 
     async fn poll_now(&self, source: &IndexerSource) -> Result<Value, PollError> {
@@ -302,9 +418,11 @@ impl ConfluencePoller {
         };
         let mut tally = Tally::default();
         let mut newest = since.clone();
+        let mut listed: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
             let listing = content_page(&reply.body)
                 .map_err(|e| PollError::Source(format!("confluence pages: {e}")))?;
+            listed.extend(listing.pages.iter().map(|p| p.id.clone()));
             for page in &listing.pages {
                 self.handle_page(&api, source, &cfg, page, &mut tally)
                     .await?;
@@ -329,7 +447,24 @@ impl ConfluencePoller {
         {
             self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
         }
+        // The first poll listed the whole space; later ones check when the check is due.
+        let now = self.ctx.clock.now_ms();
+        let complete = if since.is_none() {
+            Some(listed)
+        } else if self.deletion_check_due(source, &cfg, now).await? {
+            Some(self.page_ids(&api, &cfg).await?)
+        } else {
+            None
+        };
+        let mut deleted = 0;
+        if let Some(present) = complete {
+            deleted = self.purge_missing(source, &present).await?;
+            self.ctx
+                .set_cursor(&source.id, CHECKED, &json!(now))
+                .await?;
+        }
         Ok(json!({
+            "deleted": deleted,
             "pages": tally.pages,
             "queued": tally.pages + tally.attachments,
             "unchanged": tally.unchanged,

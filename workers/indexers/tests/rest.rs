@@ -213,6 +213,46 @@ async fn a_jira_without_the_classic_search_says_which_setting_to_change() {
     assert!(err.contains("searchApi"), "{err}");
 }
 
+/// CQL never returns a deleted page: a later poll lists every page id and purges the known
+/// page that is gone, with its chunks and graph, keeping the rest.
+#[tokio::test]
+async fn a_confluence_page_deleted_upstream_is_purged() {
+    let h = harness().await;
+    let first = Replay::start(&["confluence-pages-paged.json"]).await;
+    let settings = |base: &str| json!({"id": "acme.eng", "baseUrl": format!("{base}/wiki"), "space": "ENG", "limit": 2, "deletionCheckHours": 0});
+    let id = h.register("confluence", settings(&first.base)).await.id;
+    let report = h.poll(&id).await.expect("poll");
+    assert_eq!(
+        (report["pages"].as_u64(), report["deleted"].as_u64()),
+        (Some(3), Some(0)),
+        "{report}"
+    );
+    assert!(h.drain().await.errors.is_empty());
+    assert_eq!(h.urns("wiki:acme.eng:").await.len(), 4);
+
+    let second = Replay::start(&["confluence-deleted.json"]).await;
+    h.register("confluence", settings(&second.base)).await;
+    let report = h.poll(&id).await.expect("poll");
+    assert_eq!(
+        (report["pages"].as_u64(), report["deleted"].as_u64()),
+        (Some(0), Some(1)),
+        "{report}"
+    );
+    assert!(second.unmatched().is_empty(), "{:?}", second.unmatched());
+    assert!(second.unused(&[]).is_empty(), "{:?}", second.unused(&[]));
+    assert!(h.drain().await.errors.is_empty());
+    let urns = h.urns("wiki:acme.eng:").await;
+    assert_eq!(urns.len(), 3, "the rota is gone, the rest stays: {urns:?}");
+    assert!(urns.iter().all(|u| !u.ends_with(":65544")), "{urns:?}");
+    assert!(
+        h.retrieve("On-call rota", &["wiki"])
+            .await
+            .items
+            .iter()
+            .all(|i| !i.source_urn.ends_with(":65544"))
+    );
+}
+
 #[tokio::test]
 async fn confluence_pages_hierarchy_attachments_and_an_incremental_poll() {
     let h = harness().await;
