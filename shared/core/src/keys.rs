@@ -83,6 +83,33 @@ pub fn person_aliases(
         .collect()
 }
 
+/// The forge login inside a GitHub or GitLab no-reply address — the address a commit is
+/// authored with when its author keeps their e-mail private:
+/// `12345+octocat@users.noreply.github.com` (or the older `octocat@users.noreply.github.com`)
+/// and `4242-jdoe@users.noreply.gitlab.com`. The tracker knows such a person only by login, so
+/// the login made an alias of the address joins the two.
+pub fn forge_login(email: &str) -> Option<String> {
+    let (local, domain) = email.trim().rsplit_once('@')?;
+    let domain = domain.to_ascii_lowercase();
+    let login = match domain.as_str() {
+        "users.noreply.github.com" => match local.split_once('+') {
+            Some((id, login)) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => login,
+            Some(_) => return None,
+            None => local,
+        },
+        "users.noreply.gitlab.com" => match local.split_once('-') {
+            Some((id, login)) if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) => login,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let valid = !login.is_empty()
+        && login
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    valid.then(|| login.to_string())
+}
+
 /// An issue in a tracker: Jira-style `ABC-12` keys live in `jira:`; numbered issues in
 /// `{tracker}:{project}#{n}` (`github:owner/repo#12` → `github:owner_repo_12`).
 pub fn issue(tracker: &str, project: &str, number: u64) -> NodeKey {
@@ -150,6 +177,34 @@ mod tests {
                 Some(k.clone()),
                 "{k} is a fixed point"
             );
+        }
+    }
+
+    #[test]
+    fn forge_logins_come_out_of_no_reply_addresses_only() {
+        let login = |e: &str| forge_login(e);
+        assert_eq!(
+            login("12345+octocat@users.noreply.github.com").as_deref(),
+            Some("octocat")
+        );
+        assert_eq!(
+            login("octocat@Users.NoReply.GitHub.com").as_deref(),
+            Some("octocat")
+        );
+        assert_eq!(
+            login("4242-jane.doe@users.noreply.gitlab.com").as_deref(),
+            Some("jane.doe")
+        );
+        for not in [
+            "octocat@github.com",
+            "x+octocat@users.noreply.github.com",
+            "+octocat@users.noreply.github.com",
+            "jdoe@users.noreply.gitlab.com",
+            "12-@users.noreply.gitlab.com",
+            "a b@users.noreply.github.com",
+            "no-at-sign",
+        ] {
+            assert_eq!(login(not), None, "{not}");
         }
     }
 

@@ -149,7 +149,10 @@ fn subject(message: &str) -> &str {
 /// A person's node and the aliases that let their name resolve to it.
 fn person(name: &str, email: &str) -> Option<(PreparedNode, Vec<(NodeKey, NodeKey)>)> {
     let key = keys::person(Some(name), Some(email))?;
-    let aliases = keys::person_aliases(&key, Some(name), &[]);
+    // A private (no-reply) address carries the forge login: the tracker's name for them.
+    let login = keys::forge_login(email);
+    let handles: Vec<&str> = login.iter().map(String::as_str).collect();
+    let aliases = keys::person_aliases(&key, Some(name), &handles);
     Some((
         PreparedNode {
             label: if name.trim().is_empty() {

@@ -14,6 +14,22 @@ use serde_json::json;
 use support::{Replay, harness};
 
 fn commit(repo: &Repository, path: &str, content: &str, message: &str) {
+    commit_as(
+        repo,
+        ("Jan Novák", "jan.novak@example.com"),
+        path,
+        content,
+        message,
+    );
+}
+
+fn commit_as(
+    repo: &Repository,
+    (name, email): (&str, &str),
+    path: &str,
+    content: &str,
+    message: &str,
+) {
     let root = repo.workdir().expect("workdir");
     std::fs::write(root.join(path), content).expect("write");
     let mut index = repo.index().expect("index");
@@ -22,7 +38,7 @@ fn commit(repo: &Repository, path: &str, content: &str, message: &str) {
     let tree = repo
         .find_tree(index.write_tree().expect("tree"))
         .expect("tree");
-    let who = Signature::now("Jan Novák", "jan.novak@example.com").expect("sig");
+    let who = Signature::now(name, email).expect("sig");
     let parent = repo
         .head()
         .ok()
@@ -161,4 +177,80 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
     assert!(froms.iter().any(|f| f.starts_with("meeting:")), "{froms:?}");
     assert!(froms.iter().any(|f| f == "jira:shop-8"), "{froms:?}");
     assert!(froms.iter().any(|f| f.starts_with("commit:")), "{froms:?}");
+}
+
+/// A GitHub user without a public e-mail is only a login to the tracker; their commits carry
+/// the private no-reply address with that login inside. The login becomes an alias of the
+/// address, so the tracker's node folds into the committer's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_github_login_meets_its_no_reply_commit_address() {
+    let h = harness().await;
+    let issues = Replay::start(&["github-issues-paged.json"]).await;
+    let gh = h
+        .register(
+            "github",
+            json!({"id": "acme.shop-issues", "repo": "acme/shop", "baseUrl": issues.base, "perPage": 2}),
+        )
+        .await;
+    h.poll(&gh.id).await.expect("poll");
+    assert!(h.drain().await.errors.is_empty());
+    let vis = Visibility::of(h.scope());
+    let login = NodeKey::from_canonical("user:ghopper");
+    let graph = &h.kb.stores().graph;
+    assert_eq!(
+        graph
+            .get_nodes(&vis, &[login.clone()])
+            .await
+            .expect("get")
+            .len(),
+        1
+    );
+
+    let repo_dir = h.dir.path().join("shop");
+    let repo = Repository::init(&repo_dir).expect("init");
+    let private = "49699333+ghopper@users.noreply.github.com";
+    commit_as(
+        &repo,
+        ("Grace Hopper", private),
+        "cart.rs",
+        "fn total() {}\n",
+        "Fix the cart total (#7)",
+    );
+    let g = h
+        .register("git", json!({"name": "shop", "path": repo_dir}))
+        .await;
+    h.poll(&g.id).await.expect("poll");
+    assert!(h.drain().await.errors.is_empty());
+
+    let canonical = evident_core::keys::person(None, Some(private)).expect("key");
+    let (_, resolved) =
+        h.kb.alias_resolve("acme", "user:ghopper")
+            .await
+            .expect("resolve");
+    assert_eq!(resolved, canonical);
+    assert!(
+        graph
+            .get_nodes(&vis, &[login])
+            .await
+            .expect("get")
+            .is_empty(),
+        "the login's node was folded into the committer's"
+    );
+    // The issues Grace opened and her commit now meet at one node.
+    let sub = graph
+        .traverse(
+            &vis,
+            std::slice::from_ref(&canonical),
+            &TraverseOptions {
+                max_depth: 1,
+                direction: Direction::In,
+                edge_types: vec![],
+                max_nodes: 100,
+            },
+        )
+        .await
+        .expect("traverse");
+    let from: Vec<&str> = sub.edges.iter().map(|e| e.from.as_str()).collect();
+    assert!(from.iter().any(|k| k.starts_with("commit:")), "{from:?}");
+    assert!(from.iter().any(|k| k.starts_with("github:")), "{from:?}");
 }
