@@ -319,6 +319,37 @@ pub fn attachments(body: &[u8]) -> Result<(Vec<WikiAttachment>, Option<String>),
     Ok((list, owned_text(&v, "/_links/next")))
 }
 
+/// A CQL search for attachments (`type = attachment`, `expand=version,container`): each
+/// attachment with the id of the page it belongs to (`container.id`), and `_links.next`.
+/// Attachments of anything but a page (a blog post, another attachment) are left out.
+pub fn attachment_hits(
+    body: &[u8],
+) -> Result<(Vec<(String, WikiAttachment)>, Option<String>), WikiError> {
+    let v = parse_json(body)?;
+    let mut hits = Vec::new();
+    for (i, r) in results(&v)?.iter().enumerate() {
+        let r = match r.get("content") {
+            Some(c) if c.is_object() && r.get("id").is_none() => c,
+            _ => r,
+        };
+        let page = r.get("container").filter(|c| {
+            c.get("type")
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "page")
+        });
+        if let Some(page_id) = page.and_then(|c| id_at(c, "/id")) {
+            hits.push((page_id, attachment_of(r, i)?));
+        }
+    }
+    Ok((hits, owned_text(&v, "/_links/next")))
+}
+
+/// One page read by id (`/rest/api/content/{id}?expand=…`).
+pub fn single_page(body: &[u8]) -> Result<WikiPage, WikiError> {
+    let v = parse_json(body)?;
+    page_of(&v, owned_text(&v, "/_links/base").as_deref(), 0)
+}
+
 /// A link as the API gives it (`/rest/api/content?…&start=2`, `/download/attachments/…`),
 /// made absolute with the envelope's `_links.base`; absolute links and links without a base
 /// are returned as they are.

@@ -4,7 +4,9 @@
 //! modified since the newest version seen (`lastmodified >=`, to the minute, so the boundary
 //! page comes back and is recognised by its version). A page is re-read only when its
 //! version moved; its attachments are downloaded when theirs did, and go through the
-//! document pipeline as `wiki-attachment` items linked to the page.
+//! document pipeline as `wiki-attachment` items linked to the page. A file attached without a
+//! page edit does not move the page's version: a second CQL query finds attachments modified
+//! since the cursor, and their known pages are read again.
 //!
 //! CQL does not return deleted (or trashed) pages, so deletions are found by comparing the
 //! pages known to the source with a complete listing: the first poll's own listing, then an
@@ -15,7 +17,8 @@ use async_trait::async_trait;
 use evident_core::chunking::ChunkingConfig;
 use evident_extract::wiki::{
     ATTACHMENT_KIND, WikiAttachment, WikiContext, WikiPage, absolute, add_attachments,
-    attachment_meta, attachments, content_ids, content_page, page_source, page_urn,
+    attachment_hits, attachment_meta, attachments, content_ids, content_page, page_source,
+    page_urn, single_page,
 };
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
@@ -236,11 +239,12 @@ impl ConfluencePoller {
         source: &IndexerSource,
         cfg: &ConfluenceConfig,
         page: &WikiPage,
+        force: bool,
         tally: &mut Tally,
     ) -> Result<(), PollError> {
         let key = format!("{PAGE_PREFIX}{}", page.id);
         let known = self.version_cursor(&source.id, &key).await?;
-        if known == Some(page.version) {
+        if known == Some(page.version) && !force {
             tally.unchanged += 1;
             return Ok(());
         }
@@ -272,6 +276,86 @@ impl ConfluencePoller {
             .set_cursor(&source.id, &key, &json!(page.version))
             .await?;
         tally.pages += 1;
+        Ok(())
+    }
+
+    /// An attachment uploaded or replaced without a page edit leaves the page's version as it
+    /// was: CQL finds such attachments, and each known page that has one not yet queued is
+    /// read again and handled as changed (its attachment list and edges are the page's).
+    #[allow(clippy::too_many_arguments)]
+    async fn pages_with_new_attachments(
+        &self,
+        api: &Api,
+        source: &IndexerSource,
+        cfg: &ConfluenceConfig,
+        since: &str,
+        handled: &std::collections::HashSet<String>,
+        newest: &mut Option<String>,
+        tally: &mut Tally,
+    ) -> Result<(), PollError> {
+        let mut reply = api
+            .get(
+                "/rest/api/content/search",
+                &[
+                    (
+                        "cql",
+                        format!(
+                            "space = \"{}\" and type = attachment and lastmodified >= \"{}\" order by lastmodified asc",
+                            cfg.space,
+                            cql_minute(since)
+                        ),
+                    ),
+                    ("expand", "version,container".into()),
+                    ("limit", cfg.limit.to_string()),
+                ],
+            )
+            .await?;
+        let mut stale: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        loop {
+            let (hits, next) = attachment_hits(&reply.body)
+                .map_err(|e| PollError::Source(format!("confluence attachments: {e}")))?;
+            for (page_id, att) in hits {
+                if handled.contains(&page_id)
+                    || self
+                        .ctx
+                        .cursor(&source.id, &format!("{PAGE_PREFIX}{page_id}"))
+                        .await?
+                        .is_none()
+                {
+                    continue; // re-read this poll already, or a page the source does not have
+                }
+                let version = att.version.unwrap_or(1);
+                if self
+                    .version_cursor(&source.id, &format!("att:{}", att.id))
+                    .await?
+                    == Some(version)
+                {
+                    continue;
+                }
+                if let Some(m) = &att.modified
+                    && newest.as_deref().is_none_or(|n| m.as_str() > n)
+                {
+                    *newest = Some(m.clone());
+                }
+                stale.insert(page_id);
+            }
+            match next {
+                Some(n) => reply = api.get(&absolute(Some(api.base()), &n), &[]).await?,
+                None => break,
+            }
+        }
+        for page_id in stale {
+            let reply = api
+                .get(
+                    &format!("/rest/api/content/{page_id}"),
+                    &[("expand", EXPAND.to_string())],
+                )
+                .await?;
+            let page = single_page(&reply.body)
+                .map_err(|e| PollError::Source(format!("confluence page {page_id}: {e}")))?;
+            self.handle_page(api, source, cfg, &page, true, tally)
+                .await?;
+        }
         Ok(())
     }
 
@@ -424,7 +508,7 @@ impl ConfluencePoller {
                 .map_err(|e| PollError::Source(format!("confluence pages: {e}")))?;
             listed.extend(listing.pages.iter().map(|p| p.id.clone()));
             for page in &listing.pages {
-                self.handle_page(&api, source, &cfg, page, &mut tally)
+                self.handle_page(&api, source, &cfg, page, false, &mut tally)
                     .await?;
                 if let Some(m) = &page.modified
                     && newest.as_deref().is_none_or(|n| m.as_str() > n)
@@ -441,6 +525,20 @@ impl ConfluencePoller {
                 }
                 None => break,
             }
+        }
+        if let Some(when) = &since
+            && cfg.attachments
+        {
+            self.pages_with_new_attachments(
+                &api,
+                source,
+                &cfg,
+                when,
+                &listed,
+                &mut newest,
+                &mut tally,
+            )
+            .await?;
         }
         if newest != since
             && let Some(n) = &newest

@@ -253,6 +253,60 @@ async fn a_confluence_page_deleted_upstream_is_purged() {
     );
 }
 
+/// A file attached without a page edit leaves the page's version as it was: the incremental
+/// poll finds the attachment by CQL, reads its page again and queues both.
+#[tokio::test]
+async fn a_confluence_attachment_added_without_a_page_edit_is_indexed() {
+    let h = harness().await;
+    let first = Replay::start(&["confluence-pages-paged.json"]).await;
+    let settings = |base: &str| json!({"id": "acme.eng", "baseUrl": format!("{base}/wiki"), "space": "ENG", "limit": 2});
+    let id = h.register("confluence", settings(&first.base)).await.id;
+    h.poll(&id).await.expect("poll");
+    assert!(h.drain().await.errors.is_empty());
+    assert_eq!(h.urns("wiki:acme.eng:").await.len(), 4);
+
+    let second = Replay::start(&["confluence-attachment-added.json"]).await;
+    h.register("confluence", settings(&second.base)).await;
+    let report = h.poll(&id).await.expect("poll");
+    assert_eq!(
+        (report["pages"].as_u64(), report["attachments"].as_u64()),
+        (Some(1), Some(1)),
+        "{report}"
+    );
+    assert!(second.unmatched().is_empty(), "{:?}", second.unmatched());
+    assert!(second.unused(&[]).is_empty(), "{:?}", second.unused(&[]));
+    assert!(h.drain().await.errors.is_empty());
+    assert_eq!(h.urns("wiki:acme.eng:").await.len(), 5);
+    let pack = h
+        .retrieve("pager handover silenced alerts", &["wiki-attachment"])
+        .await;
+    assert!(
+        pack.items[0]
+            .source_urn
+            .ends_with(":65538:attachment:att65602"),
+        "{:?}",
+        pack.items[0]
+    );
+    // The handbook's re-read version links the new file.
+    assert_eq!(
+        h.incoming("attachment:confluence_65538_att65602", "has_attachment")
+            .await,
+        vec!["confluence:65538"]
+    );
+
+    // The next poll sees the same attachment (CQL is by the minute) and leaves it alone.
+    let third = Replay::start(&["confluence-attachment-seen.json"]).await;
+    h.register("confluence", settings(&third.base)).await;
+    let report = h.poll(&id).await.expect("poll");
+    assert_eq!(
+        (report["pages"].as_u64(), report["attachments"].as_u64()),
+        (Some(0), Some(0)),
+        "{report}"
+    );
+    assert!(third.unmatched().is_empty(), "{:?}", third.unmatched());
+    assert!(third.unused(&[]).is_empty(), "{:?}", third.unused(&[]));
+}
+
 #[tokio::test]
 async fn confluence_pages_hierarchy_attachments_and_an_incremental_poll() {
     let h = harness().await;
