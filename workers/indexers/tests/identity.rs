@@ -49,6 +49,24 @@ fn commit_as(
         .expect("commit");
 }
 
+/// Every edge pointing at `key` (one hop in).
+async fn edges_into(h: &support::Harness, key: &NodeKey) -> Vec<evident_core::Edge> {
+    h.kb.stores()
+        .graph
+        .traverse(
+            &Visibility::of(h.scope()),
+            std::slice::from_ref(key),
+            &TraverseOptions {
+                max_depth: 1,
+                direction: Direction::In,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traverse")
+        .edges
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_person_across_git_mail_tracker_and_meetings() {
     let h = harness().await;
@@ -152,19 +170,8 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
     );
 
     // Every source's edges meet at it.
-    let sub = graph
-        .traverse(
-            &vis,
-            std::slice::from_ref(&canonical),
-            &TraverseOptions {
-                max_depth: 1,
-                direction: Direction::In,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("traverse");
-    let mut kinds: Vec<String> = sub.edges.iter().map(|e| e.edge_type.clone()).collect();
+    let edges = edges_into(&h, &canonical).await;
+    let mut kinds: Vec<String> = edges.iter().map(|e| e.edge_type.clone()).collect();
     kinds.sort();
     kinds.dedup();
     for want in ["has_participant", "sent_by", "assigned_to", "authored_by"] {
@@ -173,7 +180,7 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
             "{want} missing from {kinds:?}"
         );
     }
-    let froms: Vec<String> = sub.edges.iter().map(|e| e.from.to_string()).collect();
+    let froms: Vec<String> = edges.iter().map(|e| e.from.to_string()).collect();
     assert!(froms.iter().any(|f| f.starts_with("meeting:")), "{froms:?}");
     assert!(froms.iter().any(|f| f == "jira:shop-8"), "{froms:?}");
     assert!(froms.iter().any(|f| f.starts_with("commit:")), "{froms:?}");
@@ -237,20 +244,8 @@ async fn a_github_login_meets_its_no_reply_commit_address() {
         "the login's node was folded into the committer's"
     );
     // The issues Grace opened and her commit now meet at one node.
-    let sub = graph
-        .traverse(
-            &vis,
-            std::slice::from_ref(&canonical),
-            &TraverseOptions {
-                max_depth: 1,
-                direction: Direction::In,
-                edge_types: vec![],
-                max_nodes: 100,
-            },
-        )
-        .await
-        .expect("traverse");
-    let from: Vec<&str> = sub.edges.iter().map(|e| e.from.as_str()).collect();
+    let edges = edges_into(&h, &canonical).await;
+    let from: Vec<&str> = edges.iter().map(|e| e.from.as_str()).collect();
     assert!(from.iter().any(|k| k.starts_with("commit:")), "{from:?}");
     assert!(from.iter().any(|k| k.starts_with("github:")), "{from:?}");
 }
