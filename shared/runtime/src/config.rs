@@ -104,13 +104,13 @@ pub struct GitSettings {
 }
 
 /// `[sources]`: sources registered at start-up (they can also be registered by API or CLI).
-/// Every kind but git takes the keys of its API request in snake case (`client`, `project`,
+/// Every kind takes the keys of its API request in snake case (`client`, `project`,
 /// `group`, `id`, `interval_secs`, `enabled`, then the kind's settings).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourcesConfig {
     #[serde(default)]
-    pub git: Vec<GitSourceEntry>,
+    pub git: Vec<toml::Table>,
     #[serde(default)]
     pub mbox: Vec<toml::Table>,
     #[serde(default)]
@@ -149,6 +149,25 @@ fn to_json(v: &toml::Value) -> serde_json::Value {
     }
 }
 
+/// A `[[sources.KIND]]` entry as the JSON body of the kind's registration request: keys
+/// in camel case, `client`/`project`/`group` as the scope fields (GitLab and Jira have a
+/// `project` setting of their own).
+fn request_body(kind: &str, entry: &toml::Table) -> serde_json::Value {
+    entry
+        .iter()
+        .map(|(k, v)| {
+            let key = match k.as_str() {
+                "client" => "clientId".to_string(),
+                "project" if kind != "gitlab" && kind != "jira" => "projectId".to_string(),
+                "group" => "groupId".to_string(),
+                other => camel(other),
+            };
+            (key, to_json(v))
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
 impl SourcesConfig {
     /// Every non-git entry as `(kind, request)`.
     pub fn requests(
@@ -169,74 +188,27 @@ impl SourcesConfig {
         let mut out = Vec::new();
         for (kind, entries) in kinds {
             for (i, entry) in entries.iter().enumerate() {
-                let mut body = serde_json::Map::new();
-                for (k, v) in entry {
-                    let key = match k.as_str() {
-                        "client" => "clientId".to_string(),
-                        "project" if kind != "gitlab" && kind != "jira" => "projectId".to_string(),
-                        "group" => "groupId".to_string(),
-                        other => camel(other),
-                    };
-                    body.insert(key, to_json(v));
-                }
-                let req = evident_indexers::sources::SourceRequest::from_json(body.into())
-                    .map_err(|e| ConfigError::Invalid(format!("sources.{kind}[{i}]: {e}")))?;
+                let req =
+                    evident_indexers::sources::SourceRequest::from_json(request_body(kind, entry))
+                        .map_err(|e| ConfigError::Invalid(format!("sources.{kind}[{i}]: {e}")))?;
                 out.push((kind, req));
             }
         }
         Ok(out)
     }
-}
 
-/// One `[[sources.git]]` entry.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GitSourceEntry {
-    pub client: String,
-    #[serde(default)]
-    pub project: Option<String>,
-    #[serde(default)]
-    pub group: Option<String>,
-    #[serde(default)]
-    pub id: Option<String>,
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub url: Option<String>,
-    #[serde(default)]
-    pub path: Option<PathBuf>,
-    #[serde(default)]
-    pub branches: Vec<String>,
-    #[serde(default)]
-    pub interval_secs: Option<u64>,
-    #[serde(default)]
-    pub username_env: Option<String>,
-    #[serde(default)]
-    pub token_env: Option<String>,
-    #[serde(default)]
-    pub issue_tracker: Option<String>,
-    #[serde(default)]
-    pub max_file_bytes: Option<u64>,
-}
-
-impl GitSourceEntry {
-    pub fn to_request(&self) -> evident_indexers::git::service::GitSourceRequest {
-        evident_indexers::git::service::GitSourceRequest {
-            client_id: Some(self.client.clone()),
-            project_id: self.project.clone(),
-            group_id: self.group.clone(),
-            id: self.id.clone(),
-            name: self.name.clone(),
-            url: self.url.clone(),
-            path: self.path.clone(),
-            branches: self.branches.clone(),
-            interval_secs: self.interval_secs,
-            username_env: self.username_env.clone(),
-            token_env: self.token_env.clone(),
-            issue_tracker: self.issue_tracker.clone(),
-            max_file_bytes: self.max_file_bytes,
-            enabled: Some(true),
-        }
+    /// The `[[sources.git]]` entries as registration requests.
+    pub fn git_requests(
+        &self,
+    ) -> Result<Vec<evident_indexers::git::service::GitSourceRequest>, ConfigError> {
+        self.git
+            .iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                serde_json::from_value(request_body("git", entry))
+                    .map_err(|e| ConfigError::Invalid(format!("sources.git[{i}]: {e}")))
+            })
+            .collect()
     }
 }
 
@@ -486,9 +458,8 @@ impl Config {
                 "git: files_per_task, commits_per_task and parallel_ingests must be ≥ 1, code_chunk_tokens ≥ 32".into(),
             ));
         }
-        for (i, g) in self.sources.git.iter().enumerate() {
-            g.to_request()
-                .to_source(0)
+        for (i, g) in self.sources.git_requests()?.iter().enumerate() {
+            g.to_source(0)
                 .map_err(|e| ConfigError::Invalid(format!("sources.git[{i}]: {e}")))?;
         }
         for (i, (kind, req)) in self.sources.requests()?.iter().enumerate() {
@@ -567,6 +538,13 @@ search_api = "jql"
 client = "acme"
 path = "/srv/meetings"
 recordings = { command = ["whisper-cli", "-f", "{input}", "-of", "{output_stem}"], timeout_secs = 600 }
+
+[[sources.git]]
+client = "acme"
+project = "web"
+path = "/srv/repos/shop"
+branches = ["main"]
+interval_secs = 120
 "#,
         )
         .expect("write");
@@ -586,6 +564,14 @@ recordings = { command = ["whisper-cli", "-f", "{input}", "-of", "{output_stem}"
             .to_source("transcripts", 0)
             .expect("transcripts");
         assert_eq!(rec.config["recordings"]["timeoutSecs"], 600);
+        let git = cfg.sources.git_requests().expect("git");
+        let shop = git[0].to_source(0).expect("git source");
+        assert_eq!(
+            (shop.id.as_str(), shop.scope.project_id.as_deref()),
+            ("acme.shop", Some("web"))
+        );
+        assert_eq!(shop.interval_secs, 120);
+        assert_eq!(git[0].branches, vec!["main"]);
 
         std::fs::write(
             &file,
@@ -598,6 +584,13 @@ colour = "red"
         )
         .expect("write");
         let err = Config::load(Some(&file), env(&[])).expect_err("unknown key");
+        assert!(err.to_string().contains("colour"), "{err}");
+        std::fs::write(
+            &file,
+            "[[sources.git]]\nclient = \"acme\"\npath = \"/srv/x\"\ncolour = \"red\"\n",
+        )
+        .expect("write");
+        let err = Config::load(Some(&file), env(&[])).expect_err("unknown git key");
         assert!(err.to_string().contains("colour"), "{err}");
         std::fs::write(&file, "[[sources.fax]]\nclient = \"acme\"\n").expect("write");
         assert!(Config::load(Some(&file), env(&[])).is_err(), "unknown kind");

@@ -120,8 +120,15 @@ impl Opened {
             }
             Err(e) => tracing::error!(error = %e, "sources in the configuration not registered"),
         }
-        for g in &cfg.sources.git {
-            match evident_indexers::git::service::register(&self.kb, &g.to_request(), now).await {
+        let git = match cfg.sources.git_requests() {
+            Ok(git) => git,
+            Err(e) => {
+                tracing::error!(error = %e, "git sources in the configuration not registered");
+                Vec::new()
+            }
+        };
+        for g in &git {
+            match evident_indexers::git::service::register(&self.kb, g, now).await {
                 Ok(s) => tracing::info!(source_id = %s.id, "git source from the configuration"),
                 Err(e) => {
                     tracing::error!(error = %e, "git source from the configuration not registered")
