@@ -348,6 +348,7 @@ async fn bad_pushes_are_refused_and_change_nothing() {
         let (s, v) = app.post(uri, &body).await;
         assert_eq!(s, 400, "{uri} {body} → {v}");
     }
+    assert_eq!(app.fingerprint().await, before, "refused pushes wrote nothing");
     // A pushed file with a credential is stored redacted, never verbatim.
     let (s, v) = app
         .post(
@@ -366,6 +367,25 @@ async fn bad_pushes_are_refused_and_change_nothing() {
     let text = pack.to_string();
     assert!(!text.contains("hunter2") && text.contains("5432"), "{text}");
     assert_ne!(app.fingerprint().await, before);
+}
+
+/// Call-graph exports are larger than file or commit pushes: 5,001 edges (one over the file
+/// and commit limit) are taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_graph_push_may_exceed_the_file_and_commit_limit() {
+    let app = TestApp::new(Embed::Hashing).await;
+    seed(&app).await;
+    let edges: Vec<Value> = (0..5_001)
+        .map(|i| json!({"from": "shop.Checkout.pay", "to": format!("lib.f{i}"), "type": "calls"}))
+        .collect();
+    let (s, v) = app
+        .post(
+            "/api/v1/ingest/cpg",
+            &json!({"clientId": "acme", "repository": "shop", "name": "big", "edges": edges}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["edges"], 5_001, "{v}");
 }
 
 /// A commit stored again under another fingerprint (here: pushed on a second branch with a

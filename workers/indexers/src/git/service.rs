@@ -25,6 +25,8 @@ use super::write::{ingest_all, ingest_commits, stream_of};
 pub const DEFAULT_INTERVAL_SECS: u64 = crate::sources::DEFAULT_INTERVAL_SECS;
 /// Files or commits accepted in one push.
 const MAX_PUSH_ITEMS: usize = 5_000;
+/// Call-graph edges accepted in one push (an edge is far smaller than a file or a commit).
+const MAX_CPG_EDGES: usize = 200_000;
 /// Concurrent ingests while handling a push.
 const PUSH_PARALLEL: usize = 4;
 
@@ -198,17 +200,12 @@ fn push_context(scope: &PushScope, repository: &str) -> Result<RepoContext, KbEr
     })
 }
 
-fn check_count(field: &'static str, n: usize) -> Result<(), KbError> {
+fn check_count(field: &'static str, n: usize, max: usize) -> Result<(), KbError> {
     if n == 0 {
         return Err(validate::FieldError::Empty { field }.into());
     }
-    if n > MAX_PUSH_ITEMS {
-        return Err(validate::FieldError::TooLong {
-            field,
-            len: n,
-            max: MAX_PUSH_ITEMS,
-        }
-        .into());
+    if n > max {
+        return Err(validate::FieldError::TooLong { field, len: n, max }.into());
     }
     Ok(())
 }
@@ -330,7 +327,7 @@ pub async fn push_structure(
 ) -> Result<PushOutcome, KbError> {
     let ctx = push_context(&req.scope, &req.repository)?;
     validate::bounded_text("branch", &req.branch, 256)?;
-    check_count("files", req.files.len())?;
+    check_count("files", req.files.len(), MAX_PUSH_ITEMS)?;
     let mut out = PushOutcome {
         received: req.files.len(),
         ..Default::default()
@@ -561,7 +558,7 @@ pub async fn push_commits(
     priority: Priority,
 ) -> Result<PushOutcome, KbError> {
     let ctx = push_context(&req.scope, &req.repository)?;
-    check_count("commits", req.commits.len())?;
+    check_count("commits", req.commits.len(), MAX_PUSH_ITEMS)?;
     if let Some(b) = &req.branch {
         validate::bounded_text("branch", b, 256)?;
     }
@@ -639,15 +636,7 @@ pub struct CpgOutcome {
 /// Stores a call-graph export; reports the endpoints the graph did not know.
 pub async fn push_cpg(kb: &Kb, req: CpgPush, priority: Priority) -> Result<CpgOutcome, KbError> {
     let ctx = push_context(&req.scope, &req.repository)?;
-    check_count("edges", req.edges.len())?;
-    if req.edges.len() > 200_000 {
-        return Err(validate::FieldError::TooLong {
-            field: "edges",
-            len: req.edges.len(),
-            max: 200_000,
-        }
-        .into());
-    }
+    check_count("edges", req.edges.len(), MAX_CPG_EDGES)?;
     let name = req.name.clone().unwrap_or_else(|| "default".into());
     check_id(&slug(&name)).map_err(|_| invalid("name", "a short name"))?;
     for e in &req.edges {
