@@ -395,6 +395,34 @@ struct Draft {
     hash: String,
 }
 
+/// The outcome of a skipped ingest when the source is stored (`previous`) with this
+/// fingerprint.
+fn unchanged(
+    previous: Option<&SourceRecord>,
+    source_urn: &str,
+    fingerprint: &str,
+) -> Option<IngestOutcome> {
+    previous
+        .filter(|p| p.content_hash == fingerprint && p.status == SourceStatus::Indexed)
+        .map(|p| {
+            metrics::counter!("evident_ingest_total", "status" => "skipped_unchanged").increment(1);
+            IngestOutcome {
+                status: IngestStatus::SkippedUnchanged,
+                source_urn: source_urn.to_string(),
+                content_hash: fingerprint.to_string(),
+                chunks: ChunkCounts {
+                    total: p.chunk_count,
+                    unchanged: p.chunk_count,
+                    ..Default::default()
+                },
+                nodes: Vec::new(),
+                edges: 0,
+                removed_nodes: 0,
+                removed_edges: 0,
+            }
+        })
+}
+
 impl Kb {
     /// Ingests one document synchronously: when this returns Ok, the data is durable and
     /// searchable.
@@ -402,14 +430,16 @@ impl Kb {
     pub async fn ingest(&self, req: IngestRequest, priority: Priority) -> Result<IngestOutcome> {
         let checked = check(&req)?;
         let _permit = self.pools.acquire(priority).await;
-        if let Some(skipped) = self
-            .unchanged(&checked.scope, &req.source_urn, &checked.source_hash)
-            .await?
-        {
+        let previous = self
+            .stores
+            .sources
+            .get(checked.scope.partition(), &req.source_urn)
+            .await?;
+        if let Some(skipped) = unchanged(previous.as_ref(), &req.source_urn, &checked.source_hash) {
             return Ok(skipped);
         }
         let prepared = prepare_document(&req, &checked, &self.chunking)?;
-        self.write_prepared(prepared, priority).await
+        self.write_prepared(prepared, previous, priority).await
     }
 
     /// Ingests a source a producer has already cut into chunks, with its typed graph (git,
@@ -423,47 +453,15 @@ impl Kb {
     ) -> Result<IngestOutcome> {
         check_prepared(&src)?;
         let _permit = self.pools.acquire(priority).await;
-        if let Some(skipped) = self
-            .unchanged(&src.scope, &src.source_urn, &src.fingerprint)
-            .await?
-        {
-            return Ok(skipped);
-        }
-        self.write_prepared(src, priority).await
-    }
-
-    /// The outcome of a skipped ingest when the source is stored with this fingerprint.
-    async fn unchanged(
-        &self,
-        scope: &Scope,
-        source_urn: &str,
-        fingerprint: &str,
-    ) -> Result<Option<IngestOutcome>> {
-        let prev = self
+        let previous = self
             .stores
             .sources
-            .get(scope.partition(), source_urn)
+            .get(src.scope.partition(), &src.source_urn)
             .await?;
-        Ok(prev
-            .filter(|p| p.content_hash == fingerprint && p.status == SourceStatus::Indexed)
-            .map(|p| {
-                metrics::counter!("evident_ingest_total", "status" => "skipped_unchanged")
-                    .increment(1);
-                IngestOutcome {
-                    status: IngestStatus::SkippedUnchanged,
-                    source_urn: source_urn.to_string(),
-                    content_hash: fingerprint.to_string(),
-                    chunks: ChunkCounts {
-                        total: p.chunk_count,
-                        unchanged: p.chunk_count,
-                        ..Default::default()
-                    },
-                    nodes: Vec::new(),
-                    edges: 0,
-                    removed_nodes: 0,
-                    removed_edges: 0,
-                }
-            }))
+        if let Some(skipped) = unchanged(previous.as_ref(), &src.source_urn, &src.fingerprint) {
+            return Ok(skipped);
+        }
+        self.write_prepared(src, previous, priority).await
     }
 
     /// Registers the source's identities (when unknown) and returns the canonical key of
@@ -506,16 +504,21 @@ impl Kb {
         }
         let resolved_list = self.stores.aliases.resolve(client, &all_keys).await?;
         let resolved: HashMap<NodeKey, NodeKey> = all_keys.into_iter().zip(resolved_list).collect();
-        // Unicode keys also answer to their ASCII-folded spelling.
-        for key in resolved.values().collect::<HashSet<_>>() {
-            if let Some(folded) = refs::ascii_fold_key(key) {
-                let current = self
-                    .stores
-                    .aliases
-                    .resolve(client, std::slice::from_ref(&folded))
-                    .await?;
-                if current.first() == Some(&folded) {
-                    self.stores.aliases.register(client, &folded, key).await?;
+        // Unicode keys also answer to their ASCII-folded spelling (registered when unknown).
+        // One candidate per folded spelling (two keys may fold alike; the first one seen
+        // claims it, as a later ingest would find it registered).
+        let mut by_fold: BTreeMap<NodeKey, &NodeKey> = BTreeMap::new();
+        for key in resolved.values() {
+            if let Some(f) = refs::ascii_fold_key(key) {
+                by_fold.entry(f).or_insert(key);
+            }
+        }
+        let (folded, keys): (Vec<NodeKey>, Vec<&NodeKey>) = by_fold.into_iter().unzip();
+        if !folded.is_empty() {
+            let current = self.stores.aliases.resolve(client, &folded).await?;
+            for ((alias, key), now) in folded.iter().zip(keys).zip(current) {
+                if now == *alias {
+                    self.stores.aliases.register(client, alias, key).await?;
                 }
             }
         }
@@ -527,10 +530,10 @@ impl Kb {
     async fn write_prepared(
         &self,
         src: PreparedSource,
+        previous: Option<SourceRecord>,
         priority: Priority,
     ) -> Result<IngestOutcome> {
         let partition = src.scope.partition().to_string();
-        let previous = self.stores.sources.get(&partition, &src.source_urn).await?;
 
         // Ids from content hashes (occurrence disambiguates repeated text).
         let mut occurrences: HashMap<String, usize> = HashMap::new();
@@ -807,18 +810,28 @@ fn graph_writes(
             }
         }
     };
-    let mut nodes: BTreeMap<NodeKey, NodeWrite> = BTreeMap::new();
+    // Evidence is kept by chunk index beside each write, so merging stays linear however
+    // many chunks evidence a node (a chunk's index and id correspond one to one).
+    let add_evidence = |list: &mut Vec<Evidence>, seen: &mut HashSet<usize>, ev: &[usize]| {
+        for &i in ev {
+            if seen.insert(i) {
+                list.push(evidence(i));
+            }
+        }
+    };
+    let mut nodes: BTreeMap<NodeKey, (NodeWrite, HashSet<usize>)> = BTreeMap::new();
     let mut add_node = |key: NodeKey, typed: Option<&PreparedNode>, ev: &[usize]| {
-        let entry = nodes.entry(key.clone()).or_insert_with(|| {
+        let (entry, seen) = nodes.entry(key.clone()).or_insert_with(|| {
             let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
-            NodeWrite {
+            let write = NodeWrite {
                 key,
                 node_type: p.node_type,
                 label: p.label,
                 props: Map::new(),
                 evidence: Vec::new(),
                 mention_only: true,
-            }
+            };
+            (write, HashSet::new())
         });
         if let Some(t) = typed {
             entry.node_type = t.node_type.clone();
@@ -826,19 +839,15 @@ fn graph_writes(
             entry.props.extend(t.props.clone());
             entry.mention_only = false;
         }
-        for i in ev {
-            let item = evidence(*i);
-            if !entry.evidence.contains(&item) {
-                entry.evidence.push(item);
-            }
-        }
+        add_evidence(&mut entry.evidence, seen, ev);
     };
     for (i, refs) in chunk_refs.iter().enumerate() {
         for k in refs {
             add_node(k.clone(), None, &[i]);
         }
     }
-    let mut edges: BTreeMap<(NodeKey, String, NodeKey), EdgeWrite> = BTreeMap::new();
+    let mut edges: BTreeMap<(NodeKey, String, NodeKey), (EdgeWrite, HashSet<usize>)> =
+        BTreeMap::new();
     for e in &src.edges {
         let (from, to) = (canon(&e.from), canon(&e.to));
         if from == to {
@@ -847,28 +856,29 @@ fn graph_writes(
         let ev = chunks_of(&e.evidence, Some((&from, &to)));
         add_node(from.clone(), None, &ev);
         add_node(to.clone(), None, &ev);
-        let entry = edges
+        let (entry, seen) = edges
             .entry((from.clone(), e.edge_type.clone(), to.clone()))
-            .or_insert_with(|| EdgeWrite {
-                from,
-                to,
-                edge_type: e.edge_type.clone(),
-                props: Map::new(),
-                evidence: Vec::new(),
+            .or_insert_with(|| {
+                let write = EdgeWrite {
+                    from,
+                    to,
+                    edge_type: e.edge_type.clone(),
+                    props: Map::new(),
+                    evidence: Vec::new(),
+                };
+                (write, HashSet::new())
             });
         entry.props.extend(e.props.clone());
-        for i in ev {
-            let item = evidence(i);
-            if !entry.evidence.contains(&item) {
-                entry.evidence.push(item);
-            }
-        }
+        add_evidence(&mut entry.evidence, seen, &ev);
     }
     // The source's own nodes last, so their types and props win over bare refs.
     for n in &src.nodes {
         add_node(canon(&n.key), Some(n), &chunks_of(&n.evidence, None));
     }
-    (nodes.into_values().collect(), edges.into_values().collect())
+    (
+        nodes.into_values().map(|(n, _)| n).collect(),
+        edges.into_values().map(|(e, _)| e).collect(),
+    )
 }
 
 /// What the embedder sees: title, context (section, symbol) and the chunk text.

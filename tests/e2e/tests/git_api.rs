@@ -348,7 +348,11 @@ async fn bad_pushes_are_refused_and_change_nothing() {
         let (s, v) = app.post(uri, &body).await;
         assert_eq!(s, 400, "{uri} {body} → {v}");
     }
-    assert_eq!(app.fingerprint().await, before, "refused pushes wrote nothing");
+    assert_eq!(
+        app.fingerprint().await,
+        before,
+        "refused pushes wrote nothing"
+    );
     // A pushed file with a credential is stored redacted, never verbatim.
     let (s, v) = app
         .post(
