@@ -189,15 +189,12 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         parallel: cfg.git.parallel_ingests,
     }
     .register(&mut handlers);
-    let items: std::sync::Arc<dyn evident_kb::TaskHandler> =
-        std::sync::Arc::new(evident_indexers::items::ItemTasks {
-            kb: kb.clone(),
-            indexers: kb.stores().indexers.clone(),
-            chunking: cfg.chunking.to_chunking(),
-        });
-    for kind in evident_indexers::items::ItemTask::KINDS {
-        handlers.register(kind, items.clone());
+    evident_indexers::items::ItemTasks {
+        kb: kb.clone(),
+        indexers: kb.stores().indexers.clone(),
+        chunking: cfg.chunking.to_chunking(),
     }
+    .register(&mut handlers);
     Ok(Opened {
         kb,
         embedded,

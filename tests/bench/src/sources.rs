@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use evident_ai::Priority;
-use evident_indexers::items::{ItemTask, ItemTasks};
+use evident_indexers::items::ItemTasks;
 use evident_indexers::poll::{PollContext, SourcePoller};
-use evident_kb::{Kb, TaskHandler, TaskHandlers, TaskSubmitter};
+use evident_kb::{Kb, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Qualifier, QueueConfig};
 use evident_store::queue::{Clock, PriorityBand, SystemClock, TaskState};
 use evident_store_embedded::EmbeddedStore;
@@ -87,7 +87,7 @@ const PEOPLE: [(&str, &str); 12] = [
 ];
 
 /// An mbox of `n` messages in threads of up to eight.
-fn mbox(n: usize, pool: &[String]) -> (String, usize) {
+fn mbox(n: usize, pool: &[String]) -> String {
     let mut rng = Rng(0x5eed_0f_0a11);
     let mut out = String::with_capacity(n * 3000);
     let mut thread_root = 0;
@@ -150,8 +150,7 @@ fn mbox(n: usize, pool: &[String]) -> (String, usize) {
             }
         }
     }
-    let bytes = out.len();
-    (out, bytes)
+    out
 }
 
 struct Pipeline {
@@ -159,21 +158,18 @@ struct Pipeline {
     kb: Kb,
     ctx: PollContext,
     qualifier: Qualifier,
-    chunking: evident_core::chunking::ChunkingConfig,
 }
 
 async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
     let (store, kb) = crate::git::open_kb(dir).await;
     let chunking = evident_core::chunking::ChunkingConfig::default();
     let mut handlers = TaskHandlers::new(&kb);
-    let items: Arc<dyn TaskHandler> = Arc::new(ItemTasks {
+    ItemTasks {
         kb: kb.clone(),
         indexers: kb.stores().indexers.clone(),
         chunking,
-    });
-    for kind in ItemTask::KINDS {
-        handlers.register(kind, items.clone());
     }
+    .register(&mut handlers);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let ctx = PollContext {
         indexers: kb.stores().indexers.clone(),
@@ -199,7 +195,6 @@ async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
         kb,
         ctx,
         qualifier,
-        chunking,
     }
 }
 
@@ -284,7 +279,8 @@ pub async fn mail(args: &Args) {
     let workers = args.usize("workers", 8);
     let dir = tempfile::tempdir().expect("tmp");
     let pool = sentences();
-    let (text, bytes) = mbox(n, &pool);
+    let text = mbox(n, &pool);
+    let bytes = text.len();
     let path = dir.path().join("dev.mbox");
     std::fs::write(&path, &text).expect("write");
     println!(
@@ -336,7 +332,6 @@ pub async fn mail(args: &Args) {
     let (rss, peak) = rss_mib();
     println!("memory: RSS {rss:.0} MiB, peak {peak:.0} MiB");
     p.store.close().expect("close");
-    let _ = p.chunking;
     println!(
         "{}",
         json!({

@@ -133,11 +133,6 @@ pub fn commit_urn(source_id: &str, hash: &str) -> String {
     format!("git:{source_id}:commit:{}", hash.to_ascii_lowercase())
 }
 
-/// The URN prefix of every commit of a registered repository.
-pub fn commits_prefix(source_id: &str) -> String {
-    format!("git:{source_id}:commit:")
-}
-
 fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }

@@ -77,7 +77,7 @@ pub fn page_urn(source_id: &str, url: &str) -> String {
     format!("web:{source_id}:{url}")
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Queues a fetched or read document; its title comes from its content at extraction.
 async fn queue_document(
     ctx: &PollContext,
     source: &IndexerSource,
@@ -86,31 +86,20 @@ async fn queue_document(
     content_type: Option<String>,
     kind: &str,
     data: Vec<u8>,
-    title: Option<String>,
 ) -> Result<(), PollError> {
     let task = ItemTask::IngestDocument {
         v: 1,
         source_id: source.id.clone(),
         source_urn: source_urn.clone(),
         uri,
-        title,
+        title: None,
         content_type,
         kind: kind.to_string(),
         data,
         observed_at: None,
         node: None,
     };
-    let body = serde_json::to_value(&task)
-        .map_err(|e| PollError::Source(format!("unserialisable document: {e}")))?;
-    ctx.tasks
-        .enqueue_body(
-            source.scope.clone(),
-            &source_urn,
-            ctx.priority,
-            body,
-            ctx.clock.now_ms(),
-        )
-        .await?;
+    task.queue(ctx, source, &source_urn).await?;
     Ok(())
 }
 
@@ -147,7 +136,6 @@ impl LeasedPoller for DocumentsPoller {
                 None,
                 "doc",
                 f.bytes,
-                None,
             )
             .await?;
             folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
@@ -514,7 +502,6 @@ impl WebPoller {
                             content_type,
                             "web",
                             body,
-                            None,
                         )
                         .await?;
                         self.ctx

@@ -97,6 +97,28 @@ pub enum ItemTask {
 }
 
 impl ItemTask {
+    /// Queues this item under `urn` for `source`, at the poller's priority.
+    pub async fn queue(
+        &self,
+        ctx: &crate::poll::PollContext,
+        source: &IndexerSource,
+        urn: &str,
+    ) -> Result<(), crate::poll::PollError> {
+        let body = serde_json::to_value(self).map_err(|e| {
+            crate::poll::PollError::Source(format!("unserialisable {} task: {e}", self.kind()))
+        })?;
+        ctx.tasks
+            .enqueue_body(
+                source.scope.clone(),
+                urn,
+                ctx.priority,
+                body,
+                ctx.clock.now_ms(),
+            )
+            .await?;
+        Ok(())
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             ItemTask::IngestMail { .. } => "ingest-mail",
@@ -123,6 +145,16 @@ pub struct ItemTasks {
     pub kb: Kb,
     pub indexers: Arc<dyn IndexerStore>,
     pub chunking: ChunkingConfig,
+}
+
+impl ItemTasks {
+    /// Handles every item task kind.
+    pub fn register(self, handlers: &mut evident_kb::TaskHandlers) {
+        let me: Arc<dyn TaskHandler> = Arc::new(self);
+        for kind in ItemTask::KINDS {
+            handlers.register(kind, me.clone());
+        }
+    }
 }
 
 /// How big an attachment may be for a source (its `maxAttachmentBytes`, else the default).

@@ -224,19 +224,8 @@ impl TranscriptsPoller {
             text,
             date: None,
         };
-        let body = serde_json::to_value(&task)
-            .map_err(|e| PollError::Source(format!("unserialisable transcript: {e}")))?;
-        self.ctx
-            .tasks
-            .enqueue_body(
-                source.scope.clone(),
-                &meeting_urn(&source.id, &meeting),
-                self.ctx.priority,
-                body,
-                self.ctx.clock.now_ms(),
-            )
-            .await?;
-        Ok(())
+        task.queue(&self.ctx, source, &meeting_urn(&source.id, &meeting))
+            .await
     }
 
     async fn poll_transcripts(

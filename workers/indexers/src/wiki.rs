@@ -213,18 +213,7 @@ impl ConfluencePoller {
                 observed_at: meta.observed_at,
                 node: Some(meta.node.to_string()),
             };
-            let body = serde_json::to_value(&task)
-                .map_err(|e| PollError::Source(format!("unserialisable attachment: {e}")))?;
-            self.ctx
-                .tasks
-                .enqueue_body(
-                    source.scope.clone(),
-                    &meta.source_urn,
-                    self.ctx.priority,
-                    body,
-                    self.ctx.clock.now_ms(),
-                )
-                .await?;
+            task.queue(&self.ctx, source, &meta.source_urn).await?;
             self.ctx
                 .set_cursor(&source.id, &key, &json!(version))
                 .await?;

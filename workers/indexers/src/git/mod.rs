@@ -169,11 +169,6 @@ pub fn branch_matches(pattern: &str, name: &str) -> bool {
     go(pattern.as_bytes(), name.as_bytes())
 }
 
-/// The URN prefix of everything a git source wrote.
-pub fn source_prefix(source_id: &str) -> String {
-    format!("git:{source_id}:")
-}
-
 /// The queue URN of a branch's tasks: one branch's work runs in order, one task at a time.
 pub fn branch_task_urn(source_id: &str, branch: &str) -> String {
     format!("git:{source_id}:branch:{branch}")

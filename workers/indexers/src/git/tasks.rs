@@ -99,10 +99,6 @@ fn git_err(e: GitError) -> TaskError {
     }
 }
 
-fn kb_err(e: KbError) -> TaskError {
-    TaskError::from(e)
-}
-
 /// Runs blocking repository work off the runtime threads.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, GitError> + Send + 'static,
@@ -265,7 +261,7 @@ impl GitTasks {
                       failure: &mut Option<TaskError>| {
             match r {
                 Ok(Ok(_)) => metrics::counter!("evident_git_files_indexed_total").increment(1),
-                Ok(Err(e)) if e.is_retryable() => *failure = Some(kb_err(e)),
+                Ok(Err(e)) if e.is_retryable() => *failure = Some(TaskError::from(e)),
                 Ok(Err(e)) => {
                     // One bad file never stops the rest.
                     tracing::warn!(error = %e, "file not indexed");
@@ -317,7 +313,7 @@ impl GitTasks {
             self.kb
                 .purge(&src.scope, &urn, priority)
                 .await
-                .map_err(kb_err)?;
+                .map_err(TaskError::from)?;
         }
         if !skipped.is_empty() {
             tracing::info!(branch, skipped = ?skipped, "files skipped by rule");
@@ -383,11 +379,11 @@ impl GitTasks {
             .await
             .map_err(|e| TaskError::Retryable(format!("repository worker failed: {e}")))?
             .map_err(git_err)?;
-        let results = results.map_err(kb_err)?;
+        let results = results.map_err(TaskError::from)?;
         for r in results {
             if let Err(e) = r {
                 if e.is_retryable() {
-                    return Err(kb_err(e));
+                    return Err(TaskError::from(e));
                 }
                 tracing::warn!(error = %e, "commit not indexed");
                 metrics::counter!("evident_git_commits_failed_total").increment(1);
@@ -451,7 +447,7 @@ impl GitTasks {
         self.kb
             .ingest_prepared(prepared, priority)
             .await
-            .map_err(kb_err)?;
+            .map_err(TaskError::from)?;
         Ok(())
     }
 
@@ -461,7 +457,7 @@ impl GitTasks {
             .indexers
             .list_cursors(&src.id)
             .await
-            .map_err(|e| kb_err(e.into()))?;
+            .map_err(|e| TaskError::from(KbError::from(e)))?;
         Ok(cursors
             .into_iter()
             .filter_map(|(k, v)| {
@@ -492,7 +488,7 @@ impl GitTasks {
                 .graph
                 .remove_edges(src.scope.partition(), batch)
                 .await
-                .map_err(|e| kb_err(e.into()))?;
+                .map_err(|e| TaskError::from(KbError::from(e)))?;
         }
         Ok(())
     }
@@ -523,7 +519,7 @@ impl GitTasks {
             self.kb
                 .purge(&src.scope, &commit_urn(&src.id, &c), priority)
                 .await
-                .map_err(kb_err)?;
+                .map_err(TaskError::from)?;
         }
         Ok(())
     }
@@ -538,11 +534,11 @@ impl GitTasks {
         self.kb
             .purge_prefix(&src.scope, &branch_files_prefix(&src.id, branch), priority)
             .await
-            .map_err(kb_err)?;
+            .map_err(TaskError::from)?;
         self.kb
             .purge(&src.scope, &overview_urn(&src.id, branch), priority)
             .await
-            .map_err(kb_err)?;
+            .map_err(TaskError::from)?;
         let Some(tip) = last_tip else { return Ok(()) };
         let others = self.other_tips(src, branch).await?;
         let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
@@ -567,7 +563,7 @@ impl GitTasks {
                     self.kb
                         .purge(&src.scope, &commit_urn(&src.id, &c), priority)
                         .await
-                        .map_err(kb_err)?;
+                        .map_err(TaskError::from)?;
                 }
             }
             None => tracing::warn!(

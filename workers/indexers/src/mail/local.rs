@@ -198,7 +198,6 @@ impl LeasedPoller for MboxPoller {
                 last_start = last_start.max(offset);
                 let size = bytes.len() as u64;
                 in_flight.push(queue_message(
-                    &self.ctx.tasks,
                     &self.ctx,
                     source,
                     &name,

@@ -16,7 +16,6 @@ pub mod local;
 
 use std::path::PathBuf;
 
-use evident_kb::TaskSubmitter;
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
 
@@ -158,7 +157,7 @@ pub(crate) async fn queue_batch(
 ) -> Result<u64, PollError> {
     use futures_util::{StreamExt, TryStreamExt};
     futures_util::stream::iter(messages)
-        .map(|(raw, size)| queue_message(&ctx.tasks, ctx, source, mailbox, raw, size, max_bytes))
+        .map(|(raw, size)| queue_message(ctx, source, mailbox, raw, size, max_bytes))
         .buffer_unordered(ENQUEUE_IN_FLIGHT)
         .try_fold(0u64, |n, ()| async move { Ok(n + 1) })
         .await
@@ -167,7 +166,6 @@ pub(crate) async fn queue_batch(
 /// Queues one message read from `mailbox` (`full_size` bytes at the source; cut at
 /// `max_bytes`).
 pub(crate) async fn queue_message(
-    tasks: &TaskSubmitter,
     ctx: &PollContext,
     source: &IndexerSource,
     mailbox: &str,
@@ -194,17 +192,7 @@ pub(crate) async fn queue_message(
         raw,
         truncated_at,
     };
-    let body = serde_json::to_value(&task)
-        .map_err(|e| PollError::Source(format!("unserialisable message: {e}")))?;
-    tasks
-        .enqueue_body(
-            source.scope.clone(),
-            &queue_urn,
-            ctx.priority,
-            body,
-            ctx.clock.now_ms(),
-        )
-        .await?;
+    task.queue(ctx, source, &queue_urn).await?;
     Ok(())
 }
 

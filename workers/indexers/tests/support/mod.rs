@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use evident_ai::{Embedder, HashingEmbedder, Priority};
 use evident_core::{Locator, Scope};
-use evident_indexers::items::{ItemTask, ItemTasks};
+use evident_indexers::items::ItemTasks;
 use evident_indexers::poll::{PollContext, PollError, SourcePoller};
 use evident_indexers::sources::{SourceRequest, register};
 use evident_indexers::{documents, mail, meetings, tracker, wiki};
-use evident_kb::{EvidencePack, Kb, RetrieveRequest, TaskHandler, TaskHandlers, TaskSubmitter};
+use evident_kb::{EvidencePack, Kb, RetrieveRequest, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Outcome, Qualifier, QueueConfig};
 use evident_store::VectorSpace;
 use evident_store::indexers::IndexerSource;
@@ -72,14 +72,12 @@ pub async fn harness() -> Harness {
     };
     let chunking = Default::default();
     let mut handlers = TaskHandlers::new(&kb);
-    let items: Arc<dyn TaskHandler> = Arc::new(ItemTasks {
+    ItemTasks {
         kb: kb.clone(),
         indexers: kb.stores().indexers.clone(),
         chunking,
-    });
-    for kind in ItemTask::KINDS {
-        handlers.register(kind, items.clone());
     }
+    .register(&mut handlers);
     let mirrors = dir.path().join("mirrors");
     evident_indexers::git::GitTasks {
         kb: kb.clone(),
