@@ -28,6 +28,7 @@ use crate::items::ItemTask;
 use crate::poll::{LeasedPoller, PollContext, PollError};
 use crate::sources::{SourceConfig, config_of};
 use crate::tracker::http::{Api, Credentials, TokenStyle};
+use crate::tracker::{check_base_url, jql_minute};
 
 fn default_limit() -> u32 {
     25
@@ -76,14 +77,7 @@ impl SourceConfig for ConfluenceConfig {
     const FAMILY: &'static str = "wiki";
 
     fn validate(&self) -> Result<(), String> {
-        let u = url::Url::parse(&self.base_url)
-            .map_err(|e| format!("`baseUrl` `{}`: {e}", self.base_url))?;
-        if !matches!(u.scheme(), "http" | "https") {
-            return Err("`baseUrl` must be http(s)".into());
-        }
-        if !u.username().is_empty() || u.password().is_some() {
-            return Err("put credentials in `tokenEnv`/`emailEnv`, not in the URL".into());
-        }
+        check_base_url(&self.base_url)?;
         let ok = !self.space.is_empty()
             && self
                 .space
@@ -118,14 +112,6 @@ const CURSOR: &str = "modified";
 const CHECKED: &str = "deletionsChecked";
 /// Cursor keys of known pages: `page:{id}` → the version queued.
 const PAGE_PREFIX: &str = "page:";
-
-/// CQL compares dates to the minute: `2026-01-16T08:15:42.000Z` → `2026-01-16 08:15`.
-fn cql_minute(when: &str) -> String {
-    when.chars()
-        .take(16)
-        .collect::<String>()
-        .replacen('T', " ", 1)
-}
 
 /// Polls `kind = "confluence"` sources.
 pub struct ConfluencePoller {
@@ -291,7 +277,7 @@ impl ConfluencePoller {
                         format!(
                             "space = \"{}\" and type = attachment and lastmodified >= \"{}\" order by lastmodified asc",
                             cfg.space,
-                            cql_minute(since)
+                            jql_minute(since)
                         ),
                     ),
                     ("expand", "version,container".into()),
@@ -479,7 +465,7 @@ impl ConfluencePoller {
                             format!(
                                 "space = \"{}\" and type = page and lastmodified >= \"{}\" order by lastmodified asc",
                                 cfg.space,
-                                cql_minute(when)
+                                jql_minute(when)
                             ),
                         ),
                         ("expand", EXPAND.into()),
@@ -581,7 +567,7 @@ mod tests {
 
     #[test]
     fn cql_dates_are_minutes() {
-        assert_eq!(cql_minute("2026-01-16T08:15:42.000Z"), "2026-01-16 08:15");
+        assert_eq!(jql_minute("2026-01-16T08:15:42.000Z"), "2026-01-16 08:15");
     }
 
     #[test]

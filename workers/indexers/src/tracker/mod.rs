@@ -37,7 +37,7 @@ fn default_gitlab() -> String {
     "https://gitlab.com".into()
 }
 
-fn check_base_url(url: &str) -> Result<(), String> {
+pub(crate) fn check_base_url(url: &str) -> Result<(), String> {
     let u = url::Url::parse(url).map_err(|e| format!("`baseUrl` `{url}`: {e}"))?;
     if !matches!(u.scheme(), "http" | "https") {
         return Err("`baseUrl` must be http(s)".into());
@@ -495,8 +495,9 @@ impl TrackerPoller {
     }
 }
 
-/// JQL compares dates to the minute: `2026-01-16T08:15:42.000+0000` → `2026-01-16 08:15`.
-fn jql_minute(updated: &str) -> String {
+/// JQL and CQL compare dates to the minute: `2026-01-16T08:15:42.000+0000` →
+/// `2026-01-16 08:15`.
+pub(crate) fn jql_minute(updated: &str) -> String {
     let t: String = updated.chars().take(16).collect();
     t.replacen('T', " ", 1)
 }
