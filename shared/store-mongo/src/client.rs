@@ -197,6 +197,45 @@ impl Db {
         Ok(summary)
     }
 
+    /// A `findAndModify` upsert returning its document. Two first upserts of one new document
+    /// race: the loser's insert hits a duplicate key and, sent once more, updates the winner's.
+    pub async fn upsert_returning(&self, op: &str, command: Document) -> Result<Document> {
+        let mut last = None;
+        for _ in 0..2 {
+            match self.raw(command.clone()).await {
+                Ok(reply) => {
+                    let value = find_and_modify_value(&reply).map_err(|e| store_error(op, e))?;
+                    return expect_doc(value, op);
+                }
+                Err(e) if e.is_duplicate_key() => last = Some(e),
+                Err(e) => return Err(store_error(op, e)),
+            }
+        }
+        Err(store_error(
+            op,
+            last.unwrap_or_else(|| TransportError::other("upsert")),
+        ))
+    }
+
+    /// An `update` with `upsert`, under the same race as [`Db::upsert_returning`]: a write
+    /// that lost it is sent once more.
+    pub async fn upsert(&self, op: &str, command: Document) -> Result<()> {
+        const DUPLICATE: [i32; 2] = [
+            crate::codes::DUPLICATE_KEY,
+            crate::codes::DUPLICATE_KEY_LEGACY,
+        ];
+        for _ in 0..2 {
+            let s = self.write_allowing(op, command.clone(), &DUPLICATE).await?;
+            if !DUPLICATE.iter().any(|c| s.has_error(*c)) {
+                return Ok(());
+            }
+        }
+        Err(StoreError::new(
+            evident_store::ErrorKind::Conflict,
+            format!("mongo {op}: the upsert kept colliding"),
+        ))
+    }
+
     /// `findAndModify`: the returned document (`value`), `None` when nothing matched.
     pub async fn find_and_modify(&self, op: &str, command: Document) -> Result<Option<Document>> {
         let reply = self.run(op, command).await?;

@@ -22,7 +22,6 @@ use serde_json::Value;
 
 use crate::MongoStore;
 use crate::codes;
-use crate::error::store_error;
 use crate::fields::*;
 use crate::schema::{INDEXER_CURSORS, INDEXER_SOURCES};
 
@@ -205,28 +204,11 @@ impl MongoStore {
 impl IndexerStore for MongoStore {
     async fn put_source(&self, source: &IndexerSource, now: Millis) -> Result<IndexerSource> {
         let config = json_text(&source.config)?;
-        let mut last = None;
-        // Two registrations of one new source at once: the loser's upsert hits a duplicate
-        // key; sent again, it updates the winner's document.
-        for _ in 0..2 {
-            match self
-                .db()
-                .raw(put_source_command(source, &config, now))
-                .await
-            {
-                Ok(reply) => {
-                    let value = crate::client::find_and_modify_value(&reply)
-                        .map_err(|e| store_error("put source", e))?;
-                    return source_from_doc(&crate::client::expect_doc(value, "put source")?);
-                }
-                Err(e) if e.is_duplicate_key() => last = Some(e),
-                Err(e) => return Err(store_error("put source", e)),
-            }
-        }
-        Err(store_error(
-            "put source",
-            last.unwrap_or_else(|| crate::TransportError::other("upsert")),
-        ))
+        let doc = self
+            .db()
+            .upsert_returning("put source", put_source_command(source, &config, now))
+            .await?;
+        source_from_doc(&doc)
     }
 
     async fn get_source(&self, id: &str) -> Result<Option<IndexerSource>> {

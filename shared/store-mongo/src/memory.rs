@@ -18,7 +18,6 @@ use evident_store::memory::{MemoryEntry, MemoryStore};
 use evident_store::queue::Millis;
 
 use crate::MongoStore;
-use crate::error::store_error;
 use crate::fields::*;
 use crate::schema::MEMORY;
 
@@ -98,24 +97,11 @@ fn entry_from_doc(d: &Document) -> Result<MemoryEntry> {
 impl MemoryStore for MongoStore {
     async fn put(&self, entry: MemoryEntry) -> Result<MemoryEntry> {
         let value = json_text(&entry.value)?;
-        let mut last = None;
-        // Two first puts of one key at once: the loser's upsert hits a duplicate key and,
-        // sent again, updates the winner's entry.
-        for _ in 0..2 {
-            match self.db().raw(put_command(&entry, &value)).await {
-                Ok(reply) => {
-                    let value = crate::client::find_and_modify_value(&reply)
-                        .map_err(|e| store_error("memory put", e))?;
-                    return entry_from_doc(&crate::client::expect_doc(value, "memory put")?);
-                }
-                Err(e) if e.is_duplicate_key() => last = Some(e),
-                Err(e) => return Err(store_error("memory put", e)),
-            }
-        }
-        Err(store_error(
-            "memory put",
-            last.unwrap_or_else(|| crate::TransportError::other("upsert")),
-        ))
+        let doc = self
+            .db()
+            .upsert_returning("memory put", put_command(&entry, &value))
+            .await?;
+        entry_from_doc(&doc)
     }
 
     async fn get(

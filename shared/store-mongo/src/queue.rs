@@ -64,7 +64,7 @@ use evident_store::queue::*;
 use evident_store::{ErrorKind, Result, StoreError};
 
 use crate::MongoStore;
-use crate::error::{corrupt, store_error};
+use crate::error::corrupt;
 use crate::fields::*;
 use crate::schema::{COUNTERS, TASK_PAYLOADS, TASKS};
 
@@ -635,46 +635,19 @@ struct Oldest {
 
 impl MongoStore {
     async fn store_payload(&self, hash: &str, body: &str, now: Millis) -> Result<()> {
-        // Two enqueues of one new payload may both try to insert it; the loser's duplicate
-        // key means the payload is there: the second attempt updates `usedAt`.
-        for _ in 0..2 {
-            let s = self
-                .db()
-                .write_allowing(
-                    "enqueue",
-                    payload_upsert_command(hash, body, now),
-                    &[crate::codes::DUPLICATE_KEY],
-                )
-                .await?;
-            if !s.has_error(crate::codes::DUPLICATE_KEY) {
-                return Ok(());
-            }
-        }
-        Err(StoreError::new(
-            ErrorKind::Conflict,
-            "mongo enqueue: the payload upsert kept colliding",
-        ))
+        // Two enqueues of one new payload may both insert it; the retry updates `usedAt`.
+        self.db()
+            .upsert("enqueue", payload_upsert_command(hash, body, now))
+            .await
     }
 
     async fn next_seq(&self) -> Result<i64> {
-        let mut last = None;
-        for _ in 0..2 {
-            match self.db().raw(next_seq_command()).await {
-                Ok(reply) => {
-                    let value = crate::client::find_and_modify_value(&reply)
-                        .map_err(|e| store_error("enqueue", e))?;
-                    let value = crate::client::expect_doc(value, "task sequence")?;
-                    return req_i64(&value, "seq", "task sequence");
-                }
-                // The first enqueue ever, twice at once: the counter exists now.
-                Err(e) if e.is_duplicate_key() => last = Some(e),
-                Err(e) => return Err(store_error("enqueue", e)),
-            }
-        }
-        Err(store_error(
-            "enqueue",
-            last.unwrap_or_else(|| crate::TransportError::other("sequence")),
-        ))
+        // The first enqueue ever, twice at once, races to create the counter.
+        let value = self
+            .db()
+            .upsert_returning("enqueue", next_seq_command())
+            .await?;
+        req_i64(&value, "seq", "task sequence")
     }
 
     async fn oldest_open(&self, partition: &str, urn: &str) -> Result<Option<Oldest>> {

@@ -13,7 +13,6 @@ use evident_core::Visibility;
 use evident_store::{Result, SourceRecord, SourceRecordWriter, SourceRegistry, SourceStatus};
 
 use crate::MongoStore;
-use crate::codes;
 use crate::fields::*;
 use crate::schema::SOURCES;
 
@@ -200,25 +199,11 @@ impl SourceRegistry for MongoStore {
 #[async_trait]
 impl SourceRecordWriter for MongoStore {
     async fn put(&self, record: &SourceRecord) -> Result<()> {
-        // Two puts of one new record at once: the loser's upsert hits a duplicate key and,
-        // sent again, replaces the winner's document (last writer wins, as in SQL).
-        for _ in 0..2 {
-            let s = self
-                .db()
-                .write_allowing(
-                    "put source record",
-                    put_command(record),
-                    &[codes::DUPLICATE_KEY],
-                )
-                .await?;
-            if !s.has_error(codes::DUPLICATE_KEY) {
-                return Ok(());
-            }
-        }
-        Err(evident_store::StoreError::new(
-            evident_store::ErrorKind::Conflict,
-            "mongo put source record: the upsert kept colliding",
-        ))
+        // Two puts of one new record at once: the retry replaces the winner's document (last
+        // writer wins, as in SQL).
+        self.db()
+            .upsert("put source record", put_command(record))
+            .await
     }
 
     async fn remove(&self, partition: &str, source_urn: &str) -> Result<()> {
