@@ -42,6 +42,9 @@ pub enum TaskBody {
 }
 
 impl TaskBody {
+    /// Every kind, as [`TaskBody::kind`] names them (the serialised `type`).
+    pub const KINDS: [&'static str; 4] = ["ingest", "purge", "ingest-prepared", "purge-prefix"];
+
     pub fn kind(&self) -> &'static str {
         match self {
             TaskBody::Ingest { .. } => "ingest",
@@ -108,22 +111,25 @@ impl TaskSubmitter {
         now: i64,
     ) -> Result<TaskRecord> {
         let checked = crate::ingest::check(&request)?;
-        let body = TaskBody::Ingest {
-            v: 1,
-            request: request.clone(),
-        };
-        let task = NewTask {
-            kind: body.kind().into(),
-            scope: checked.scope,
-            source_urn: request.source_urn,
-            priority: priority.value(),
-            payload: serde_json::to_value(&body)
-                .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?,
-        };
-        let rec = self.queue.enqueue(task, now).await?;
-        metrics::counter!("evident_queue_enqueued_total", "kind" => "ingest").increment(1);
-        self.notify();
-        Ok(rec)
+        let urn = request.source_urn.clone();
+        let body = TaskBody::Ingest { v: 1, request };
+        self.enqueue_typed(&body, checked.scope, &urn, priority, now)
+            .await
+    }
+
+    /// Enqueues one of this crate's task bodies under `source_urn`.
+    async fn enqueue_typed(
+        &self,
+        body: &TaskBody,
+        scope: Scope,
+        source_urn: &str,
+        priority: Priority,
+        now: i64,
+    ) -> Result<TaskRecord> {
+        let payload = serde_json::to_value(body)
+            .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?;
+        self.enqueue_body(scope, source_urn, priority, payload, now)
+            .await
     }
 
     /// Enqueues a task body of another kind (an indexer's), already serialised with its
@@ -168,9 +174,7 @@ impl TaskSubmitter {
             v: 1,
             source: Box::new(source),
         };
-        let payload = serde_json::to_value(&body)
-            .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?;
-        self.enqueue_body(scope, queue_urn, priority, payload, now)
+        self.enqueue_typed(&body, scope, queue_urn, priority, now)
             .await
     }
 
@@ -187,9 +191,7 @@ impl TaskSubmitter {
             scope: scope.clone(),
             prefix: prefix.to_string(),
         };
-        let payload = serde_json::to_value(&body)
-            .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?;
-        self.enqueue_body(scope, prefix, priority, payload, now)
+        self.enqueue_typed(&body, scope, prefix, priority, now)
             .await
     }
 
@@ -210,17 +212,8 @@ impl TaskSubmitter {
             scope: scope.clone(),
             source_urn: source_urn.to_string(),
         };
-        let task = NewTask {
-            kind: body.kind().into(),
-            scope,
-            source_urn: source_urn.to_string(),
-            priority: priority.value(),
-            payload: serde_json::to_value(&body)
-                .map_err(|e| KbError::Invalid(format!("unserialisable task: {e}")))?,
-        };
-        let rec = self.queue.enqueue(task, now).await?;
-        self.notify();
-        Ok(rec)
+        self.enqueue_typed(&body, scope, source_urn, priority, now)
+            .await
     }
 }
 
@@ -248,7 +241,7 @@ impl TaskHandlers {
     pub fn new(kb: &Kb) -> TaskHandlers {
         let kb: Arc<dyn TaskHandler> = Arc::new(kb.clone());
         let mut by_kind = HashMap::new();
-        for kind in ["ingest", "purge", "ingest-prepared", "purge-prefix"] {
+        for kind in TaskBody::KINDS {
             by_kind.insert(kind.to_string(), kb.clone());
         }
         TaskHandlers { by_kind }
@@ -319,6 +312,34 @@ impl TaskHandler for Kb {
                 "unsupported version of a `{}` task",
                 other.kind()
             ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kinds the built-in handler registers for are the `type`s the bodies serialise to.
+    #[test]
+    fn kinds_are_the_serialised_types() {
+        let scope = Scope::client("c");
+        let bodies = [
+            TaskBody::Purge {
+                v: 1,
+                scope: scope.clone(),
+                source_urn: "urn:x".into(),
+            },
+            TaskBody::PurgePrefix {
+                v: 1,
+                scope,
+                prefix: "urn:".into(),
+            },
+        ];
+        for body in &bodies {
+            let json = serde_json::to_value(body).expect("serialise");
+            assert_eq!(json["type"], body.kind());
+            assert!(TaskBody::KINDS.contains(&body.kind()), "{}", body.kind());
         }
     }
 }
