@@ -8,16 +8,13 @@ use evident_store::{
     AliasRegistry, Direction, EdgeKey, ErrorKind, GraphStore, Health, TraverseOptions,
 };
 use evident_store_arango::{ArangoConfig, ArangoStore};
-use evident_wire::{Exchange, WireServer, fixture};
+use evident_wire::{Exchange, WireServer, fixtures};
 use serde_json::{Map, json};
 
 const DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 fn load(names: &[&str]) -> Vec<Exchange> {
-    names
-        .iter()
-        .flat_map(|n| fixture(DIR, &format!("tests/fixtures/{n}.json")))
-        .collect()
+    fixtures(DIR, names)
 }
 
 async fn start(names: &[&str]) -> (WireServer, ArangoStore) {
@@ -41,28 +38,6 @@ fn ev(id: &str, scope: &Scope) -> Evidence {
 
 fn props(v: serde_json::Value) -> Map<String, serde_json::Value> {
     v.as_object().cloned().unwrap_or_default()
-}
-
-/// RFC 4648 base64, for checking the Authorization header.
-fn base64(input: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in input.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -233,7 +208,13 @@ async fn refused_credentials_are_unavailable_with_a_hint() {
         .map(|(_, v)| v.clone());
     assert_eq!(
         auth,
-        Some(format!("Basic {}", base64(format!("{user}:").as_bytes())))
+        Some(format!(
+            "Basic {}",
+            base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                format!("{user}:")
+            )
+        ))
     );
     server.assert_exhausted();
 }

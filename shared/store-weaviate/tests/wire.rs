@@ -10,16 +10,13 @@
 use evident_core::{Chunk, Locator, NodeKey, Scope, Visibility};
 use evident_store::{ChunkFilter, ChunkStore, ErrorKind, Health, VectorSpace};
 use evident_store_weaviate::{WeaviateConfig, WeaviateStore, object_id};
-use evident_wire::{Exchange, Received, WireServer, fixture};
-use serde_json::{Map, Value, json};
+use evident_wire::{Exchange, Received, WireServer, fixtures};
+use serde_json::{Value, json};
 
 const DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 fn load(names: &[&str]) -> Vec<Exchange> {
-    names
-        .iter()
-        .flat_map(|n| fixture(DIR, &format!("tests/fixtures/{n}.json")))
-        .collect()
+    fixtures(DIR, names)
 }
 
 fn config(server: &WireServer) -> WeaviateConfig {
@@ -40,26 +37,7 @@ async fn connected(names: &[&str]) -> (WireServer, WeaviateStore) {
 }
 
 fn chunk(scope: Scope, id: &str, content: &str, ordinal: usize) -> Chunk {
-    Chunk {
-        id: id.to_string(),
-        scope,
-        source_urn: "urn:doc".into(),
-        kind: "doc".into(),
-        title: None,
-        content: content.to_string(),
-        content_hash: format!("sha256:{id}"),
-        locator: Locator::Document {
-            uri: "urn:doc".into(),
-            char_start: 0,
-            char_end: content.chars().count(),
-            page: None,
-            section: None,
-        },
-        graph_refs: Vec::new(),
-        metadata: Map::new(),
-        observed_at: None,
-        ordinal,
-    }
+    evident_store::conformance::chunk(&scope, "urn:doc", id, "doc", content, ordinal)
 }
 
 fn vis(scope: Scope) -> Visibility {

@@ -84,6 +84,14 @@ pub fn fixture(manifest_dir: &str, rel: &str) -> Vec<Exchange> {
     parse_exchanges(&text)
 }
 
+/// The exchanges of `tests/fixtures/{name}.json` under `manifest_dir`, for each name in order.
+pub fn fixtures(manifest_dir: &str, names: &[&str]) -> Vec<Exchange> {
+    names
+        .iter()
+        .flat_map(|n| fixture(manifest_dir, &format!("tests/fixtures/{n}.json")))
+        .collect()
+}
+
 /// Exchanges from a JSON value written in a test.
 pub fn exchanges(v: Value) -> Vec<Exchange> {
     parse_exchanges(&v.to_string())
