@@ -6,6 +6,7 @@
 //! runtime a pseudo-random number of times before each command, so concurrent operations on
 //! one runtime interleave at command boundaries as they would against a server.
 
+use crate::fields::numeric;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
@@ -85,7 +86,7 @@ impl FakeMongo {
                 if let Ok(sort) = command.get_document("sort") {
                     sort_docs(&mut found, sort);
                 }
-                if let Some(limit) = command.get("limit").and_then(num)
+                if let Some(limit) = command.get("limit").and_then(numeric)
                     && limit > 0.0
                 {
                     found.truncate(limit as usize);
@@ -226,7 +227,7 @@ impl FakeMongo {
                         continue;
                     };
                     let q = d.get_document("q").cloned().unwrap_or_default();
-                    let limit = d.get("limit").and_then(num).unwrap_or(0.0);
+                    let limit = d.get("limit").and_then(numeric).unwrap_or(0.0);
                     let mut removed = 0;
                     docs.retain(|x| {
                         if (limit == 0.0 || removed < 1) && matches(x, &q, &Vars::new()) {
@@ -300,15 +301,6 @@ fn upsert_seed(q: &Document) -> Document {
     d
 }
 
-fn num(b: &Bson) -> Option<f64> {
-    match b {
-        Bson::Int32(v) => Some(f64::from(*v)),
-        Bson::Int64(v) => Some(*v as f64),
-        Bson::Double(v) => Some(*v),
-        _ => None,
-    }
-}
-
 fn get_path<'a>(d: &'a Document, path: &str) -> Option<&'a Bson> {
     let mut parts = path.split('.');
     let mut cur = d.get(parts.next()?)?;
@@ -338,7 +330,7 @@ fn cmp_values(a: Option<&Bson>, b: Option<&Bson>) -> Ordering {
         return ra.cmp(&rb);
     }
     match (a, b) {
-        (Some(x), Some(y)) => match (num(x), num(y)) {
+        (Some(x), Some(y)) => match (numeric(x), numeric(y)) {
             (Some(p), Some(q)) => p.partial_cmp(&q).unwrap_or(Ordering::Equal),
             _ => match (x, y) {
                 (Bson::String(p), Bson::String(q)) => p.as_bytes().cmp(q.as_bytes()),
@@ -366,7 +358,7 @@ fn cmp_values(a: Option<&Bson>, b: Option<&Bson>) -> Ordering {
 fn cmp_docs(a: &Document, b: &Document, sort: &Document) -> Ordering {
     for (k, dir) in sort {
         let c = cmp_values(get_path(a, k), get_path(b, k));
-        let c = if num(dir).unwrap_or(1.0) < 0.0 {
+        let c = if numeric(dir).unwrap_or(1.0) < 0.0 {
             c.reverse()
         } else {
             c
@@ -384,7 +376,7 @@ fn sort_docs(docs: &mut [Document], sort: &Document) {
 
 fn project(d: &Document, p: &Document) -> Document {
     let mut out = Document::new();
-    if p.get("_id").and_then(num) != Some(0.0)
+    if p.get("_id").and_then(numeric) != Some(0.0)
         && let Some(id) = d.get("_id")
     {
         out.insert("_id", id.clone());
@@ -455,7 +447,7 @@ fn field_matches(v: Option<&Bson>, cond: &Bson) -> bool {
                 "$exists" => v.is_some() == arg.as_bool().unwrap_or(true),
                 "$size" => v
                     .and_then(Bson::as_array)
-                    .is_some_and(|a| Some(a.len() as f64) == num(arg)),
+                    .is_some_and(|a| Some(a.len() as f64) == numeric(arg)),
                 _ => false,
             }
         });
@@ -464,7 +456,7 @@ fn field_matches(v: Option<&Bson>, cond: &Bson) -> bool {
 }
 
 fn truthy(b: &Bson) -> bool {
-    !matches!(b, Bson::Null | Bson::Boolean(false)) && num(b) != Some(0.0)
+    !matches!(b, Bson::Null | Bson::Boolean(false)) && numeric(b) != Some(0.0)
 }
 
 /// Aggregation expressions: literals, `$field`, `$$var`, `$literal`, `$cond`, `$eq`, `$gt`,
@@ -566,7 +558,7 @@ fn apply_update(
                             let sum = match (cur, v) {
                                 (None, v) => v.clone(),
                                 (Some(Bson::Int32(a)), Bson::Int32(b)) => Bson::Int32(a + b),
-                                (Some(c), v) => match (num(&c), num(v)) {
+                                (Some(c), v) => match (numeric(&c), numeric(v)) {
                                     (Some(a), Some(b))
                                         if matches!(c, Bson::Double(_))
                                             || matches!(v, Bson::Double(_)) =>
@@ -623,7 +615,7 @@ fn aggregate(
                 docs.retain(|d| matches(d, &f, &Vars::new()));
             }
             "$sort" => sort_docs(&mut docs, arg.as_document().unwrap_or(&Document::new())),
-            "$limit" => docs.truncate(num(arg).unwrap_or(0.0) as usize),
+            "$limit" => docs.truncate(numeric(arg).unwrap_or(0.0) as usize),
             "$project" => {
                 let p = arg.as_document().cloned().unwrap_or_default();
                 docs = docs.iter().map(|d| project(d, &p)).collect();
@@ -721,7 +713,7 @@ mod tests {
                 .get_array("firstBatch")
                 .expect("batch")
                 .iter()
-                .filter_map(|d| d.as_document().and_then(|d| d.get("_id")).and_then(num))
+                .filter_map(|d| d.as_document().and_then(|d| d.get("_id")).and_then(numeric))
                 .map(|n| n as i64)
                 .collect()
         };

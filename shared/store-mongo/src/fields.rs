@@ -18,6 +18,17 @@ pub(crate) fn number(b: &Bson) -> Option<i64> {
     }
 }
 
+/// A numeric BSON value as a double, for comparing numbers across BSON types the way the
+/// server does (the fake and the recorded-protocol matcher).
+pub(crate) fn numeric(b: &Bson) -> Option<f64> {
+    match b {
+        Bson::Int32(v) => Some(f64::from(*v)),
+        Bson::Int64(v) => Some(*v as f64),
+        Bson::Double(v) => Some(*v),
+        _ => None,
+    }
+}
+
 pub(crate) fn opt_i64(d: &Document, key: &str) -> Option<i64> {
     d.get(key).and_then(number)
 }

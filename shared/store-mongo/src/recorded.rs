@@ -31,6 +31,7 @@
 //! maps them); `{"error": {…}}` instead of a reply makes the transport fail as the driver does
 //! (`network`, `code`, `labels`, `message`).
 
+use crate::fields::numeric;
 use std::collections::VecDeque;
 
 use async_trait::async_trait;
@@ -188,15 +189,6 @@ fn ordered(key: &str) -> bool {
     matches!(key, "sort" | "key" | "$sort")
 }
 
-fn num(b: &Bson) -> Option<f64> {
-    match b {
-        Bson::Int32(v) => Some(f64::from(*v)),
-        Bson::Int64(v) => Some(*v as f64),
-        Bson::Double(v) => Some(*v),
-        _ => None,
-    }
-}
-
 fn value_matches(recorded: &Bson, sent: &Bson, key: &str) -> Result<(), String> {
     if recorded.as_str() == Some(ANY) {
         return Ok(());
@@ -224,7 +216,7 @@ fn value_matches(recorded: &Bson, sent: &Bson, key: &str) -> Result<(), String> 
             }
             Ok(())
         }
-        _ => match (num(recorded), num(sent)) {
+        _ => match (numeric(recorded), numeric(sent)) {
             (Some(a), Some(b)) if a == b => Ok(()),
             (Some(_), Some(_)) => Err(format!("{recorded} ≠ {sent}")),
             _ if recorded == sent => Ok(()),
