@@ -55,7 +55,7 @@ pub struct GitSourceConfig {
     pub max_file_bytes: u64,
 }
 
-fn default_max_file_bytes() -> u64 {
+pub(crate) fn default_max_file_bytes() -> u64 {
     1024 * 1024
 }
 

@@ -14,9 +14,10 @@ use evident_code::structure::{FileVersion, RepoContext, analyse, file_source, ou
 use evident_core::keys::IssueContext;
 use evident_core::{Scope, Visibility, validate};
 use evident_kb::{IngestStatus, Kb, KbError, TaskSubmitter};
-use evident_store::indexers::{IndexerSource, PollStatus};
+use evident_store::indexers::IndexerSource;
 use evident_store::queue::{Millis, TaskRecord};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::GitSourceConfig;
 use super::write::{ingest_all, ingest_commits, stream_of};
@@ -67,68 +68,58 @@ pub struct GitSourceRequest {
 }
 
 pub use crate::sources::check_id;
-use crate::sources::{invalid, slug};
+use crate::sources::{SourceRequest, invalid, slug};
 
 impl GitSourceRequest {
-    /// The source this request registers (validated).
-    pub fn to_source(&self, now: Millis) -> Result<IndexerSource, KbError> {
-        let (client, scope) = crate::sources::registration_scope(
-            self.client_id.as_deref(),
-            self.project_id.as_deref(),
-            self.group_id.as_deref(),
-        )?;
-        let from_location = self
+    /// The repository's name in node keys: as given, else the last segment of the URL or
+    /// path without `.git`.
+    fn repository_name(&self) -> String {
+        if let Some(name) = self.name.as_ref().filter(|n| !n.trim().is_empty()) {
+            return name.clone();
+        }
+        let location = self
             .url
-            .as_deref()
-            .map(str::to_string)
+            .clone()
             .or_else(|| self.path.as_ref().map(|p| p.display().to_string()))
             .unwrap_or_default();
-        let derived = from_location
+        location
             .trim_end_matches('/')
             .rsplit(['/', ':'])
             .next()
             .unwrap_or("")
             .trim_end_matches(".git")
-            .to_string();
-        let name = self
-            .name
-            .clone()
-            .filter(|n| !n.trim().is_empty())
-            .unwrap_or(derived);
+            .to_string()
+    }
+
+    /// The source this request registers (validated like every kind's, by
+    /// [`SourceRequest::to_source`]); a git request only names its settings in typed fields.
+    pub fn to_source(&self, now: Millis) -> Result<IndexerSource, KbError> {
         let cfg = GitSourceConfig {
-            name: name.clone(),
+            name: self.repository_name(),
             url: self.url.clone(),
             path: self.path.clone(),
             branches: self.branches.clone(),
             username_env: self.username_env.clone(),
             token_env: self.token_env.clone(),
             issue_tracker: self.issue_tracker.clone(),
-            max_file_bytes: self.max_file_bytes.unwrap_or(1024 * 1024),
+            max_file_bytes: self
+                .max_file_bytes
+                .unwrap_or_else(super::default_max_file_bytes),
         };
-        cfg.validate().map_err(|r| invalid("source", r))?;
-        if let Some(p) = &cfg.path
-            && !p.is_absolute()
-        {
-            return Err(invalid("path", "give an absolute path"));
+        let config = match serde_json::to_value(&cfg) {
+            Ok(Value::Object(map)) => map,
+            _ => return Err(KbError::Invalid("unserialisable git settings".into())),
+        };
+        SourceRequest {
+            client_id: self.client_id.clone(),
+            project_id: self.project_id.clone(),
+            group_id: self.group_id.clone(),
+            id: self.id.clone(),
+            interval_secs: self.interval_secs,
+            enabled: self.enabled,
+            config,
         }
-        let id = match &self.id {
-            Some(id) => id.clone(),
-            None => format!("{}.{}", slug(client), slug(&name)),
-        };
-        check_id(&id)?;
-        let interval =
-            crate::sources::check_interval(self.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS))?;
-        Ok(IndexerSource {
-            id,
-            kind: "git".into(),
-            scope,
-            config: serde_json::to_value(&cfg).map_err(|e| KbError::Invalid(e.to_string()))?,
-            interval_secs: interval,
-            enabled: self.enabled.unwrap_or(true),
-            created_at: now,
-            updated_at: now,
-            status: PollStatus::default(),
-        })
+        .to_source("git", now)
     }
 }
 
@@ -175,16 +166,14 @@ pub struct PushScope {
 }
 
 impl PushScope {
+    /// Pushed data, like a registered source, always belongs to a client.
     fn scope(&self) -> Result<Scope, KbError> {
-        let client = self
-            .client_id
-            .as_deref()
-            .ok_or(validate::FieldError::Missing { field: "clientId" })?;
-        evident_kb::scope(
-            Some(client),
+        let (_, scope) = crate::sources::registration_scope(
+            self.client_id.as_deref(),
             self.project_id.as_deref(),
             self.group_id.as_deref(),
-        )
+        )?;
+        Ok(scope)
     }
 }
 
