@@ -177,11 +177,7 @@ fn record_metrics(
     metrics::histogram!("evident_source_poll_seconds", "kind" => kind.clone(), "source" => id.clone())
         .record(took.as_secs_f64());
     if let Ok(report) = outcome {
-        let queued = report
-            .get("queued")
-            .or_else(|| report.get("tasks"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
+        let queued = report.get("queued").and_then(Value::as_u64).unwrap_or(0);
         metrics::counter!("evident_source_items_queued_total", "kind" => kind.clone(), "source" => id.clone())
             .increment(queued);
         metrics::gauge!("evident_source_last_success_timestamp_seconds", "kind" => kind, "source" => id)

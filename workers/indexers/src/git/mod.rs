@@ -169,6 +169,23 @@ pub fn branch_matches(pattern: &str, name: &str) -> bool {
     go(pattern.as_bytes(), name.as_bytes())
 }
 
+/// Cursor key of a followed branch (its value: `{"tip": "<oid>"}`).
+pub(crate) const BRANCH_CURSOR: &str = "branch:";
+
+/// The recorded tip of each followed branch, from a source's cursors.
+pub(crate) fn branch_tips(
+    cursors: Vec<(String, serde_json::Value)>,
+) -> std::collections::BTreeMap<String, git2::Oid> {
+    cursors
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let branch = k.strip_prefix(BRANCH_CURSOR)?.to_string();
+            let tip = git2::Oid::from_str(v.get("tip")?.as_str()?).ok()?;
+            Some((branch, tip))
+        })
+        .collect()
+}
+
 /// The queue URN of a branch's tasks: one branch's work runs in order, one task at a time.
 pub fn branch_task_urn(source_id: &str, branch: &str) -> String {
     format!("git:{source_id}:branch:{branch}")

@@ -46,6 +46,8 @@ pub struct PollReport {
     pub removed_commits: usize,
     pub files_queued: usize,
     pub files_deleted: usize,
+    /// Tasks queued (`queued`, the key every poller reports; `tasks` in older reports).
+    #[serde(rename = "queued", alias = "tasks")]
     pub tasks: usize,
     /// Files left out by rule at planning time, by reason.
     pub skipped: BTreeMap<String, usize>,
@@ -105,18 +107,8 @@ impl GitPoller {
     async fn plan_and_queue(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let cfg: GitSourceConfig = serde_json::from_value(source.config.clone())
             .map_err(|e| PollError::Config(e.to_string()))?;
-        let cursors: BTreeMap<String, Oid> = self
-            .ctx
-            .indexers
-            .list_cursors(&source.id)
-            .await?
-            .into_iter()
-            .filter_map(|(k, v)| {
-                let b = k.strip_prefix("branch:")?.to_string();
-                let tip = Oid::from_str(v.get("tip")?.as_str()?).ok()?;
-                Some((b, tip))
-            })
-            .collect();
+        let cursors: BTreeMap<String, Oid> =
+            super::branch_tips(self.ctx.cursors(&source.id, super::BRANCH_CURSOR).await?);
         let (mirrors, id, cursors_for_plan) =
             (self.mirrors.clone(), source.id.clone(), cursors.clone());
         let (followed, plans, skipped) =
@@ -151,8 +143,7 @@ impl GitPoller {
             };
             self.enqueue(source, branch, body).await?;
             self.ctx
-                .indexers
-                .delete_cursor(&source.id, &self.ctx.owner, &format!("branch:{branch}"))
+                .forget_cursor(&source.id, &format!("{}{branch}", super::BRANCH_CURSOR))
                 .await?;
             report.deleted_branches += 1;
             report.tasks += 1;
@@ -257,7 +248,11 @@ impl GitPoller {
         // Only now, with the work durably queued, the cursor moves: a crash before this line
         // re-plans the same work, which the idempotent handlers absorb.
         self.ctx
-            .set_cursor(&id, &format!("branch:{branch}"), &json!({ "tip": tip }))
+            .set_cursor(
+                &id,
+                &format!("{}{branch}", super::BRANCH_CURSOR),
+                &json!({ "tip": tip }),
+            )
             .await?;
         Ok(tasks)
     }

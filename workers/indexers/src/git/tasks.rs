@@ -458,12 +458,10 @@ impl GitTasks {
             .list_cursors(&src.id)
             .await
             .map_err(|e| TaskError::from(KbError::from(e)))?;
-        Ok(cursors
+        Ok(super::branch_tips(cursors)
             .into_iter()
-            .filter_map(|(k, v)| {
-                let b = k.strip_prefix("branch:")?;
-                (b != except).then(|| v.get("tip")?.as_str().and_then(|t| Oid::from_str(t).ok()))?
-            })
+            .filter(|(branch, _)| branch != except)
+            .map(|(_, tip)| tip)
             .collect())
     }
 
