@@ -53,7 +53,15 @@ pub struct FolderScan {
     pub skipped: Vec<String>,
 }
 
-fn walk(root: &Path, accept: &dyn Fn(&Path) -> bool, out: &mut Vec<(String, PathBuf)>) {
+/// A file's modification time in milliseconds.
+pub(crate) fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
+}
+
+/// The files under `root` that `accept` takes, as (`/`-separated path relative to `root`,
+/// path), sorted; dot-files and dot-folders are left out, and at most [`MAX_FILES`] listed.
+pub(crate) fn walk(root: &Path, accept: &dyn Fn(&Path) -> bool) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -61,7 +69,8 @@ fn walk(root: &Path, accept: &dyn Fn(&Path) -> bool, out: &mut Vec<(String, Path
         };
         for e in entries.filter_map(Result::ok) {
             if out.len() >= MAX_FILES {
-                return;
+                out.sort();
+                return out;
             }
             let name = e.file_name();
             if name.to_string_lossy().starts_with('.') {
@@ -85,6 +94,7 @@ fn walk(root: &Path, accept: &dyn Fn(&Path) -> bool, out: &mut Vec<(String, Path
         }
     }
     out.sort();
+    out
 }
 
 /// Lists the folder and compares with the cursors. Reading and hashing run on the blocking
@@ -115,8 +125,7 @@ pub async fn scan(
         .collect();
     let root = root.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut files = Vec::new();
-        walk(&root, &accept, &mut files);
+        let files = walk(&root, &accept);
         let mut out = FolderScan::default();
         let present: std::collections::HashSet<&str> =
             files.iter().map(|(rel, _)| rel.as_str()).collect();
@@ -130,7 +139,7 @@ pub async fn scan(
             let Ok(meta) = std::fs::metadata(path) else {
                 continue;
             };
-            let mtime_ms = meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000;
+            let mtime_ms = mtime_ms(&meta);
             let before = known.get(rel);
             if before.is_some_and(|b| b.mtime_ms == mtime_ms && b.len == meta.len()) {
                 out.unchanged += 1;

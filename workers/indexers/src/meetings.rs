@@ -437,35 +437,15 @@ impl TranscriptsPoller {
     }
 }
 
+/// The files `accept` takes under `root`, with their modification time (ms) and size.
 fn list_files(root: &Path, accept: &dyn Fn(&Path) -> bool) -> Vec<(String, PathBuf, i64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.filter_map(Result::ok) {
-            if e.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            let path = e.path();
-            let Ok(meta) = e.metadata() else { continue };
-            if meta.is_dir() {
-                stack.push(path);
-            } else if meta.is_file() && accept(&path) {
-                let rel = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let mtime_ms = meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000;
-                out.push((rel, path, mtime_ms, meta.len()));
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::folder::walk(root, accept)
+        .into_iter()
+        .filter_map(|(rel, path)| {
+            let meta = std::fs::metadata(&path).ok()?;
+            Some((rel, path, crate::folder::mtime_ms(&meta), meta.len()))
+        })
+        .collect()
 }
 
 /// Runs the configured command on one recording and returns the transcript it wrote, checked

@@ -25,10 +25,6 @@ fn io_err(path: &Path, e: std::io::Error) -> PollError {
     PollError::Source(format!("{}: {e}", path.display()))
 }
 
-fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
-}
-
 /// Where an mbox was left: its size and time then, and the offset of its last message (which
 /// is read again, since a writer may still have been appending to it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,7 +140,7 @@ impl LeasedPoller for MboxPoller {
                 .unwrap_or_default();
             let key = format!("mbox:{name}");
             let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
-            let (len, mtime) = (meta.len(), mtime_ms(&meta));
+            let (len, mtime) = (meta.len(), crate::folder::mtime_ms(&meta));
             let cursor: Option<MboxCursor> = self
                 .ctx
                 .cursor(&source.id, &key)
