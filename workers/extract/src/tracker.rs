@@ -240,8 +240,14 @@ pub enum TrackerError {
 
 /// The body as JSON, or what came back instead.
 fn parse_body(body: &[u8]) -> Result<Value, TrackerError> {
+    parse_json(body).map_err(TrackerError::NotJson)
+}
+
+/// A REST API's JSON body (a UTF-8 BOM allowed); when it is not JSON, what it is instead
+/// (shared with the wiki extractor, whose APIs fail the same ways).
+pub(crate) fn parse_json(body: &[u8]) -> Result<Value, String> {
     let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
-    serde_json::from_slice(body).map_err(|e| TrackerError::NotJson(sniff(body, &e)))
+    serde_json::from_slice(body).map_err(|e| sniff(body, &e))
 }
 
 /// Says what a non-JSON body is (HTML page with its title, other markup, binary, text), with
@@ -1485,7 +1491,7 @@ fn edge(from: &NodeKey, edge_type: &str, to: NodeKey, evidence: EvidenceSpec) ->
 }
 
 /// An optional string as a prop value (null is skipped by [`props`]).
-fn opt(v: &Option<String>) -> Value {
+pub(crate) fn opt(v: &Option<String>) -> Value {
     v.clone().map_or(Value::Null, Value::from)
 }
 

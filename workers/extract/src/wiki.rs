@@ -37,6 +37,7 @@ use regex::{Captures, Regex};
 use serde_json::{Map, Value};
 
 use crate::document::{DocumentMeta, Format};
+use crate::tracker::opt;
 use crate::xml::storage_to_text;
 
 /// Bump when what a page becomes changes (re-ingests unchanged pages once).
@@ -125,14 +126,7 @@ pub enum WikiError {
 }
 
 fn parse_json(body: &[u8]) -> Result<Value, WikiError> {
-    serde_json::from_slice(body).map_err(|e| {
-        // The start of the body says what came instead (`<!DOCTYPE html> <html lang=…`).
-        let head = String::from_utf8_lossy(&body[..body.len().min(60)])
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        WikiError::NotJson(format!("{e}; the body starts {head:?}"))
-    })
+    crate::tracker::parse_json(body).map_err(WikiError::NotJson)
 }
 
 /// The `results` array every v1 envelope has (empty when there is nothing).
@@ -479,19 +473,6 @@ fn tags<'a>(storage: &'a str, name: &str) -> Vec<&'a str> {
     out
 }
 
-fn entity(name: &str) -> Option<String> {
-    if let Some(num) = name.strip_prefix('#') {
-        let code = match num.strip_prefix(['x', 'X']) {
-            Some(hex) => u32::from_str_radix(hex, 16).ok(),
-            None => num.parse().ok(),
-        };
-        return code.and_then(char::from_u32).map(String::from);
-    }
-    quick_xml::escape::resolve_xml_entity(name)
-        .or_else(|| quick_xml::escape::resolve_html5_entity(name))
-        .map(str::to_string)
-}
-
 /// An attribute value's entity references resolved; unknown ones are kept as written.
 fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -502,7 +483,7 @@ fn unescape(s: &str) -> String {
         let resolved = after
             .find(';')
             .filter(|end| *end <= 32)
-            .and_then(|end| Some((entity(&after[..end])?, end)));
+            .and_then(|end| Some((crate::xml::entity(&after[..end])?, end)));
         match resolved {
             Some((text, end)) => {
                 out.push_str(&text);
@@ -801,10 +782,6 @@ pub struct WikiContext<'a> {
     /// The registered source's id (URNs: `wiki:{source}:{page}`).
     pub source_id: &'a str,
     pub chunking: &'a ChunkingConfig,
-}
-
-fn opt(v: &Option<String>) -> Value {
-    v.clone().map(Value::from).unwrap_or(Value::Null)
 }
 
 /// Everything that shapes what a page becomes (the storage, not the text: a converter change

@@ -5,22 +5,18 @@
 use quick_xml::Reader;
 use quick_xml::events::Event;
 
-/// Resolves an entity reference's name (`amp`, `nbsp`, `#233`, `#xE9`).
-fn entity(name: &str) -> String {
+/// Resolves an entity reference's name (`amp`, `nbsp`, `#233`, `#xE9`); `None` when unknown.
+pub(crate) fn entity(name: &str) -> Option<String> {
     if let Some(num) = name.strip_prefix('#') {
         let code = match num.strip_prefix(['x', 'X']) {
             Some(hex) => u32::from_str_radix(hex, 16).ok(),
             None => num.parse().ok(),
         };
-        return code
-            .and_then(char::from_u32)
-            .map(String::from)
-            .unwrap_or_default();
+        return code.and_then(char::from_u32).map(String::from);
     }
     quick_xml::escape::resolve_xml_entity(name)
         .or_else(|| quick_xml::escape::resolve_html5_entity(name))
         .map(str::to_string)
-        .unwrap_or_default()
 }
 
 fn local(name: &[u8]) -> &[u8] {
@@ -39,7 +35,9 @@ pub fn first_text_of(xml: &str, tag: &[u8]) -> Option<String> {
                 return (!out.trim().is_empty()).then(|| out.trim().to_string());
             }
             Ok(Event::Text(t)) if inside => out.push_str(&t.decode().ok()?),
-            Ok(Event::GeneralRef(g)) if inside => out.push_str(&entity(&g.decode().ok()?)),
+            Ok(Event::GeneralRef(g)) if inside => {
+                out.push_str(&entity(&g.decode().ok()?).unwrap_or_default())
+            }
             Ok(Event::Eof) | Err(_) => return None,
             _ => {}
         }
@@ -101,7 +99,7 @@ pub fn docx_text(xml: &str) -> Result<String, String> {
             },
             Event::Text(t) if in_text => para.push_str(&t.decode().map_err(|e| e.to_string())?),
             Event::GeneralRef(g) if in_text => {
-                para.push_str(&entity(&g.decode().map_err(|e| e.to_string())?))
+                para.push_str(&entity(&g.decode().map_err(|e| e.to_string())?).unwrap_or_default())
             }
             Event::Eof => break,
             _ => {}
@@ -216,7 +214,7 @@ pub fn storage_to_text(xml: &str) -> Result<String, String> {
                 out.push_str(&String::from_utf8_lossy(&c));
             }
             Event::GeneralRef(g) if skip == 0 => {
-                out.push_str(&entity(&g.decode().map_err(|e| e.to_string())?));
+                out.push_str(&entity(&g.decode().map_err(|e| e.to_string())?).unwrap_or_default());
             }
             Event::Eof => break,
             _ => {}
