@@ -51,8 +51,8 @@ pub struct NodeWrite {
     pub props: Map<String, Value>,
     pub evidence: Vec<Evidence>,
     /// The source only mentions the key (a ref in text, an edge endpoint it does not
-    /// describe): create the node if it is missing and add the evidence, but never overwrite
-    /// the type, label or props a describing source gave it.
+    /// describe): create the node if it is missing (with this write's type and label) and add
+    /// the evidence, but never overwrite the type, label or props a describing source gave it.
     pub mention_only: bool,
 }
 

@@ -162,6 +162,10 @@ fn plan_upsert(
             op.node_type = n.node_type.clone();
             op.label = n.label.clone();
             merge_patch(&mut op.props, &n.props);
+        } else if !op.describe {
+            // A mention creates the node as written when it is missing (insert only).
+            op.node_type = n.node_type.clone();
+            op.label = n.label.clone();
         }
         op.evidence.add(&n.evidence);
     }

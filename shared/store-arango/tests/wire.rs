@@ -260,10 +260,12 @@ async fn upsert_prepares_the_partition_once_and_writes_one_batch() {
         evidence: vec![ev("e1", &c1)],
         mention_only: false,
     };
+    // A mention: its type and label are inserted when the node is missing (never update it);
+    // its props are never written.
     let mention = NodeWrite {
         key: key("user:jan_novák"),
-        node_type: "ignored".into(),
-        label: "ignored".into(),
+        node_type: "user".into(),
+        label: "jan novák".into(),
         props: props(json!({"ignored": true})),
         evidence: vec![ev("e1", &c1)],
         mention_only: true,

@@ -73,11 +73,13 @@ fn upsert_node(conn: &Connection, partition: &str, n: &NodeWrite) -> Result<i64>
     Ok(nid)
 }
 
-/// Makes sure an edge endpoint exists without overwriting what is known about it.
+/// Makes sure a node exists without overwriting what is known about it: created as
+/// `described` says (type, label) when missing, else only evidenced.
 fn ensure_node(
     conn: &Connection,
     partition: &str,
     key: &NodeKey,
+    described: Option<(&str, &str)>,
     evidence: &[Evidence],
 ) -> Result<()> {
     let mut stmt = conn
@@ -86,20 +88,17 @@ fn ensure_node(
              ON CONFLICT(partition, key) DO UPDATE SET updated_at = nodes.updated_at RETURNING nid",
         )
         .map_err(sqlite_err)?;
-    let label = if key.value().is_empty() {
-        key.as_str()
-    } else {
-        key.value()
-    };
+    let (node_type, label) = described.unwrap_or_else(|| {
+        let label = if key.value().is_empty() {
+            key.as_str()
+        } else {
+            key.value()
+        };
+        (key.namespace(), label)
+    });
     let nid = stmt
         .query_row(
-            rusqlite::params![
-                partition,
-                key.as_str(),
-                key.namespace(),
-                label,
-                now_millis()
-            ],
+            rusqlite::params![partition, key.as_str(), node_type, label, now_millis()],
             |r| r.get(0),
         )
         .map_err(sqlite_err)?;
@@ -117,7 +116,8 @@ pub(crate) fn upsert_graph(
     let mut written: HashMap<&str, HashSet<&str>> = HashMap::with_capacity(nodes.len());
     for n in nodes {
         if n.mention_only {
-            ensure_node(conn, partition, &n.key, &n.evidence)?;
+            let described = (n.node_type.as_str(), n.label.as_str());
+            ensure_node(conn, partition, &n.key, Some(described), &n.evidence)?;
         } else {
             upsert_node(conn, partition, n)?;
         }
@@ -161,7 +161,7 @@ pub(crate) fn upsert_graph(
         // while something still mentions it).
         for end in [&e.from, &e.to] {
             if !covered(end, &e.evidence) {
-                ensure_node(conn, partition, end, &e.evidence)?;
+                ensure_node(conn, partition, end, None, &e.evidence)?;
             }
         }
     }

@@ -615,16 +615,20 @@ pub async fn mentions_never_overwrite_descriptions(h: &Harness) {
         vec!["m1", "m2"],
         "the mention still adds its evidence"
     );
-    // A mention of an unknown key creates it, typed by its namespace.
+    // A mention of an unknown key creates it as written.
     let mut fresh = node("jira:x-9", vec![ev("m2", &c1)]);
     fresh.mention_only = true;
+    fresh.label = "x 9".into();
     g.upsert("c1", vec![fresh], vec![]).await.expect("mention");
     let got = g
         .get_nodes(&vis(&c1), &[key("jira:x-9")])
         .await
         .expect("get");
     assert_eq!(got.len(), 1);
-    assert_eq!(got[0].node_type, "jira");
+    assert_eq!(
+        (got[0].node_type.as_str(), got[0].label.as_str()),
+        ("jira", "x 9")
+    );
 }
 
 pub async fn edges_can_be_removed_explicitly(h: &Harness) {
