@@ -275,26 +275,11 @@ async fn open_stores(
         }
     };
     let queued: QueueRoles = match cfg.store.queue {
-        QueueBackend::Embedded => {
-            let l = need_local()?;
-            QueueRoles {
-                queue: l.clone(),
-                sources: l.clone(),
-                records: l.clone(),
-                indexers: l.clone(),
-                memory: l,
-            }
-        }
+        QueueBackend::Embedded => QueueRoles::of(need_local()?),
         QueueBackend::Mongo => {
             let m = connect_mongo(cfg).await?;
             health.push(m.clone());
-            QueueRoles {
-                queue: m.clone(),
-                sources: m.clone(),
-                records: m.clone(),
-                indexers: m.clone(),
-                memory: m,
-            }
+            QueueRoles::of(m)
         }
     };
     let all_embedded = cfg.store.graph == GraphBackend::Embedded
@@ -332,6 +317,27 @@ struct QueueRoles {
     records: Arc<dyn SourceRecordWriter>,
     indexers: Arc<dyn evident_store::indexers::IndexerStore>,
     memory: Arc<dyn evident_store::memory::MemoryStore>,
+}
+
+impl QueueRoles {
+    /// Every queue-side role served by one store.
+    fn of<S>(store: Arc<S>) -> QueueRoles
+    where
+        S: evident_store::queue::TaskQueue
+            + SourceRegistry
+            + SourceRecordWriter
+            + evident_store::indexers::IndexerStore
+            + evident_store::memory::MemoryStore
+            + 'static,
+    {
+        QueueRoles {
+            queue: store.clone(),
+            sources: store.clone(),
+            records: store.clone(),
+            indexers: store.clone(),
+            memory: store,
+        }
+    }
 }
 
 #[cfg(feature = "mongo")]
