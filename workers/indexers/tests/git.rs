@@ -821,3 +821,59 @@ async fn this_projects_history_matches_git_name_status() {
         all.len()
     );
 }
+
+/// Another replica polled: the tasks name a commit this worker's mirror does not have yet.
+/// The worker fetches it before reading, through the same repository handle it reads with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_a_stale_mirror_fetches_the_commits_a_task_names() {
+    let h = harness().await;
+    let upstream = h.dir.path().join("upstream");
+    let repo = init_repo(&upstream);
+    let me = ("Ada Lovelace", "ada@example.com");
+    commit(
+        &repo,
+        &[("src/lib.rs", Some(LIB_RS.as_bytes()))],
+        "Start",
+        me,
+    );
+    let mut cfg = cfg_path("shop", Path::new("/x"), &["main"]);
+    cfg.path = None;
+    cfg.url = Some(format!(
+        "file://{}",
+        upstream.canonicalize().expect("upstream").display()
+    ));
+    h.register("shop", cfg).await;
+    h.poll("shop").await;
+    h.drain().await;
+
+    // Upstream moves on; a replica with its own mirror polls and queues the new commit.
+    let newer = commit(
+        &repo,
+        &[(
+            "src/pay.rs",
+            Some(b"pub fn pay() -> u32 {\n    42\n}\n".as_slice()),
+        )],
+        "Add payments",
+        me,
+    );
+    let mut replica = h.poller.clone();
+    replica.mirrors = h.dir.path().join("replica-mirrors");
+    let s =
+        h.kb.stores()
+            .indexers
+            .get_source("shop")
+            .await
+            .expect("get")
+            .expect("registered");
+    let report = replica.poll(&s).await.expect("poll").expect("lease");
+    assert_eq!(report.new_commits, 1, "{report:?}");
+    h.drain().await;
+    assert!(
+        h.node_exists(&evident_core::keys::commit(&newer.to_string()))
+            .await
+    );
+    assert!(
+        h.node_exists(&evident_core::keys::file("shop", "src/pay.rs"))
+            .await
+    );
+}

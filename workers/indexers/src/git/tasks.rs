@@ -99,6 +99,21 @@ fn git_err(e: GitError) -> TaskError {
     }
 }
 
+/// Opens a source's repository, making sure `commits` are in it (a mirror that lacks them —
+/// on a worker that did not poll — is fetched first).
+fn open_with(
+    cfg: &GitSourceConfig,
+    mirrors: &std::path::Path,
+    id: &str,
+    commits: &[String],
+) -> Result<GitRepo, GitError> {
+    let repo = GitRepo::open(cfg, mirrors, id)?;
+    if commits.iter().any(|c| !repo.has_commit(c)) {
+        repo.fetch(cfg)?;
+    }
+    Ok(repo)
+}
+
 /// Runs blocking repository work off the runtime threads.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, GitError> + Send + 'static,
@@ -207,20 +222,6 @@ impl GitTasks {
         }))
     }
 
-    /// Opens the source's repository and makes sure `commits` are in it (fetching a mirror
-    /// that lacks them, e.g. on a worker that did not poll).
-    async fn open(&self, src: &Source, commits: Vec<String>) -> Result<(), TaskError> {
-        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
-        blocking(move || {
-            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
-            if commits.iter().any(|c| !repo.has_commit(c)) {
-                repo.fetch(&cfg)?;
-            }
-            Ok(())
-        })
-        .await
-    }
-
     async fn structure(
         &self,
         src: &Source,
@@ -230,7 +231,6 @@ impl GitTasks {
         deleted: Vec<String>,
         priority: Priority,
     ) -> Result<(), TaskError> {
-        self.open(src, vec![commit.to_string()]).await?;
         let mut skipped: BTreeMap<SkipReason, usize> = BTreeMap::new();
         let mut to_purge: Vec<String> = deleted
             .iter()
@@ -244,7 +244,7 @@ impl GitTasks {
         let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
         let (branch_s, commit_s) = (branch.to_string(), commit.to_string());
         let reader = tokio::task::spawn_blocking(move || -> Result<(), GitError> {
-            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            let repo = open_with(&cfg, &mirrors, &id, std::slice::from_ref(&commit_s))?;
             let at = repo.oid(&commit_s)?;
             for path in paths {
                 let outcome =
@@ -328,7 +328,6 @@ impl GitTasks {
         commits: Vec<String>,
         priority: Priority,
     ) -> Result<(), TaskError> {
-        self.open(src, commits.clone()).await?;
         let (cfg, mirrors, id, ctx) = (
             src.cfg.clone(),
             self.mirrors.clone(),
@@ -340,7 +339,7 @@ impl GitTasks {
         // ones already read are embedded and written on the other core.
         let (tx, rx) = tokio::sync::mpsc::channel::<PreparedSource>(2 * self.parallel.max(1));
         let reader = tokio::task::spawn_blocking(move || -> Result<usize, GitError> {
-            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            let repo = open_with(&cfg, &mirrors, &id, &commits)?;
             let issues = cfg.issue_context();
             let mut read = 0;
             for c in &commits {
@@ -400,7 +399,6 @@ impl GitTasks {
         commit: &str,
         priority: Priority,
     ) -> Result<(), TaskError> {
-        self.open(src, vec![commit.to_string()]).await?;
         let (cfg, mirrors, id, ctx) = (
             src.cfg.clone(),
             self.mirrors.clone(),
@@ -410,7 +408,7 @@ impl GitTasks {
         let (branch_s, commit_s, chunking) =
             (branch.to_string(), commit.to_string(), self.doc_chunking);
         let prepared = blocking(move || {
-            let repo = GitRepo::open(&cfg, &mirrors, &id)?;
+            let repo = open_with(&cfg, &mirrors, &id, std::slice::from_ref(&commit_s))?;
             let at = repo.oid(&commit_s)?;
             let files: Vec<(String, u64)> = repo
                 .tree_files(at)?
