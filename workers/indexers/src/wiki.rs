@@ -119,17 +119,31 @@ pub struct ConfluencePoller {
     pub chunking: ChunkingConfig,
 }
 
+/// One poll's counts, and the versions queued so far of the source's pages and attachments
+/// (`page:{id}`, `att:{id}` cursors: read once per poll, kept up to date as they are written).
 #[derive(Default)]
 struct Tally {
     pages: u64,
     unchanged: u64,
     attachments: u64,
     skipped: Vec<String>,
+    versions: std::collections::HashMap<String, u64>,
 }
 
 impl ConfluencePoller {
-    async fn version_cursor(&self, source: &str, key: &str) -> Result<Option<u64>, PollError> {
-        Ok(self.ctx.cursor(source, key).await?.and_then(|v| v.as_u64()))
+    /// Records that `key` is queued at `version`.
+    async fn mark(
+        &self,
+        source: &IndexerSource,
+        tally: &mut Tally,
+        key: String,
+        version: u64,
+    ) -> Result<(), PollError> {
+        self.ctx
+            .set_cursor(&source.id, &key, &json!(version))
+            .await?;
+        tally.versions.insert(key, version);
+        Ok(())
     }
 
     async fn attachments_of(
@@ -162,7 +176,7 @@ impl ConfluencePoller {
             let version = att.version.unwrap_or(1);
             // A page new to the source (or restored after a purge) gets all its attachments,
             // whatever an earlier life of the page left in their cursors.
-            if !page_is_new && self.version_cursor(&source.id, &key).await? == Some(version) {
+            if !page_is_new && tally.versions.get(&key) == Some(&version) {
                 continue;
             }
             if att.size.is_some_and(|s| s > cfg.max_attachment_bytes) {
@@ -200,9 +214,7 @@ impl ConfluencePoller {
                 node: Some(meta.node.to_string()),
             };
             task.queue(&self.ctx, source, &meta.source_urn).await?;
-            self.ctx
-                .set_cursor(&source.id, &key, &json!(version))
-                .await?;
+            self.mark(source, tally, key, version).await?;
             tally.attachments += 1;
         }
         Ok(all)
@@ -218,7 +230,7 @@ impl ConfluencePoller {
         tally: &mut Tally,
     ) -> Result<(), PollError> {
         let key = format!("{PAGE_PREFIX}{}", page.id);
-        let known = self.version_cursor(&source.id, &key).await?;
+        let known = tally.versions.get(&key).copied();
         if known == Some(page.version) && !force {
             tally.unchanged += 1;
             return Ok(());
@@ -247,9 +259,7 @@ impl ConfluencePoller {
                 self.ctx.clock.now_ms(),
             )
             .await?;
-        self.ctx
-            .set_cursor(&source.id, &key, &json!(page.version))
-            .await?;
+        self.mark(source, tally, key, page.version).await?;
         tally.pages += 1;
         Ok(())
     }
@@ -291,20 +301,14 @@ impl ConfluencePoller {
                 .map_err(|e| PollError::Source(format!("confluence attachments: {e}")))?;
             for (page_id, att) in hits {
                 if handled.contains(&page_id)
-                    || self
-                        .ctx
-                        .cursor(&source.id, &format!("{PAGE_PREFIX}{page_id}"))
-                        .await?
-                        .is_none()
+                    || !tally
+                        .versions
+                        .contains_key(&format!("{PAGE_PREFIX}{page_id}"))
                 {
                     continue; // re-read this poll already, or a page the source does not have
                 }
                 let version = att.version.unwrap_or(1);
-                if self
-                    .version_cursor(&source.id, &format!("att:{}", att.id))
-                    .await?
-                    == Some(version)
-                {
+                if tally.versions.get(&format!("att:{}", att.id)) == Some(&version) {
                     continue;
                 }
                 if let Some(m) = &att.modified
@@ -389,8 +393,14 @@ impl ConfluencePoller {
         &self,
         source: &IndexerSource,
         present: &std::collections::HashSet<String>,
+        tally: &mut Tally,
     ) -> Result<u64, PollError> {
-        let known = self.ctx.cursors(&source.id, PAGE_PREFIX).await?;
+        let known: Vec<String> = tally
+            .versions
+            .keys()
+            .filter(|k| k.starts_with(PAGE_PREFIX))
+            .cloned()
+            .collect();
         if present.is_empty() {
             if !known.is_empty() {
                 tracing::warn!(
@@ -402,7 +412,7 @@ impl ConfluencePoller {
             return Ok(0);
         }
         let mut purged = 0;
-        for (key, _) in known {
+        for key in known {
             let id = &key[PAGE_PREFIX.len()..];
             if present.contains(id) {
                 continue;
@@ -423,6 +433,7 @@ impl ConfluencePoller {
                 )
                 .await?;
             self.ctx.forget_cursor(&source.id, &key).await?;
+            tally.versions.remove(&key);
             purged += 1;
         }
         Ok(purged)
@@ -475,7 +486,17 @@ impl ConfluencePoller {
                 .await?
             }
         };
-        let mut tally = Tally::default();
+        let mut tally = Tally {
+            versions: self
+                .ctx
+                .cursors(&source.id, "")
+                .await?
+                .into_iter()
+                .filter(|(k, _)| k.starts_with(PAGE_PREFIX) || k.starts_with("att:"))
+                .filter_map(|(k, v)| Some((k, v.as_u64()?)))
+                .collect(),
+            ..Tally::default()
+        };
         let mut newest = since.clone();
         let mut listed: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
@@ -531,7 +552,7 @@ impl ConfluencePoller {
         };
         let mut deleted = 0;
         if let Some(present) = complete {
-            deleted = self.purge_missing(source, &present).await?;
+            deleted = self.purge_missing(source, &present, &mut tally).await?;
             self.ctx
                 .set_cursor(&source.id, CHECKED, &json!(now))
                 .await?;
