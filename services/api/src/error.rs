@@ -11,7 +11,13 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Seconds for a `Retry-After` header (429, 503).
+    pub retry_after: Option<u64>,
 }
+
+/// The error code of a response, kept in its extensions for the audit log and metrics.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorCode(pub &'static str);
 
 #[derive(Serialize)]
 struct Body<'a> {
@@ -25,6 +31,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
         }
     }
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -37,14 +44,19 @@ impl IntoResponse for ApiError {
         if self.status.is_server_error() {
             tracing::error!(code = self.code, message = %self.message, "request failed");
         }
-        (
+        let mut response = (
             self.status,
             Json(Body {
                 code: self.code,
                 message: &self.message,
             }),
         )
-            .into_response()
+            .into_response();
+        response.extensions_mut().insert(ErrorCode(self.code));
+        if let Some(secs) = self.retry_after {
+            crate::auth::retry_after(&mut response, secs);
+        }
+        response
     }
 }
 
@@ -56,6 +68,7 @@ impl From<KbError> for ApiError {
             status,
             code: e.code(),
             message: e.to_string(),
+            retry_after: None,
         }
     }
 }

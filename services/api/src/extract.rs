@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
-/// A JSON body: 413 `payload_too_large`, 400 `malformed_json` (syntax, invalid UTF-8, empty)
+/// A JSON body: 415 `unsupported_media_type` unless sent as JSON, 413 `payload_too_large`, 400 `malformed_json` (syntax, invalid UTF-8, empty)
 /// or 400 `invalid_body` (missing or unknown fields, wrong types).
 pub struct ApiJson<T>(pub T);
 
@@ -18,6 +18,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        crate::auth::require_json(&req)?;
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::new(

@@ -3,6 +3,7 @@
 //!
 //! Must not: contain product logic — handlers parse, call `evident-kb`, and shape replies.
 
+pub mod auth;
 mod error;
 mod extract;
 mod middleware;
@@ -23,10 +24,14 @@ pub use error::{ApiError, ApiResult};
 /// The OpenAPI document served at `/api/v1/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ApiConfig {
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// Bearer tokens on every route but health, readiness and metrics (on by default).
+    pub auth: auth::AuthConfig,
+    /// Browser origins allowed to call the API (CORS); empty: none.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for ApiConfig {
@@ -34,6 +39,8 @@ impl Default for ApiConfig {
         ApiConfig {
             max_body_bytes: 10 * 1024 * 1024,
             request_timeout: Duration::from_secs(120),
+            auth: auth::AuthConfig::default(),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -45,6 +52,7 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     pub metrics: Option<&'static PrometheusHandle>,
     pub(crate) config: Arc<ApiConfig>,
+    pub(crate) auth: Arc<auth::Authenticator>,
 }
 
 /// What the API serves: the knowledge base, the queue's enqueue side, and a clock.
@@ -68,17 +76,32 @@ impl App {
 
 /// The full router: `/api/v1/*` plus `/healthz`, `/readyz`, `/metrics`.
 pub fn router(app: App, metrics: Option<&'static PrometheusHandle>, config: ApiConfig) -> Router {
+    let auth = Arc::new(auth::Authenticator::new(
+        config.auth.clone(),
+        app.kb.stores().access.clone(),
+    ));
     let state = AppState {
         kb: app.kb,
         tasks: app.tasks,
         clock: app.clock,
         metrics,
         config: Arc::new(config.clone()),
+        auth,
     };
+    // Outermost last: CORS answers preflights, `observe` times and counts every answer
+    // (refusals included), `guard` authenticates and authorises before any handler.
     routes::all()
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
+            auth::guard,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
             middleware::observe,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::cors,
         ))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(state)

@@ -37,6 +37,8 @@ enum Command {
     Search(SearchArgs),
     /// Inspect and edit the alias registry of a running server.
     Alias(AliasArgs),
+    /// Create, list and revoke API tokens of a running server.
+    Token(crate::token_cmd::TokenArgs),
 }
 
 #[derive(Args)]
@@ -198,7 +200,7 @@ enum QueueOp {
 }
 
 #[derive(Args)]
-struct Server {
+pub struct Server {
     /// Base URL of the Evident server.
     #[arg(
         long,
@@ -207,6 +209,15 @@ struct Server {
         global = true
     )]
     server: String,
+    /// API token (default: `./evident-data/local-token` of a local server).
+    #[arg(long, env = "EVIDENT_TOKEN", global = true, hide_env_values = true)]
+    token: Option<String>,
+}
+
+impl Server {
+    pub fn client(&self) -> anyhow::Result<Client> {
+        Client::new(&self.server, self.token.as_deref())
+    }
 }
 
 #[derive(Args)]
@@ -310,6 +321,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ingest(args) => ingest(args).await,
         Command::Search(args) => search(args).await,
         Command::Alias(args) => alias(args).await,
+        Command::Token(args) => crate::token_cmd::run(args).await,
     }
 }
 
@@ -329,7 +341,7 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
     if args.scope.client.is_none() && !args.global {
         bail!("give --client ID (or --global for data every client sees)");
     }
-    let client = Client::new(&args.server.server)?;
+    let client = args.server.client()?;
     let docs: Vec<(String, String, Option<String>)> = if args.path.as_os_str() == "-" {
         let urn = args.urn.clone().context("reading stdin needs --urn")?;
         let mut content = String::new();
@@ -408,7 +420,7 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
 }
 
 async fn search(args: SearchArgs) -> anyhow::Result<()> {
-    let client = Client::new(&args.server.server)?;
+    let client = args.server.client()?;
     let mut body = json!({"query": args.query, "maxResults": args.max, "expandGraph": !args.no_graph, "kinds": args.kinds});
     scope_json(&args.scope, &mut body);
     let pack = client.post("/api/v1/retrieve", &body).await?;
@@ -474,7 +486,7 @@ pub fn render_pack(pack: &Value) -> String {
 }
 
 async fn queue(args: QueueArgs) -> anyhow::Result<()> {
-    let client = Client::new(&args.server.server)?;
+    let client = args.server.client()?;
     match args.op {
         QueueOp::Ls {
             state,
@@ -558,7 +570,7 @@ async fn queue(args: QueueArgs) -> anyhow::Result<()> {
 }
 
 async fn source(args: SourceArgs) -> anyhow::Result<()> {
-    let client = Client::new(&args.server.server)?;
+    let client = args.server.client()?;
     let mut scope_q: Vec<(&str, &str)> = Vec::new();
     for (k, v) in [
         ("clientId", &args.scope.client),
@@ -621,6 +633,7 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
                 group: args.scope.group.clone(),
             };
             let mut server = args.server.server.clone();
+            let mut token = args.server.token.clone();
             let mut pairs = Vec::new();
             let mut words = rest.iter();
             while let Some(w) = words.next() {
@@ -638,6 +651,14 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
                             .context("--server needs a URL")?;
                         continue;
                     }
+                    "--token" => {
+                        token = Some(
+                            inline
+                                .or_else(|| words.next().cloned())
+                                .context("--token needs a value")?,
+                        );
+                        continue;
+                    }
                     _ => {
                         pairs.push(w.clone());
                         continue;
@@ -652,7 +673,7 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
             if scope.client.is_none() {
                 bail!("give --client ID");
             }
-            let client = Client::new(&server)?;
+            let client = Client::new(&server, token.as_deref())?;
             let mut body = settings_body(&pairs)?;
             scope_json(&scope, &mut body);
             let out = client
@@ -727,7 +748,7 @@ async fn source(args: SourceArgs) -> anyhow::Result<()> {
 
 async fn alias(args: AliasArgs) -> anyhow::Result<()> {
     let client_id = args.client.context("give --client ID")?;
-    let client = Client::new(&args.server.server)?;
+    let client = args.server.client()?;
     let out = match args.op {
         AliasOp::Resolve { alias } => {
             client

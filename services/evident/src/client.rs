@@ -8,6 +8,7 @@ use serde_json::Value;
 pub struct Client {
     base: String,
     http: reqwest::Client,
+    token: Option<String>,
 }
 
 /// Percent-encodes a path segment (keys contain `:` and may contain anything).
@@ -24,7 +25,8 @@ pub fn encode_path(s: &str) -> String {
 }
 
 impl Client {
-    pub fn new(base: &str) -> anyhow::Result<Client> {
+    /// A client of the server at `base`, sending `token` (see `access::cli_token`).
+    pub fn new(base: &str, token: Option<&str>) -> anyhow::Result<Client> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(300))
             .build()
@@ -32,10 +34,15 @@ impl Client {
         Ok(Client {
             base: base.trim_end_matches('/').to_string(),
             http,
+            token: crate::access::cli_token(token),
         })
     }
 
     async fn send(&self, req: reqwest::RequestBuilder, what: &str) -> anyhow::Result<Value> {
+        let req = match &self.token {
+            Some(t) => req.bearer_auth(t),
+            None => req,
+        };
         let resp = req.send().await.with_context(|| {
             format!(
                 "cannot reach the Evident server at {} — is `evident serve` running?",
@@ -47,6 +54,12 @@ impl Client {
             .json()
             .await
             .with_context(|| format!("{what}: unreadable answer"))?;
+        if status.as_u16() == 401 && self.token.is_none() {
+            bail!(
+                "{what}: the server wants a token — pass --token or set EVIDENT_TOKEN \
+                 (a local server writes one to ./evident-data/local-token)"
+            );
+        }
         if !status.is_success() {
             bail!(
                 "{what}: {} {} — {}",

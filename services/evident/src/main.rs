@@ -1,9 +1,11 @@
 //! The `evident` binary. Thin: argument parsing and output; the work is in the libraries.
 
+mod access;
 mod cli;
 mod client;
 mod local_files;
 mod serve;
+mod token_cmd;
 
 use clap::Parser;
 

@@ -38,10 +38,23 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let metrics = evident_runtime::metrics_handle();
     let cancel = evident_runtime::shutdown_on_signals();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    // What the operator names on the command line may be read by sources ([sources] roots).
+    cfg.sources.roots.extend(args.index_git.iter().cloned());
+    cfg.sources.roots.extend(args.ingest.iter().cloned());
 
+    // Refuse an unsafe listen address before anything is opened.
+    let auth = crate::access::auth_config(&cfg.auth, cfg.server.listen)?;
     let opened = evident_runtime::open(&cfg)
         .await
         .context("opening the store")?;
+    let local_token = crate::access::provision(
+        &cfg.auth,
+        cfg.server.listen,
+        &cfg.store.data_dir,
+        &opened.kb.stores().access,
+        clock.now_ms(),
+    )
+    .await?;
     let listener = tokio::net::TcpListener::bind(cfg.server.listen)
         .await
         .with_context(|| format!("cannot listen on {}", cfg.server.listen))?;
@@ -57,8 +70,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         evident_api::ApiConfig {
             max_body_bytes: cfg.server.max_body_bytes,
             request_timeout: std::time::Duration::from_secs(cfg.server.request_timeout_secs),
+            auth,
+            cors_origins: cfg.server.cors_origins.clone(),
         },
     );
+    if let Some(path) = &local_token {
+        eprintln!(
+            "local operator token in {} (the CLI reads it; curl: -H \"authorization: Bearer $(cat {})\")",
+            path.display(),
+            path.display()
+        );
+    }
     eprintln!(
         "evident listening on http://{addr} (data: {}, embedder: {}, workers: {} interactive + {} bulk)",
         cfg.store.data_dir.display(),

@@ -8,6 +8,7 @@
 //! What must not live here: I/O of any kind, async, clocks, randomness, storage drivers.
 //! Everything in this crate is a pure function of its inputs so it can be property-tested.
 
+pub mod access;
 pub mod chunking;
 pub mod commits;
 pub mod hashing;

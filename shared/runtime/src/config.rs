@@ -31,6 +31,7 @@ pub enum ConfigError {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub server: ServerConfig,
+    pub auth: AuthSettings,
     pub store: StoreConfig,
     pub embedder: EmbedderSettings,
     pub write_pools: PoolConfig,
@@ -40,6 +41,8 @@ pub struct Config {
     pub git: GitSettings,
     pub indexers: IndexerSettings,
     pub sources: SourcesConfig,
+    /// `[egress]`: what outbound requests may reach beyond the public internet.
+    pub egress: evident_egress::EgressConfig,
     /// `[arango]`: needed when a role is on ArangoDB.
     #[serde(default)]
     pub arango: Option<evident_store_arango::ArangoConfig>,
@@ -109,6 +112,10 @@ pub struct GitSettings {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourcesConfig {
+    /// Folders local sources may read (symlinks resolved; checked at registration and at
+    /// every poll). Empty: no local path is allowed, except what the command line names.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
     #[serde(default)]
     pub git: Vec<toml::Table>,
     #[serde(default)]
@@ -166,6 +173,17 @@ fn request_body(kind: &str, entry: &toml::Table) -> serde_json::Value {
         })
         .collect::<serde_json::Map<_, _>>()
         .into()
+}
+
+impl Config {
+    /// What sources may reach: `[egress]` and `[sources] roots`.
+    pub fn access(&self) -> Result<evident_indexers::access::Access, ConfigError> {
+        let egress = self.egress.policy().map_err(ConfigError::Invalid)?;
+        Ok(evident_indexers::access::Access::new(
+            egress,
+            evident_indexers::access::SourceRoots::new(&self.sources.roots),
+        ))
+    }
 }
 
 impl SourcesConfig {
@@ -229,6 +247,38 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     pub max_body_bytes: usize,
     pub request_timeout_secs: u64,
+    /// Browser origins allowed by CORS (none by default).
+    #[serde(default)]
+    pub cors_origins: Vec<String>,
+}
+
+/// `[auth]`: who may call the API.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    pub required: bool,
+    pub local_token: bool,
+    #[serde(default)]
+    pub bootstrap_token_env: String,
+    pub cache_secs: u64,
+    pub rate_limit_per_sec: f64,
+    pub rate_limit_burst: f64,
+    pub jwt: JwtSettings,
+}
+
+/// `[auth.jwt]`: identity-provider tokens.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JwtSettings {
+    pub enabled: bool,
+    #[serde(default)]
+    pub jwks_file: String,
+    #[serde(default)]
+    pub hs256_secret_env: String,
+    #[serde(default)]
+    pub issuer: String,
+    #[serde(default)]
+    pub audience: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -422,6 +472,7 @@ impl Config {
         if self.store.queue == QueueBackend::Mongo && self.mongo.is_none() {
             return missing("queue", "mongo");
         }
+        self.egress.policy().map_err(ConfigError::Invalid)?;
         if self.server.max_body_bytes < 1024 {
             return Err(ConfigError::Invalid(
                 "server.max_body_bytes must be at least 1024".into(),

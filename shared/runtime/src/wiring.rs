@@ -20,6 +20,9 @@ pub struct Opened {
     pub tasks: evident_kb::TaskSubmitter,
     /// What workers run each task kind with.
     pub handlers: evident_kb::TaskHandlers,
+    /// What sources may reach (`[egress]`, `[sources] roots`); also installed as the
+    /// process's, for registrations through the API.
+    pub access: evident_indexers::access::Access,
 }
 
 impl Opened {
@@ -63,6 +66,7 @@ impl Opened {
             owner: format!("{}-{}-indexer", hostname(), std::process::id()),
             clock,
             priority: evident_ai::Priority::DEFAULT,
+            access: self.access.clone(),
         }
     }
 
@@ -108,7 +112,15 @@ impl Opened {
         match cfg.sources.requests() {
             Ok(requests) => {
                 for (kind, req) in requests {
-                    match evident_indexers::sources::register(&self.kb, kind, &req, now).await {
+                    match evident_indexers::sources::register_with(
+                        &self.kb,
+                        &self.access,
+                        kind,
+                        &req,
+                        now,
+                    )
+                    .await
+                    {
                         Ok(s) => {
                             tracing::info!(source_id = %s.id, kind, "source from the configuration")
                         }
@@ -128,7 +140,9 @@ impl Opened {
             }
         };
         for g in &git {
-            match evident_indexers::git::service::register(&self.kb, g, now).await {
+            match evident_indexers::git::service::register_with(&self.kb, &self.access, g, now)
+                .await
+            {
                 Ok(s) => tracing::info!(source_id = %s.id, "git source from the configuration"),
                 Err(e) => {
                     tracing::error!(error = %e, "git source from the configuration not registered")
@@ -171,6 +185,8 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         embedder: embedder.identity().to_string(),
         dim: embedder.dim(),
     };
+    let access = cfg.access()?;
+    evident_indexers::access::install(access.clone());
     let (stores, embedded) = open_stores(cfg, space).await?;
     let kb = Kb::new(stores, embedder, cfg.write_pools)
         .await?
@@ -187,6 +203,7 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         },
         doc_chunking: cfg.chunking.to_chunking(),
         parallel: cfg.git.parallel_ingests,
+        access: access.clone(),
     }
     .register(&mut handlers);
     evident_indexers::items::ItemTasks {
@@ -200,6 +217,7 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         embedded,
         tasks,
         handlers,
+        access,
     })
 }
 
@@ -304,6 +322,7 @@ async fn open_stores(
             queue: queued.queue,
             indexers: queued.indexers,
             memory: queued.memory,
+            access: queued.access,
             health,
         },
         embedded,
@@ -317,6 +336,7 @@ struct QueueRoles {
     records: Arc<dyn SourceRecordWriter>,
     indexers: Arc<dyn evident_store::indexers::IndexerStore>,
     memory: Arc<dyn evident_store::memory::MemoryStore>,
+    access: Arc<dyn evident_store::access::AccessStore>,
 }
 
 impl QueueRoles {
@@ -328,6 +348,7 @@ impl QueueRoles {
             + SourceRecordWriter
             + evident_store::indexers::IndexerStore
             + evident_store::memory::MemoryStore
+            + evident_store::access::AccessStore
             + 'static,
     {
         QueueRoles {
@@ -335,7 +356,8 @@ impl QueueRoles {
             sources: store.clone(),
             records: store.clone(),
             indexers: store.clone(),
-            memory: store,
+            memory: store.clone(),
+            access: store,
         }
     }
 }

@@ -19,6 +19,7 @@ mod dense;
 mod graph;
 mod indexers;
 mod integrity;
+mod access;
 mod memory;
 mod queue;
 mod schema;
@@ -215,6 +216,7 @@ impl EmbeddedStore {
             queue: me.clone(),
             indexers: me.clone(),
             memory: me.clone(),
+            access: me.clone(),
             health: vec![me],
         }
     }

@@ -321,11 +321,12 @@ impl TaskQueue for EmbeddedStore {
         .await
     }
 
-    async fn counts(&self) -> Result<QueueCounts> {
-        self.read(|conn, _| {
-            let mut stmt = conn.prepare_cached("SELECT state, priority, count(*) FROM tasks GROUP BY state, priority ORDER BY state, priority").map_err(sqlite_err)?;
+    async fn counts(&self, client: Option<&str>) -> Result<QueueCounts> {
+        let client = client.map(str::to_string);
+        self.read(move |conn, _| {
+            let mut stmt = conn.prepare_cached("SELECT state, priority, count(*) FROM tasks WHERE ?1 IS NULL OR client_id = ?1 GROUP BY state, priority ORDER BY state, priority").map_err(sqlite_err)?;
             let rows = stmt
-                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+                .query_map([client], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
                 .map_err(sqlite_err)?;
             let mut out = QueueCounts::default();
             for row in rows {

@@ -184,6 +184,32 @@ CREATE TABLE IF NOT EXISTS memory(
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS memory_expiry ON memory(expires_at);
 
+-- API tokens: the secret is never stored, only its SHA-256.
+CREATE TABLE IF NOT EXISTS tokens(
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    secret_hash TEXT NOT NULL UNIQUE,
+    client_id   TEXT,
+    grant_json  TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER,
+    revoked_at  INTEGER,
+    created_by  TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tokens_client ON tokens(client_id, created_at);
+
+-- Audit log of writes and admin actions, append-only.
+CREATE TABLE IF NOT EXISTS audit(
+    id         TEXT PRIMARY KEY,
+    at         INTEGER NOT NULL,
+    token_id   TEXT NOT NULL,
+    client_id  TEXT,
+    route      TEXT NOT NULL,
+    event      TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
+CREATE INDEX IF NOT EXISTS audit_client_at ON audit(client_id, at);
+
 CREATE TABLE IF NOT EXISTS indexer_cursors(
     source_id TEXT NOT NULL,
     key       TEXT NOT NULL,

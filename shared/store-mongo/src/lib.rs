@@ -66,6 +66,7 @@
 //! Must not: hold the connection string anywhere but in the driver's client, log it, or
 //! decide anything from error message text.
 
+mod access;
 mod client;
 mod config;
 mod error;

@@ -592,13 +592,20 @@ pub(crate) fn delete_payloads_command(hashes: &[String], before: Millis) -> Docu
     }
 }
 
-pub(crate) fn counts_command() -> Document {
+pub(crate) fn counts_command(client: Option<&str>) -> Document {
+    let mut pipeline = Vec::new();
+    if let Some(c) = client {
+        pipeline.push(bson::Bson::Document(doc! {"$match": {"clientId": c}}));
+    }
+    pipeline.push(bson::Bson::Document(
+        doc! {"$group": {"_id": {"state": "$state", "priority": "$priority"}, "n": {"$sum": 1}}},
+    ));
+    pipeline.push(bson::Bson::Document(
+        doc! {"$sort": {"_id.state": 1, "_id.priority": 1}},
+    ));
     doc! {
         "aggregate": TASKS,
-        "pipeline": [
-            {"$group": {"_id": {"state": "$state", "priority": "$priority"}, "n": {"$sum": 1}}},
-            {"$sort": {"_id.state": 1, "_id.priority": 1}},
-        ],
+        "pipeline": pipeline,
         "cursor": {},
     }
 }
@@ -996,9 +1003,9 @@ impl TaskQueue for MongoStore {
         Ok(pruned.max(0) as u64)
     }
 
-    async fn counts(&self) -> Result<QueueCounts> {
+    async fn counts(&self, client: Option<&str>) -> Result<QueueCounts> {
         let mut out = QueueCounts::default();
-        for d in self.db().find_all("counts", counts_command()).await? {
+        for d in self.db().find_all("counts", counts_command(client)).await? {
             let key = d
                 .get_document("_id")
                 .map_err(|_| corrupt("counts: group without a key"))?;

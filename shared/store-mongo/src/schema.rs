@@ -19,6 +19,11 @@ pub const INDEXER_CURSORS: &str = "indexer_cursors";
 /// Session memory (`_id: {clientId, sessionId, key}`), expiring by a TTL index.
 pub const MEMORY: &str = "memory";
 
+/// API tokens (`_id`: the token id), found by the hash of their secret.
+pub const TOKENS: &str = "tokens";
+/// The audit log of writes and admin actions (`_id`: the event id).
+pub const AUDIT: &str = "audit";
+
 /// The `createIndexes` commands run at connect, one per collection.
 pub fn index_commands() -> Vec<Document> {
     vec![
@@ -91,6 +96,20 @@ pub fn index_commands() -> Vec<Document> {
                 // The TTL monitor deletes an entry once `expiresAt` (a BSON date) has passed;
                 // reads also filter `expiresAt > now`, so expired entries are invisible at once.
                 {"key": {"expiresAt": 1}, "name": "memory_ttl", "expireAfterSeconds": 0},
+            ],
+        },
+        doc! {
+            "createIndexes": TOKENS,
+            "indexes": [
+                {"key": {"secretHash": 1}, "name": "tokens_hash", "unique": true},
+                {"key": {"clientId": 1, "createdAt": 1}, "name": "tokens_client"},
+            ],
+        },
+        doc! {
+            "createIndexes": AUDIT,
+            "indexes": [
+                {"key": {"at": -1, "_id": -1}, "name": "audit_at"},
+                {"key": {"clientId": 1, "at": -1, "_id": -1}, "name": "audit_client_at"},
             ],
         },
     ]

@@ -58,6 +58,7 @@ mod live {
         stores.sources = m.clone();
         stores.indexers = m.clone();
         stores.memory = m.clone();
+        stores.access = m.clone();
         stores.writer = Arc::new(SequencedWriter {
             chunks: Arc::new(embedded.clone()),
             graph: Arc::new(embedded.clone()),

@@ -418,7 +418,7 @@ async fn prune_deletes_done_tasks_and_orphaned_payloads() {
 async fn counts_group_by_state_and_priority() {
     let (t, store) = fixture("queue.json", "counts_by_state_and_priority");
     let q: &dyn TaskQueue = &store;
-    let c = q.counts().await.expect("counts");
+    let c = q.counts(None).await.expect("counts");
     assert_eq!(
         c.by_state_priority,
         vec![(TaskState::Done, 4, 3), (TaskState::Queued, 1, 2)]
@@ -427,7 +427,7 @@ async fn counts_group_by_state_and_priority() {
     let (t, store) = fixture("queue.json", "counts_while_shutting_down");
     let q: &dyn TaskQueue = &store;
     assert_eq!(
-        q.counts().await.expect_err("shutdown").kind,
+        q.counts(None).await.expect_err("shutdown").kind,
         ErrorKind::Unavailable
     );
     t.assert_done();

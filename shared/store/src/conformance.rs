@@ -12,6 +12,9 @@ use crate::{
     TraverseOptions,
 };
 
+mod access_cases;
+pub use access_cases::*;
+
 /// Dimension of the vectors every harness opens its stores for.
 pub const DIM: usize = 16;
 
@@ -78,6 +81,8 @@ macro_rules! __conformance_cases {
             queue_failures_back_off_forever_or_end_in_error,
             queue_release_list_prune,
             memory_entries_expire_and_sessions_clear,
+            tokens_are_found_by_hash_listed_by_client_and_revoked_once,
+            audit_events_are_kept_filtered_and_paged_newest_first,
         );
     };
 }
@@ -1506,8 +1511,20 @@ pub async fn queue_claims_by_priority_position_then_creation(h: &Harness) {
         "priority, then explicit position, then creation"
     );
     assert_eq!(claim_id(q, 10).await, None);
-    let counts = q.counts().await.expect("counts");
+    let counts = q.counts(None).await.expect("counts");
     assert_eq!(counts.state(TaskState::Processing), 4);
+    let mut other = task("urn:other-client", 4);
+    other.scope = Scope::client("c2");
+    q.enqueue(other, 11).await.expect("enqueue");
+    let c1 = q.counts(Some("c1")).await.expect("counts");
+    assert_eq!(
+        (c1.state(TaskState::Processing), c1.state(TaskState::Queued)),
+        (4, 0),
+        "one client's counts"
+    );
+    let c2 = q.counts(Some("c2")).await.expect("counts");
+    assert_eq!((c2.state(TaskState::Processing), c2.state(TaskState::Queued)), (0, 1));
+    assert_eq!(q.counts(None).await.expect("counts").state(TaskState::Queued), 1);
 }
 
 pub async fn queue_bands_separate_interactive_from_bulk(h: &Harness) {

@@ -6,6 +6,7 @@
 //!
 //! Must not: contain a backend, do I/O, or depend on a runtime.
 
+pub mod access;
 pub mod conformance;
 mod error;
 pub mod indexers;
@@ -43,6 +44,8 @@ pub struct Stores {
     pub indexers: Arc<dyn indexers::IndexerStore>,
     /// Session memory of agents.
     pub memory: Arc<dyn memory::MemoryStore>,
+    /// API tokens and the audit log.
+    pub access: Arc<dyn access::AccessStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

@@ -249,7 +249,8 @@ pub trait TaskQueue: Send + Sync {
     ) -> Result<Option<TaskRecord>>;
     async fn retry(&self, task_id: &str, now: Millis) -> Result<Option<TaskRecord>>;
     async fn prune_done(&self, before: Millis) -> Result<u64>;
-    async fn counts(&self) -> Result<QueueCounts>;
+    /// Depth by state and priority: of one client's tasks, or of every task (`None`).
+    async fn counts(&self, client: Option<&str>) -> Result<QueueCounts>;
     /// The earliest future `nextRetryAt` or lease expiry: when a sleeping worker should look again.
     async fn next_wakeup(&self, now: Millis) -> Result<Option<Millis>>;
 }

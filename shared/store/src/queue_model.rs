@@ -332,7 +332,7 @@ pub async fn run(subject: &mut dyn Subject, ops: Vec<Op>) -> Result<(), TestCase
         }
         subject.check().map_err(TestCaseError::fail)?;
     }
-    let counts = subject.queue().counts().await.expect("counts");
+    let counts = subject.queue().counts(None).await.expect("counts");
     let total: u64 = TaskState::ALL.iter().map(|s| counts.state(*s)).sum();
     prop_assert_eq!(total as usize, model.tasks.len());
     Ok(())

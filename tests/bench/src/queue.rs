@@ -171,7 +171,7 @@ pub async fn run(args: &Args) {
     println!(
         "enqueue alone: {enqueue_rate:.0} tasks/s; claim + complete alone (from a {tasks}-task backlog): {claim_rate:.0} tasks/s"
     );
-    let counts = queue.counts().await.expect("counts");
+    let counts = queue.counts(None).await.expect("counts");
     assert_eq!(
         counts.state(TaskState::Done) as usize,
         2 * tasks,
@@ -235,11 +235,11 @@ pub async fn run(args: &Args) {
     ));
     // Let the bulk workers get going before measuring.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let before = kb.stores().queue.counts().await.expect("counts");
+    let before = kb.stores().queue.counts(None).await.expect("counts");
     let t = Instant::now();
     let busy = probe(&kb, &corpus, "busy", probes).await;
     let window = t.elapsed().as_secs_f64();
-    let after = kb.stores().queue.counts().await.expect("counts");
+    let after = kb.stores().queue.counts(None).await.expect("counts");
     let bulk_done = after.state(TaskState::Done) - before.state(TaskState::Done);
     let bulk_rate = bulk_done as f64 / window;
     println!(

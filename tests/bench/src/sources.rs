@@ -177,6 +177,8 @@ async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
         owner: "bench".into(),
         clock: clock.clone(),
         priority: Priority::DEFAULT,
+        // A benchmark reads whatever its operator names.
+        access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
     };
     let qualifier = Qualifier {
         queue: kb.stores().queue.clone(),
@@ -205,7 +207,13 @@ impl Pipeline {
         body: serde_json::Value,
     ) -> evident_store::indexers::IndexerSource {
         let req = evident_indexers::sources::SourceRequest::from_json(body).expect("request");
-        evident_indexers::sources::register(&self.kb, kind, &req, SystemClock.now_ms())
+        evident_indexers::sources::register_with(
+            &self.kb,
+            &self.ctx.access,
+            kind,
+            &req,
+            SystemClock.now_ms(),
+        )
             .await
             .expect("register")
     }
@@ -233,7 +241,7 @@ impl Pipeline {
         self.ctx.tasks.notify();
         let queue = self.kb.stores().queue.clone();
         let (done, errors) = loop {
-            let c = queue.counts().await.expect("counts");
+            let c = queue.counts(None).await.expect("counts");
             let open = c.state(TaskState::Queued)
                 + c.state(TaskState::Processing)
                 + c.state(TaskState::RetryWait);

@@ -18,6 +18,35 @@ pub struct TestApp {
     pub kb: Kb,
     pub store: EmbeddedStore,
     pub dir: tempfile::TempDir,
+    /// An operator token, sent by [`TestApp::call`] unless the call names its own
+    /// `authorization` header (an empty value sends none).
+    pub token: String,
+}
+
+/// Stores a token with `grant` directly in the store; returns its secret.
+pub async fn mint(
+    store: &EmbeddedStore,
+    id: &str,
+    grant: evident_core::access::Grant,
+    expires_at: Option<i64>,
+) -> String {
+    let secret = format!("evd_test_{id}_{}", evident_store::conformance::unique_suffix());
+    store
+        .stores()
+        .access
+        .create_token(evident_store::access::TokenRecord {
+            id: id.into(),
+            name: format!("{id} (test)"),
+            secret_hash: evident_core::access::token_hash(&secret),
+            grant,
+            created_at: 0,
+            expires_at,
+            revoked_at: None,
+            created_by: Some("test".into()),
+        })
+        .await
+        .expect("mint token");
+    secret
 }
 
 /// Which embedder a test needs: semantics (the built-in static table) or none (hashing).
@@ -50,6 +79,23 @@ impl TestApp {
         max_body_bytes: usize,
         dir: tempfile::TempDir,
     ) -> TestApp {
+        Self::with_api_config(
+            embedder,
+            dir,
+            evident_api::ApiConfig {
+                max_body_bytes,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    /// A router with its own API configuration (auth, limits, CORS).
+    pub async fn with_api_config(
+        embedder: Arc<dyn Embedder>,
+        dir: tempfile::TempDir,
+        config: evident_api::ApiConfig,
+    ) -> TestApp {
         let store = EmbeddedStore::open(EmbeddedOptions {
             dir: dir.path().to_path_buf(),
             vector_space: VectorSpace {
@@ -62,19 +108,20 @@ impl TestApp {
         let kb = Kb::new(store.stores(), embedder, PoolConfig::default())
             .await
             .expect("kb");
-        let router = evident_api::router(
-            evident_api::App::new(kb.clone()),
+        let router = evident_api::router(evident_api::App::new(kb.clone()), None, config);
+        let token = mint(
+            &store,
+            "operator",
+            evident_core::access::Grant::operator(),
             None,
-            evident_api::ApiConfig {
-                max_body_bytes,
-                ..Default::default()
-            },
-        );
+        )
+        .await;
         TestApp {
             router,
             kb,
             store,
             dir,
+            token,
         }
     }
 
@@ -89,8 +136,16 @@ impl TestApp {
             .method(method)
             .uri(uri)
             .header("content-type", "application/json");
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        {
+            req = req.header("authorization", format!("Bearer {}", self.token));
+        }
         for (k, v) in headers {
-            req = req.header(*k, *v);
+            if !v.is_empty() {
+                req = req.header(*k, *v);
+            }
         }
         let req = req.body(body.unwrap_or_else(Body::empty)).expect("request");
         let resp = self

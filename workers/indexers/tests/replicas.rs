@@ -158,7 +158,7 @@ async fn each_task_runs_on_one_worker_and_a_dead_workers_task_is_taken_over_afte
         b_done > 0 && c_done > 0,
         "both live replicas took work: {b_done}/{c_done}"
     );
-    let counts = kb.stores().queue.counts().await.expect("counts");
+    let counts = kb.stores().queue.counts(None).await.expect("counts");
     assert_eq!(counts.state(TaskState::Done), total);
 }
 
@@ -170,6 +170,7 @@ fn indexer(kb: &evident_kb::Kb, clock: Arc<ManualClock>, owner: &str) -> Documen
             owner: owner.into(),
             clock,
             priority: Priority::DEFAULT,
+            access: evident_indexers::access::Access::for_tests(&std::env::temp_dir()),
         },
     }
 }
@@ -186,7 +187,8 @@ async fn each_source_is_polled_by_one_indexer_and_taken_over_when_its_holder_die
         json!({"clientId": "acme", "path": docs, "intervalSecs": 60}),
     )
     .expect("req");
-    let source = evident_indexers::sources::register(&kb, "documents", &req, clock.now_ms())
+    let access = evident_indexers::access::Access::for_tests(dir.path());
+    let source = evident_indexers::sources::register_with(&kb, &access, "documents", &req, clock.now_ms())
         .await
         .expect("register");
 

@@ -157,7 +157,7 @@ async fn an_embedder_outage_backs_off_forever_and_heals_when_the_endpoint_return
         s.clock.set(latest);
     }
     assert_eq!(
-        q.counts().await.expect("counts").state(TaskState::Error),
+        q.counts(None).await.expect("counts").state(TaskState::Error),
         0,
         "an outage never turns into failed tasks"
     );
@@ -172,7 +172,7 @@ async fn an_embedder_outage_backs_off_forever_and_heals_when_the_endpoint_return
         done += 1;
     }
     assert_eq!(done, 3);
-    let counts = q.counts().await.expect("counts");
+    let counts = q.counts(None).await.expect("counts");
     assert_eq!(counts.state(TaskState::Done), 3);
     let report = s.store.check_integrity().await.expect("integrity");
     assert!(report.is_ok(), "{report:?}");

@@ -1,6 +1,7 @@
-//! Route table. [`ROUTES`] lists every (method, path) the router serves; a test checks the
-//! OpenAPI document covers exactly these.
+//! The router. [`ROUTES`] lists every (method, path) the router serves with its
+//! authorisation policy; tests check the OpenAPI document and the policies cover exactly these.
 
+mod access;
 mod git;
 mod memory;
 mod ops;
@@ -14,49 +15,7 @@ use axum::routing::{get, post};
 
 use crate::AppState;
 
-pub const ROUTES: &[(&str, &str)] = &[
-    ("post", "/api/v1/ingest"),
-    ("post", "/api/v1/ingest-queue"),
-    ("get", "/api/v1/queue"),
-    ("get", "/api/v1/queue/{taskId}"),
-    ("post", "/api/v1/queue/{taskId}/reorder"),
-    ("post", "/api/v1/queue/{taskId}/prioritize"),
-    ("post", "/api/v1/queue/{taskId}/retry"),
-    ("post", "/api/v1/purge"),
-    ("post", "/api/v1/sources/git"),
-    ("get", "/api/v1/sources/git"),
-    ("get", "/api/v1/sources/git/{id}"),
-    ("delete", "/api/v1/sources/git/{id}"),
-    ("post", "/api/v1/sources/{kind}"),
-    ("get", "/api/v1/sources/{kind}"),
-    ("get", "/api/v1/sources/{kind}/{id}"),
-    ("delete", "/api/v1/sources/{kind}/{id}"),
-    ("get", "/api/v1/indexers"),
-    ("put", "/api/v1/memory/{sessionId}/{key}"),
-    ("get", "/api/v1/memory/{sessionId}/{key}"),
-    ("delete", "/api/v1/memory/{sessionId}/{key}"),
-    ("get", "/api/v1/memory/{sessionId}"),
-    ("delete", "/api/v1/memory/{sessionId}"),
-    ("post", "/api/v1/ingest/git-structure"),
-    ("post", "/api/v1/ingest/git-commits"),
-    ("post", "/api/v1/ingest/cpg"),
-    ("post", "/api/v1/alias/register"),
-    ("post", "/api/v1/alias/merge"),
-    ("post", "/api/v1/retrieve"),
-    ("post", "/api/v1/traverse"),
-    ("get", "/api/v1/graph/node/{key}"),
-    ("get", "/api/v1/graph/node/{key}/evidence"),
-    ("get", "/api/v1/graph/search"),
-    ("post", "/api/v1/chunks/by-kind"),
-    ("get", "/api/v1/alias/resolve"),
-    ("get", "/api/v1/alias/list/{canonical}"),
-    ("get", "/api/v1/alias/stats"),
-    ("get", "/api/v1/sources"),
-    ("get", "/api/v1/openapi.json"),
-    ("get", "/healthz"),
-    ("get", "/readyz"),
-    ("get", "/metrics"),
-];
+pub use crate::auth::policy::ROUTES;
 
 pub fn all() -> Router<AppState> {
     Router::new()
@@ -113,9 +72,14 @@ pub fn all() -> Router<AppState> {
         .route("/api/v1/alias/list/{canonical}", get(read::alias_list))
         .route("/api/v1/alias/stats", get(read::alias_stats))
         .route("/api/v1/sources", get(read::sources))
+        .route("/api/v1/tokens", post(access::create).get(access::list))
+        .route("/api/v1/tokens/{id}", axum::routing::delete(access::revoke))
+        .route("/api/v1/audit", get(access::audit))
+        .route("/api/v1/whoami", get(access::whoami))
         .route("/api/v1/openapi.json", get(ops::openapi))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
         .fallback(ops::not_found)
+        .method_not_allowed_fallback(ops::method_not_allowed)
 }

@@ -37,7 +37,7 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         .set(interactive as f64);
     metrics::gauge!("evident_write_pool_available", "pool" => "bulk").set(bulk as f64);
     // Queue depth by state and priority, read at scrape time.
-    if let Ok(counts) = state.tasks.queue().counts().await {
+    if let Ok(counts) = state.tasks.queue().counts(None).await {
         for st in evident_store::queue::TaskState::ALL {
             for p in 0..=9u8 {
                 let n = counts
@@ -63,5 +63,13 @@ pub async fn not_found() -> ApiError {
         StatusCode::NOT_FOUND,
         "route_not_found",
         "no such endpoint; see /api/v1/openapi.json",
+    )
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method; see /api/v1/openapi.json",
     )
 }

@@ -1,7 +1,7 @@
 //! The qualification queue over HTTP: enqueue, inspect, reorder, prioritize, retry.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use evident_kb::IngestRequest;
 use evident_store::queue::{TaskFilter, TaskRecord, TaskState};
@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
+use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, RequestPriority};
 
@@ -55,6 +56,7 @@ pub struct ListQuery {
 
 pub async fn list(
     State(s): State<AppState>,
+    Extension(principal): Extension<Principal>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Value>> {
     let state = match q.state.as_deref() {
@@ -75,16 +77,23 @@ pub async fn list(
     }
     let filter = TaskFilter {
         state,
-        client_id: q.client_id,
+        client_id: q.client_id.clone(),
         source_urn: q.source_urn,
         after: q.after,
         limit,
     };
-    let tasks: Vec<TaskRecord> = s.tasks.queue().list(&filter).await.map_err(store_err)?;
+    let mut tasks: Vec<TaskRecord> = s.tasks.queue().list(&filter).await.map_err(store_err)?;
     let next = (tasks.len() == limit)
         .then(|| tasks.last().map(|t| t.task_id.clone()))
         .flatten();
-    let counts = s.tasks.queue().counts().await.map_err(store_err)?;
+    // A grant narrowed to projects or groups lists only the tasks it could read.
+    tasks.retain(|t| principal.grant.sees(&t.scope));
+    let counts = s
+        .tasks
+        .queue()
+        .counts(filter.client_id.as_deref())
+        .await
+        .map_err(store_err)?;
     let by_state: serde_json::Map<String, Value> = TaskState::ALL
         .iter()
         .map(|st| (st.as_str().to_string(), json!(counts.state(*st))))
