@@ -17,6 +17,21 @@ pub enum KbError {
     InvalidRelationship { index: usize, reason: String },
     #[error("{what} not found")]
     NotFound { what: String },
+    /// The source belongs to another scope of the same client (a `sourceUrn` has one owner;
+    /// only an explicit move changes it). Names the two scopes, nothing else of the owner's.
+    #[error(
+        "source `{source_urn}` belongs to scope {owner}; this request's scope is {requested} (an admin can move it explicitly)"
+    )]
+    ScopeConflict {
+        source_urn: String,
+        /// The owner's scope, described (`client=acme project=p1`).
+        owner: String,
+        requested: String,
+    },
+    /// A policy refused the request (a path outside `[sources] roots`, an address the egress
+    /// policy refuses): `code` is stable (`path_not_allowed`, `egress_refused`).
+    #[error("{message}")]
+    PolicyRefused { code: &'static str, message: String },
     #[error("{0}")]
     Invalid(String),
     #[error("storage: {0}")]
@@ -34,6 +49,8 @@ impl KbError {
             KbError::CredentialDetected { .. } => "credential_detected",
             KbError::InvalidRelationship { .. } => "invalid_relationship",
             KbError::NotFound { .. } => "not_found",
+            KbError::ScopeConflict { .. } => "scope_conflict",
+            KbError::PolicyRefused { code, .. } => code,
             KbError::Invalid(_) => "invalid_request",
             KbError::Store(e) => e.code(),
             KbError::Embed(e) => e.code(),
@@ -45,6 +62,8 @@ impl KbError {
             KbError::Field(_) | KbError::InvalidRelationship { .. } | KbError::Invalid(_) => 400,
             KbError::CredentialDetected { .. } => 422,
             KbError::NotFound { .. } => 404,
+            KbError::PolicyRefused { .. } => 403,
+            KbError::ScopeConflict { .. } => 409,
             KbError::Store(e) => match e.kind {
                 ErrorKind::Unavailable => 503,
                 ErrorKind::Invalid => 400,
@@ -65,6 +84,24 @@ impl KbError {
             _ => false,
         }
     }
+}
+
+/// `client=acme project=p1 group=g1` (`global` for global data).
+pub(crate) fn describe(scope: &evident_core::Scope) -> String {
+    if scope.is_global() {
+        return "global".into();
+    }
+    let mut parts = Vec::new();
+    for (name, v) in [
+        ("client", &scope.client_id),
+        ("project", &scope.project_id),
+        ("group", &scope.group_id),
+    ] {
+        if let Some(v) = v {
+            parts.push(format!("{name}={v}"));
+        }
+    }
+    parts.join(" ")
 }
 
 pub type Result<T, E = KbError> = std::result::Result<T, E>;

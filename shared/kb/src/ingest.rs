@@ -395,6 +395,27 @@ struct Draft {
     hash: String,
 }
 
+/// The ownership rule: within its partition (client, or global), a `sourceUrn` belongs to
+/// exactly one scope — the one its registry record names. A write or purge from any other
+/// scope is refused (`scope_conflict`) rather than silently moving the source away from its
+/// owners; only [`Kb::move_source`] changes it. Checked here over the `SourceRegistry`
+/// trait, so every backend enforces it. (Another client's identical URN is a different
+/// source in another partition and never conflicts.)
+pub(crate) fn ensure_owner(
+    record: Option<&SourceRecord>,
+    scope: &Scope,
+    source_urn: &str,
+) -> Result<()> {
+    match record {
+        Some(r) if r.scope != *scope => Err(KbError::ScopeConflict {
+            source_urn: source_urn.to_string(),
+            owner: crate::error::describe(&r.scope),
+            requested: crate::error::describe(scope),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The outcome of a skipped ingest when the source is stored (`previous`) with this
 /// fingerprint.
 fn unchanged(
@@ -435,6 +456,7 @@ impl Kb {
             .sources
             .get(checked.scope.partition(), &req.source_urn)
             .await?;
+        ensure_owner(previous.as_ref(), &checked.scope, &req.source_urn)?;
         if let Some(skipped) = unchanged(previous.as_ref(), &req.source_urn, &checked.source_hash) {
             return Ok(skipped);
         }
@@ -458,6 +480,7 @@ impl Kb {
             .sources
             .get(src.scope.partition(), &src.source_urn)
             .await?;
+        ensure_owner(previous.as_ref(), &src.scope, &src.source_urn)?;
         if let Some(skipped) = unchanged(previous.as_ref(), &src.source_urn, &src.fingerprint) {
             return Ok(skipped);
         }
@@ -709,6 +732,77 @@ impl Kb {
         }
     }
 
+    /// Fails with `scope_conflict` when `source_urn` is registered in `scope`'s partition
+    /// under another scope — what an ingest or purge from `scope` would refuse. For callers
+    /// that want the refusal before doing work (the queued ingest route, before enqueuing).
+    pub async fn check_source_owner(&self, scope: &Scope, source_urn: &str) -> Result<()> {
+        let record = self
+            .stores
+            .sources
+            .get(scope.partition(), source_urn)
+            .await?;
+        ensure_owner(record.as_ref(), scope, source_urn)
+    }
+
+    /// An admin's explicit move of a source from the scope that owns it to another scope of
+    /// the same client: chunks keep their ids, text and vectors (nothing is re-embedded), the
+    /// graph evidence they give follows them. `from` must be the owner (`scope_conflict`
+    /// otherwise; `not_found` when there is no such source). Moving between clients is
+    /// refused: chunk ids, graph and aliases are per client, so that is a purge and a fresh
+    /// ingest. Returns how many chunks moved.
+    #[tracing::instrument(skip(self))]
+    pub async fn move_source(
+        &self,
+        from: &Scope,
+        source_urn: &str,
+        to: &Scope,
+        priority: Priority,
+    ) -> Result<usize> {
+        validate::bounded_text("sourceUrn", source_urn, validate::MAX_URN_LEN)?;
+        for scope in [from, to] {
+            if !scope.is_consistent() {
+                return Err(KbError::Invalid(
+                    "projectId and groupId need a clientId".into(),
+                ));
+            }
+            for id in [&scope.client_id, &scope.project_id, &scope.group_id]
+                .into_iter()
+                .flatten()
+            {
+                validate::identifier("scope", id)?;
+            }
+        }
+        if from.partition() != to.partition() {
+            return Err(KbError::Invalid(
+                "a source moves only between scopes of one client; to change client, purge it \
+                 and ingest it again"
+                    .into(),
+            ));
+        }
+        let _permit = self.pools.acquire(priority).await;
+        let partition = from.partition();
+        let record = self.stores.sources.get(partition, source_urn).await?;
+        let Some(record) = record else {
+            return Err(KbError::NotFound {
+                what: format!("source `{source_urn}`"),
+            });
+        };
+        ensure_owner(Some(&record), from, source_urn)?;
+        if from == to {
+            return Ok(0);
+        }
+        let moved = self
+            .stores
+            .writer
+            .move_source(partition, source_urn, to)
+            .await?
+            .ok_or_else(|| KbError::NotFound {
+                what: format!("source `{source_urn}`"),
+            })?;
+        metrics::counter!("evident_source_moves_total").increment(1);
+        Ok(moved)
+    }
+
     /// Removes a source: its chunks, its registry record, and graph items left without evidence.
     #[tracing::instrument(skip(self))]
     pub async fn purge(
@@ -720,12 +814,13 @@ impl Kb {
         validate::bounded_text("sourceUrn", source_urn, validate::MAX_URN_LEN)?;
         let _permit = self.pools.acquire(priority).await;
         let partition = scope.partition().to_string();
-        let found = self
-            .stores
-            .sources
-            .get(&partition, source_urn)
-            .await?
-            .is_some();
+        let record = self.stores.sources.get(&partition, source_urn).await?;
+        // 409 rather than a 404 that would pretend the source is absent: the conflict is only
+        // ever visible inside one client (URNs are per client partition), and an ingest of the
+        // same URN from this scope has to refuse with the same conflict anyway, so a 404 here
+        // would hide nothing — it would only make purge and ingest disagree.
+        ensure_owner(record.as_ref(), scope, source_urn)?;
+        let found = record.is_some();
         let ids: Vec<String> = self
             .stores
             .chunks

@@ -8,6 +8,7 @@
 //!   rank first;
 //! - `entity` (0.10): chunks evidencing nodes the query names (explicit `ns:value`, issue
 //!   keys, e-mail addresses, file names, CamelCase identifiers).
+//!
 //! Then a per-source diversity penalty (×0.85 for each earlier item of the same source).
 //! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
 

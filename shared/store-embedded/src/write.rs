@@ -24,6 +24,8 @@ use crate::{EmbeddedStore, Inner, chunks, graph, sources, sqlite_err};
 const MAX_GROUP: usize = 64;
 
 /// One unit of work for the group-commit thread.
+// Source writes are the common job; boxing them would allocate once more per write for no gain.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Job {
     /// A source's chunks, graph and registry record.
     Source {
@@ -176,6 +178,7 @@ fn in_savepoint<T>(conn: &Connection, f: impl FnOnce() -> Result<T>) -> Result<R
 }
 
 /// A job after it ran inside the (not yet committed) group transaction.
+#[allow(clippy::large_enum_variant)] // as for `Job`
 enum Ran {
     Source(
         SourceWrite,
@@ -465,6 +468,101 @@ impl SourceWriter for EmbeddedStore {
     async fn apply(&self, write: SourceWrite) -> Result<RemovedCounts> {
         self.submit(write).await
     }
+
+    async fn move_source(
+        &self,
+        partition: &str,
+        source_urn: &str,
+        to: &evident_core::Scope,
+    ) -> Result<Option<usize>> {
+        if to.partition() != partition {
+            return Err(StoreError::invalid(
+                "a source moves only between scopes of its own partition (client)",
+            ));
+        }
+        let (p, urn, scope) = (partition.to_string(), source_urn.to_string(), to.clone());
+        let moved = self
+            .write_grouped(move |conn| move_in(conn, &p, &urn, &scope))
+            .await?;
+        // The row map answers visibility for searches: it follows the committed scope.
+        if let Some(rows) = &moved {
+            for (rid, id, kind) in rows {
+                self.inner.vectors.track_row(*rid, id, to, kind);
+            }
+        }
+        Ok(moved.map(|rows| rows.len()))
+    }
+}
+
+/// Re-scopes a source in one transaction: its record, its chunks and the evidence rows its
+/// chunks give (ids, text, vectors and graph shape unchanged). Returns the moved rows
+/// (row id, chunk id, kind), or `None` when the source is not registered in `partition`.
+fn move_in(
+    conn: &Connection,
+    partition: &str,
+    source_urn: &str,
+    to: &evident_core::Scope,
+) -> Result<Option<Vec<(u64, String, String)>>> {
+    use crate::sqlite_err as e;
+    let scope = rusqlite::params![
+        to.client_id,
+        to.project_id,
+        to.group_id,
+        partition,
+        source_urn
+    ];
+    let found = conn
+        .prepare_cached(
+            "UPDATE sources SET client_id = ?1, project_id = ?2, group_id = ?3 \
+             WHERE partition = ?4 AND source_urn = ?5",
+        )
+        .map_err(e)?
+        .execute(scope)
+        .map_err(e)?;
+    if found == 0 {
+        return Ok(None);
+    }
+    let rows: Vec<(u64, String, String)> = conn
+        .prepare_cached("SELECT rid, id, kind FROM chunks WHERE partition = ?1 AND source_urn = ?2")
+        .map_err(e)?
+        .query_map([partition, source_urn], |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?))
+        })
+        .map_err(e)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(e)?;
+    conn.prepare_cached(
+        "UPDATE chunks SET client_id = ?1, project_id = ?2, group_id = ?3 \
+         WHERE partition = ?4 AND source_urn = ?5",
+    )
+    .map_err(e)?
+    .execute(scope)
+    .map_err(e)?;
+    for table in ["node_evidence", "edge_evidence"] {
+        let (owner, id) = if table == "node_evidence" {
+            ("nodes", "nid")
+        } else {
+            ("edges", "eid")
+        };
+        let mut update = conn
+            .prepare_cached(&format!(
+                "UPDATE {table} SET client_id = ?1, project_id = ?2, group_id = ?3 \
+                 WHERE chunk_id = ?4 AND {id} IN (SELECT {id} FROM {owner} WHERE partition = ?5)"
+            ))
+            .map_err(e)?;
+        for (_, chunk_id, _) in &rows {
+            update
+                .execute(rusqlite::params![
+                    to.client_id,
+                    to.project_id,
+                    to.group_id,
+                    chunk_id,
+                    partition
+                ])
+                .map_err(e)?;
+        }
+    }
+    Ok(Some(rows))
 }
 
 #[cfg(test)]

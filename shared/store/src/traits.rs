@@ -149,6 +149,26 @@ pub trait SourceRegistry: Send + Sync {
 #[async_trait]
 pub trait SourceWriter: Send + Sync {
     async fn apply(&self, write: SourceWrite) -> Result<RemovedCounts>;
+
+    /// Moves a source to another scope of the same partition (an admin's explicit move; a
+    /// source's owner never changes otherwise): its registry record, its chunks and the
+    /// evidence they give keep their ids, text and vectors and take the scope `to`. Returns
+    /// how many chunks moved, or `None` when the partition holds no such source. Atomic on
+    /// transactional backends.
+    ///
+    /// Default: refused (`Invalid`) — a backend that cannot move a source says so instead of
+    /// moving half of it.
+    async fn move_source(
+        &self,
+        partition: &str,
+        source_urn: &str,
+        to: &evident_core::Scope,
+    ) -> Result<Option<usize>> {
+        let _ = (partition, source_urn, to);
+        Err(crate::StoreError::invalid(
+            "this storage backend cannot move a source between scopes",
+        ))
+    }
 }
 
 /// Readiness of one backend.
