@@ -8,6 +8,19 @@ use std::process::{Child, ChildStderr, Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_evident");
 
+/// The local token of each server started here, by URL (the CLI is run from another
+/// directory than the data dir, so it is handed the token explicitly).
+static TOKENS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+fn token_of(url: &str) -> Option<String> {
+    TOKENS
+        .lock()
+        .ok()?
+        .iter()
+        .find(|(u, _)| u == url)
+        .map(|(_, t)| t.clone())
+}
+
 struct Server {
     child: Child,
     stderr: BufReader<ChildStderr>,
@@ -38,6 +51,8 @@ impl Server {
             .find(|w| w.starts_with("http://"))
             .expect("url in banner")
             .to_string();
+        let token = std::fs::read_to_string(data.join("local-token")).expect("local token written");
+        TOKENS.lock().expect("tokens").push((url.clone(), token.trim().to_string()));
         Server { child, stderr, url }
     }
 
@@ -69,9 +84,12 @@ fn read_until(r: &mut BufReader<ChildStderr>, needle: &str) -> String {
 }
 
 fn cli(server: &str, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("EVIDENT_SERVER", server)
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).env("EVIDENT_SERVER", server);
+    if let Some(t) = token_of(server) {
+        cmd.env("EVIDENT_TOKEN", t);
+    }
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -310,4 +328,72 @@ fn an_unreachable_backend_stops_the_start_with_its_name() {
     assert!(!out.status.success(), "refuses to start");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("ArangoDB at http://127.0.0.1:1"), "{err}");
+}
+
+#[test]
+fn tokens_are_created_used_and_revoked_from_the_cli() {
+    let data = tempfile::tempdir().expect("data dir");
+    let server = Server::start(data.path(), None);
+    let (ok, secret, err) = cli(
+        &server.url,
+        &["token", "create", "--client", "acme", "--role", "read", "--name", "reader", "--expires", "1d"],
+        None,
+    );
+    assert!(ok, "{err}");
+    let secret = secret.trim().to_string();
+    assert!(secret.starts_with("evd_"), "{secret}");
+    assert!(err.contains("shown once"), "{err}");
+    let as_reader = |args: &[&str], stdin: Option<&str>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .env("EVIDENT_SERVER", &server.url)
+            .env("EVIDENT_TOKEN", &secret)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("run");
+        if let Some(t) = stdin {
+            child.stdin.take().expect("stdin").write_all(t.as_bytes()).expect("write");
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().expect("output");
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (ok, err) = as_reader(&["search", "anything"], None);
+    assert!(ok, "a reader searches its client without naming it: {err}");
+    let (ok, err) = as_reader(&["ingest", "-", "--client", "acme", "--urn", "note:1"], Some("text"));
+    assert!(!ok && err.contains("forbidden_role"), "{err}");
+    let (ok, err) = as_reader(&["search", "anything", "--client", "other"], None);
+    assert!(!ok && err.contains("forbidden_scope"), "{err}");
+    let (ok, out, err) = cli(&server.url, &["token", "ls", "--client", "acme"], None);
+    assert!(ok && out.contains("reader") && !out.contains(&secret), "{out}{err}");
+    let id = out.split_whitespace().next().expect("id").to_string();
+    let (ok, _, err) = cli(&server.url, &["token", "revoke", &id], None);
+    assert!(ok, "{err}");
+    let (ok, err) = as_reader(&["search", "anything"], None);
+    assert!(!ok && err.contains("token_revoked"), "{err}");
+    assert!(server.terminate().success());
+}
+
+#[test]
+fn a_network_address_without_authentication_is_refused() {
+    let data = tempfile::tempdir().expect("data dir");
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", "0.0.0.0:0", "--data"])
+        .arg(data.path())
+        .env("EVIDENT__AUTH__REQUIRED", "false")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("auth.required = false"), "{err}");
+    // Authentication on, but no way in on a network address: refused too.
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", "0.0.0.0:0", "--data"])
+        .arg(data.path())
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing can authenticate"), "{err}");
 }

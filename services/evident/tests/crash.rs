@@ -20,6 +20,9 @@ fn start(data: &Path, workers: bool) -> (Child, Receiver<String>, String) {
         .arg(data)
         .env("EVIDENT__EMBEDDER__KIND", "hashing")
         .env("EVIDENT__EMBEDDER__DIM", "32")
+        // This test is about durability; the local development mode keeps its raw HTTP
+        // requests free of tokens (auth is tested through the router and in cli.rs).
+        .env("EVIDENT__AUTH__REQUIRED", "false")
         .env(
             "EVIDENT__QUEUE__BULK_WORKERS",
             if workers { "2" } else { "0" },

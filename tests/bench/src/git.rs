@@ -210,6 +210,8 @@ async fn indexer(dir: &Path) -> Indexer {
         code_chunking: CodeChunking::default(),
         doc_chunking: Default::default(),
         parallel: 16,
+        // A benchmark reads whatever repository its operator names.
+        access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
     }
     .register(&mut handlers);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -220,6 +222,7 @@ async fn indexer(dir: &Path) -> Indexer {
             owner: "bench".into(),
             clock: clock.clone(),
             priority: Priority::DEFAULT,
+            access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
         },
         mirrors: dir.join("mirrors"),
         batches: Default::default(),

@@ -12,6 +12,7 @@
 //! - `mail [--messages N] [--workers N]`: an mbox polled, extracted and stored, messages/s.
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
 
+mod auth;
 mod git;
 mod queue;
 mod retrieve;

@@ -216,6 +216,8 @@ pub async fn run(args: &Args) {
     }
     by_kind_times.sort();
 
+    let (auth_off, auth_on, auth_overhead) =
+        crate::auth::overhead(&kb, &queries[..queries.len().min(300)]).await;
     let (rss, peak) = rss_mib();
     let (p50, p99) = (
         percentile(&retrieve_times, 0.50),
@@ -252,6 +254,9 @@ pub async fn run(args: &Args) {
         "ratio_p50": p50 / f50.max(1e-9),
         "ratio_p99": p99 / f99.max(1e-9),
         "by_kind_p50_ms": bk50,
+        "router_auth_off_p50_ms": auth_off,
+        "router_auth_on_p50_ms": auth_on,
+        "auth_overhead_p50_ms": auth_overhead,
         "rss_mib": rss,
         "peak_rss_mib": peak,
     });

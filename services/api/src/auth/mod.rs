@@ -265,11 +265,13 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         return next.run(req).await; // unrouted: the fallback answers 404 / 405
     };
     let method = req.method().as_str().to_string();
+    // A method without a policy is refused before any handler: the path's other methods
+    // are served, and a handler added without a policy fails closed.
     let Some(access) = policy::policy(&method, &matched) else {
         return ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "no_policy",
-            format!("{method} {matched} has no authorisation policy"),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!("{method} is not served at {matched}; see /api/v1/openapi.json"),
         )
         .into_response();
     };
