@@ -230,7 +230,7 @@ pub(crate) fn track_all_rows(
         let title: Option<String> = r.get(6).map_err(sqlite_err)?;
         let content: String = r.get(7).map_err(sqlite_err)?;
         vectors.track_row(rid as u64, &id, &scope, &kind);
-        text.add(rid as u64, title.as_deref(), &content);
+        text.add(rid as u64, scope.partition(), title.as_deref(), &content);
     }
     Ok(())
 }
@@ -339,7 +339,7 @@ impl ChunkStore for EmbeddedStore {
             let rows = inner.vectors.row_filter(&vis, &filter.kinds);
             Ok(inner
                 .text
-                .search(&query, &rows, limit)
+                .search(&query, &vis.partitions(), &rows, limit)
                 .into_iter()
                 .filter_map(|(rid, score)| {
                     rows.id(rid).map(|id| ScoredId {

@@ -148,7 +148,7 @@ fn publish(
         inner
             .vectors
             .track_row(*rid, &chunk.id, &chunk.scope, &chunk.kind);
-        inner.text.insert(*rid, terms);
+        inner.text.insert(*rid, chunk.scope.partition(), terms);
         inner.vectors.push(*rid, vector);
     }
     retrack(conn, inner, &w.relocate_chunks)
@@ -360,6 +360,7 @@ pub(crate) fn retrack(
     relocated: &[evident_core::Chunk],
 ) -> Result<()> {
     use rusqlite::OptionalExtension;
+    let mut retitle = Vec::with_capacity(relocated.len());
     for chunk in relocated {
         let rid: Option<i64> = conn
             .query_row("SELECT rid FROM chunks WHERE id = ?1", [&chunk.id], |r| {
@@ -372,11 +373,16 @@ pub(crate) fn retrack(
             inner
                 .vectors
                 .track_row(rid, &chunk.id, &chunk.scope, &chunk.kind);
-            // The title may have changed: re-index the row's text.
-            inner.text.remove(&[rid]);
-            inner.text.add(rid, chunk.title.as_deref(), &chunk.content);
+            retitle.push((
+                rid,
+                chunk.scope.partition(),
+                chunk.title.as_deref(),
+                chunk.content.as_str(),
+            ));
         }
     }
+    // The title may have changed: re-index the text of the rows whose title did.
+    inner.text.retitle(&retitle);
     Ok(())
 }
 

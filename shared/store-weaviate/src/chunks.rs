@@ -570,6 +570,14 @@ impl Inner {
         if limit == 0 || query.trim().is_empty() {
             return Ok(Vec::new());
         }
+        // BM25 statistics (document count, average length, document frequencies) are
+        // Weaviate's, per shard. With multi-tenancy every client is its own tenant and the
+        // reader's query runs once per tenant (global + its client), so a client's scores
+        // never depend on another client's data — the guarantee the embedded store gives.
+        // Without multi-tenancy the whole collection is one index: the visibility filter
+        // decides what is returned, not what is counted, so another client's ingest or purge
+        // of documents sharing a term changes this client's scores (and leaks a little about
+        // them). Deployments with more than one client should enable multi-tenancy.
         self.scored(vis, filter, &bm25_arg(query), Score::Relevance, limit)
             .await
     }
