@@ -69,7 +69,13 @@ impl OllamaEmbedder {
                 cfg.url
             )));
         }
-        let http = reqwest::Client::builder()
+        // The egress policy, with the configured server allowed (the operator chose it; it is
+        // often on loopback or the local network). Its redirects elsewhere are checked.
+        let policy = evident_egress::EgressPolicy::strict()
+            .allowing_host_of(base)
+            .map_err(|e| EmbedError::Rejected(format!("ollama url: {e}")))?;
+        let http = policy
+            .client_builder()
             .timeout(Duration::from_secs(cfg.timeout_secs.max(1)))
             .connect_timeout(Duration::from_secs(5))
             .build()

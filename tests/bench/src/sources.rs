@@ -214,8 +214,8 @@ impl Pipeline {
             &req,
             SystemClock.now_ms(),
         )
-            .await
-            .expect("register")
+        .await
+        .expect("register")
     }
 
     /// Polls once (timed), then lets the pool work until the queue is empty (timed).

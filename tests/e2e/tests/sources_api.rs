@@ -3,10 +3,18 @@
 //! removal queuing the purge of what a source wrote.
 
 use evident_e2e::{Embed, TestApp};
+use evident_indexers::access::{Access, SourceRoots, install};
 use serde_json::json;
+
+/// The process's `[sources] roots` for these tests: `/srv` (nothing there is read: no source
+/// is polled). Every test of this binary installs the same.
+fn roots_srv() {
+    install(Access::new(Default::default(), SourceRoots::new(["/srv"])));
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sources_of_every_kind_register_list_and_go() {
+    roots_srv();
     let app = TestApp::new(Embed::Hashing).await;
     let ok = [
         (
@@ -88,6 +96,7 @@ async fn sources_of_every_kind_register_list_and_go() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_source_settings_are_refused_with_a_reason_and_store_nothing() {
+    roots_srv();
     let app = TestApp::new(Embed::Hashing).await;
     let bad = [
         ("mbox", json!({"path": "/srv/x.mbox"}), "clientId"),
@@ -169,4 +178,111 @@ async fn bad_source_settings_are_refused_with_a_reason_and_store_nothing() {
         )
         .await;
     assert_eq!(s, 409, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paths_outside_the_roots_and_internal_addresses_are_refused_at_registration() {
+    roots_srv();
+    let app = TestApp::new(Embed::Hashing).await;
+    let refused = [
+        (
+            "mbox",
+            json!({"clientId": "acme", "path": "/etc/passwd"}),
+            "path_not_allowed",
+            "[sources] roots",
+        ),
+        (
+            "documents",
+            json!({"clientId": "acme", "path": "/etc"}),
+            "path_not_allowed",
+            "[sources] roots",
+        ),
+        (
+            "maildir",
+            json!({"clientId": "acme", "path": "/srv/../etc"}),
+            "path_not_allowed",
+            "`..`",
+        ),
+        (
+            "transcripts",
+            json!({"clientId": "acme", "path": "/root/meetings"}),
+            "path_not_allowed",
+            "outside",
+        ),
+        (
+            "github",
+            json!({"clientId": "acme", "repo": "a/b", "baseUrl": "http://127.0.0.1:8080"}),
+            "egress_refused",
+            "127.0.0.1 is a loopback address",
+        ),
+        (
+            "gitlab",
+            json!({"clientId": "acme", "project": "a/b", "baseUrl": "http://2130706433/"}),
+            "egress_refused",
+            "loopback",
+        ),
+        (
+            "jira",
+            json!({"clientId": "acme", "project": "SHOP", "baseUrl": "http://169.254.169.254"}),
+            "egress_refused",
+            "metadata",
+        ),
+        (
+            "confluence",
+            json!({"clientId": "acme", "space": "ENG", "baseUrl": "http://[::1]/wiki"}),
+            "egress_refused",
+            "loopback",
+        ),
+        (
+            "web",
+            json!({"clientId": "acme", "urls": ["http://0x7f000001/"]}),
+            "egress_refused",
+            "[egress] allow",
+        ),
+        (
+            "web",
+            json!({"clientId": "acme", "urls": ["http://localhost:9/"]}),
+            "egress_refused",
+            "localhost resolves to",
+        ),
+        (
+            "web",
+            json!({"clientId": "acme", "urls": ["http://10.0.0.8/"]}),
+            "egress_refused",
+            "private",
+        ),
+    ];
+    for (kind, body, code, why) in refused {
+        let (s, v) = app.post(&format!("/api/v1/sources/{kind}"), &body).await;
+        assert_eq!(s, 403, "{kind} {body} → {v}");
+        assert_eq!(v["code"], code, "{kind} {body} → {v}");
+        let message = v["message"].as_str().unwrap_or("");
+        assert!(message.contains(why), "{kind} {body}: {message}");
+    }
+    let git_refused = [
+        json!({"clientId": "acme", "url": "ssh://git@github.com/acme/shop.git"}),
+        json!({"clientId": "acme", "url": "git@github.com:acme/shop.git"}),
+        json!({"clientId": "acme", "url": "ext::sh -c touch% /tmp/pwned"}),
+        json!({"clientId": "acme", "url": "--upload-pack=touch /tmp/pwned"}),
+        json!({"clientId": "acme", "url": "https://github.com/acme/shop.git", "branches": ["--exec=touch /tmp/pwned"]}),
+        json!({"clientId": "acme", "url": "https://github.com/acme/shop.git", "branches": ["-main"]}),
+    ];
+    for body in git_refused {
+        let (s, v) = app.post("/api/v1/sources/git", &body).await;
+        assert_eq!(s, 400, "{body} → {v}");
+    }
+    for body in [
+        json!({"clientId": "acme", "path": "/etc"}),
+        json!({"clientId": "acme", "url": "file:///etc/repo.git"}),
+        json!({"clientId": "acme", "url": "https://127.0.0.1/r.git"}),
+    ] {
+        let (s, v) = app.post("/api/v1/sources/git", &body).await;
+        assert_eq!(s, 403, "{body} → {v}");
+    }
+    let (_, v) = app.get("/api/v1/indexers?clientId=acme").await;
+    assert_eq!(
+        v["sources"].as_array().map(Vec::len),
+        Some(0),
+        "nothing stored"
+    );
 }

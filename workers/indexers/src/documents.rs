@@ -67,6 +67,10 @@ impl SourceConfig for DocumentsConfig {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "documents".into())
     }
+
+    fn local_paths(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
+    }
 }
 
 pub fn document_urn(source_id: &str, rel: &str) -> String {
@@ -117,7 +121,9 @@ impl LeasedPoller for DocumentsPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        let cfg: DocumentsConfig = config_of(source).map_err(PollError::Config)?;
+        let mut cfg: DocumentsConfig = config_of(source).map_err(PollError::Config)?;
+        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
+        cfg.path = self.ctx.access.path(&cfg.path)?;
         let mut scan = folder::scan(
             &self.ctx,
             &source.id,
@@ -216,6 +222,10 @@ impl SourceConfig for WebConfig {
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_else(|| "web".into())
     }
+
+    fn remote_urls(&self) -> Vec<String> {
+        self.urls.clone()
+    }
 }
 
 /// What the last crawl saw of a page.
@@ -258,7 +268,11 @@ pub struct WebPoller {
 
 impl WebPoller {
     pub fn new(ctx: PollContext) -> Result<WebPoller, String> {
-        let http = reqwest::Client::builder()
+        // The egress policy's client: host names resolved, checked and pinned.
+        let http = ctx
+            .access
+            .egress
+            .client_builder()
             .user_agent(format!(
                 "{CRAWLER_AGENT}/{} (+https://github.com/evident)",
                 env!("CARGO_PKG_VERSION")
@@ -276,6 +290,10 @@ impl WebPoller {
         let Ok(robots_url) = url.join("/robots.txt") else {
             return Robots::allow_all();
         };
+        // The page itself is refused (and reported) by the fetch when its host is.
+        if self.ctx.access.egress.check_literal(&robots_url).is_err() {
+            return Robots::allow_all();
+        }
         match self.http.get(robots_url).send().await {
             Ok(r) if r.status().is_success() => match r.text().await {
                 Ok(t) => Robots::parse(&t, CRAWLER_AGENT),
@@ -318,6 +336,17 @@ impl WebPoller {
             .filter_map(|u| Url::parse(u).ok())
             .map(normalise)
             .collect();
+        // Seeds are checked in full (their hosts resolved): when the policy refuses every
+        // one, the poll fails saying why, which the source's status shows.
+        let mut refused_seeds = Vec::new();
+        for s in &seeds {
+            if let Err(e) = self.ctx.access.url(s.as_str()).await {
+                refused_seeds.push(format!("{s}: {e}"));
+            }
+        }
+        if !seeds.is_empty() && refused_seeds.len() == seeds.len() {
+            return Err(PollError::Refused(refused_seeds.join("; ")));
+        }
         let hosts: HashSet<String> = seeds.iter().map(host_key).collect();
         let mut robots: HashMap<String, Robots> = HashMap::new();
         let mut queue: VecDeque<(Url, u32)> = seeds.iter().cloned().map(|u| (u, 0)).collect();
@@ -354,6 +383,12 @@ impl WebPoller {
                 .cursor(&source.id, &key)
                 .await?
                 .and_then(|v| serde_json::from_value(v).ok());
+            // Every page (links, redirects): IP literals here, host names by the client's
+            // resolver at connection.
+            if let Err(e) = self.ctx.access.egress.check_literal(&url) {
+                skipped.push(format!("{url}: {e}"));
+                continue;
+            }
             let mut req = self.http.get(url.clone());
             if let Some(b) = &before {
                 if let Some(etag) = &b.etag {
@@ -367,7 +402,7 @@ impl WebPoller {
             let resp = match req.send().await {
                 Ok(r) => r,
                 Err(e) => {
-                    skipped.push(format!("{url}: {e}"));
+                    skipped.push(format!("{url}: {}", evident_egress::describe(&e)));
                     continue;
                 }
             };
@@ -513,7 +548,25 @@ impl WebPoller {
             }
             self.ctx.set_cursor(&source.id, &key, &json!(state)).await?;
         }
+        if queued == 0 && unchanged == 0 && duplicates == 0 && gone == 0 && !skipped.is_empty() {
+            // Nothing could be read: say why in the source's status rather than report an
+            // empty success.
+            let refused: Vec<&String> =
+                skipped.iter().filter(|s| s.contains("refused: ")).collect();
+            if !refused.is_empty() && refused.len() == skipped.len() {
+                return Err(PollError::Refused(
+                    refused
+                        .into_iter()
+                        .take(5)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ));
+            }
+        }
         Ok(json!({
+            "refused": refused_seeds.len(),
+            "refusedExamples": refused_seeds.into_iter().take(5).collect::<Vec<_>>(),
             "fetched": fetched,
             "pages": queued,
             "queued": queued,

@@ -10,10 +10,12 @@
 //! - [`documents`]: folders of documents and a bounded web crawler.
 //! - [`items`]: the queue tasks of polled items (extraction happens on workers).
 //! - [`sources`]: registration of every kind, with its settings checked.
+//! - [`access`]: what sources may reach: the egress policy and `[sources] roots`.
 //!
 //! Must not: serve HTTP or know a database; it sees `evident-store` traits, the knowledge base and
 //! the sources themselves.
 
+pub mod access;
 pub mod documents;
 pub mod folder;
 pub mod git;

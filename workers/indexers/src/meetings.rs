@@ -132,6 +132,10 @@ impl SourceConfig for TranscriptsConfig {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "meetings".into())
     }
+
+    fn local_paths(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
+    }
 }
 
 impl RecordingsConfig {
@@ -513,7 +517,9 @@ impl LeasedPoller for TranscriptsPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        let cfg: TranscriptsConfig = config_of(source).map_err(PollError::Config)?;
+        let mut cfg: TranscriptsConfig = config_of(source).map_err(PollError::Config)?;
+        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
+        cfg.path = self.ctx.access.path(&cfg.path)?;
         let mut report = self.poll_transcripts(source, &cfg).await?;
         if let Some(r) = &cfg.recordings {
             let rec = self.poll_recordings(source, &cfg, r).await?;

@@ -31,6 +31,11 @@ pub enum PollError {
     Kb(#[from] evident_kb::KbError),
     #[error("source config: {0}")]
     Config(String),
+    /// A policy refused what the source asks for (an address the egress policy refuses, a
+    /// path outside `[sources] roots`). Polls fail the same way until the source's settings
+    /// or the policy change; the message says which.
+    #[error("{0} — the source's polls fail until its settings or the policy change")]
+    Refused(String),
     /// The source asked us to wait (HTTP 429, an exhausted rate-limit budget): the next poll
     /// comes once the wait is over, not before, and not a whole interval later.
     #[error("rate limited: {message} (retrying in {}s)", retry_after_ms / 1000)]
@@ -50,6 +55,8 @@ pub struct PollContext {
     pub clock: Arc<dyn Clock>,
     /// Priority of the work polls queue (bulk by default).
     pub priority: Priority,
+    /// What sources may reach (egress policy, filesystem roots), checked at every poll.
+    pub access: crate::access::Access,
 }
 
 impl PollContext {
@@ -170,6 +177,7 @@ fn record_metrics(
     let result = match outcome {
         Ok(_) => "ok",
         Err(PollError::RateLimited { .. }) => "rate_limited",
+        Err(PollError::Refused(_)) => "refused",
         Err(_) => "error",
     };
     metrics::counter!("evident_source_polls_total", "kind" => kind.clone(), "source" => id.clone(), "outcome" => result)
@@ -327,6 +335,11 @@ impl Pollers {
                             tracing::info!(source_id = %s.id, kind = %s.kind, %report, "source polled");
                         }
                         Ok(None) => {}
+                        Err(PollError::Refused(why)) => {
+                            polled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            metrics::counter!("evident_source_poll_failures_total", "kind" => s.kind.clone()).increment(1);
+                            tracing::warn!(source_id = %s.id, kind = %s.kind, reason = %why, "poll refused by policy; fix the source or the policy");
+                        }
                         Err(e) => {
                             polled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             metrics::counter!("evident_source_poll_failures_total", "kind" => s.kind.clone()).increment(1);

@@ -15,6 +15,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::access::{Access, AccessError};
+
 /// Polling interval when none is given.
 pub const DEFAULT_INTERVAL_SECS: u64 = 300;
 
@@ -28,20 +30,40 @@ pub trait SourceConfig: DeserializeOwned + Serialize {
     fn validate(&self) -> Result<(), String>;
     /// A readable name for the default id (`{client}.{name}`).
     fn name(&self) -> String;
+    /// The local paths it reads: each must lie under `[sources] roots`.
+    fn local_paths(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+    /// The URLs it fetches: each must pass the egress policy.
+    fn remote_urls(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Settings that passed their kind's checks, with what access they need.
+struct Checked {
+    config: Value,
+    name: String,
+    paths: Vec<std::path::PathBuf>,
+    urls: Vec<String>,
 }
 
 /// A registrable kind: its names and how its settings are checked.
 pub struct KindInfo {
     pub kind: &'static str,
     pub family: &'static str,
-    check: fn(Value) -> Result<(Value, String), String>,
+    check: fn(Value) -> Result<Checked, String>,
 }
 
-fn check<C: SourceConfig>(config: Value) -> Result<(Value, String), String> {
+fn check<C: SourceConfig>(config: Value) -> Result<Checked, String> {
     let c: C = serde_json::from_value(config).map_err(|e| e.to_string())?;
     c.validate()?;
-    let name = c.name();
-    Ok((serde_json::to_value(&c).map_err(|e| e.to_string())?, name))
+    Ok(Checked {
+        config: serde_json::to_value(&c).map_err(|e| e.to_string())?,
+        name: c.name(),
+        paths: c.local_paths(),
+        urls: c.remote_urls(),
+    })
 }
 
 const fn kind<C: SourceConfig>() -> KindInfo {
@@ -236,8 +258,38 @@ impl SourceRequest {
         })
     }
 
-    /// The source this request registers as `kind` (validated).
+    /// The source this request registers as `kind` (its settings validated; what it may
+    /// reach is checked by [`Self::to_source_with`]).
     pub fn to_source(&self, kind: &str, now: Millis) -> Result<IndexerSource, KbError> {
+        Ok(self.checked(kind, now)?.0)
+    }
+
+    /// [`Self::to_source`], and its local paths under `[sources] roots` and its URLs' schemes
+    /// and IP literals allowed by the egress policy (host names are resolved and checked by
+    /// [`register_with`]).
+    pub fn to_source_with(
+        &self,
+        kind: &str,
+        now: Millis,
+        access: &Access,
+    ) -> Result<IndexerSource, KbError> {
+        let (source, paths, urls) = self.checked(kind, now)?;
+        for p in &paths {
+            access.path(p)?;
+        }
+        for u in &urls {
+            access.url_literal(u)?;
+        }
+        Ok(source)
+    }
+
+    /// The source, the paths and the URLs it needs.
+    #[allow(clippy::type_complexity)]
+    fn checked(
+        &self,
+        kind: &str,
+        now: Millis,
+    ) -> Result<(IndexerSource, Vec<std::path::PathBuf>, Vec<String>), KbError> {
         let info = kind_info(kind).ok_or_else(|| KbError::NotFound {
             what: format!(
                 "source kind `{kind}` (known: {})",
@@ -249,14 +301,19 @@ impl SourceRequest {
             self.project_id.as_deref(),
             self.group_id.as_deref(),
         )?;
-        let (config, name) = (info.check)(Value::Object(self.config.clone()))
+        let Checked {
+            config,
+            name,
+            paths,
+            urls,
+        } = (info.check)(Value::Object(self.config.clone()))
             .map_err(|r| invalid("source", format!("{kind}: {r}")))?;
         let id = match &self.id {
             Some(id) => id.clone(),
             None => format!("{}.{}", slug(client), slug(&name)),
         };
         check_id(&id)?;
-        Ok(IndexerSource {
+        let source = IndexerSource {
             id,
             kind: kind.to_string(),
             scope,
@@ -266,8 +323,27 @@ impl SourceRequest {
             created_at: now,
             updated_at: now,
             status: PollStatus::default(),
-        })
+        };
+        Ok((source, paths, urls))
     }
+}
+
+/// Checks what a stored source may reach — its local paths under `[sources] roots`, its
+/// URLs (resolved) under the egress policy — as registration does.
+///
+/// Settings that no longer parse pass here: the source's poll reports them.
+pub async fn check_access(source: &IndexerSource, access: &Access) -> Result<(), AccessError> {
+    let Some(checked) = kind_info(&source.kind).and_then(|k| (k.check)(source.config.clone()).ok())
+    else {
+        return Ok(());
+    };
+    for p in &checked.paths {
+        access.path(p)?;
+    }
+    for u in &checked.urls {
+        access.url(u).await?;
+    }
+    Ok(())
 }
 
 /// Stores a checked source. An id taken by another client or kind is refused.
@@ -283,14 +359,29 @@ pub async fn put(kb: &Kb, source: IndexerSource, now: Millis) -> Result<IndexerS
     Ok(kb.stores().indexers.put_source(&source, now).await?)
 }
 
-/// Registers (or updates) a source of `kind`.
+/// Registers (or updates) a source of `kind`, under the process's [`Access`]
+/// ([`crate::access::current`]).
 pub async fn register(
     kb: &Kb,
     kind: &str,
     req: &SourceRequest,
     now: Millis,
 ) -> Result<IndexerSource, KbError> {
-    put(kb, req.to_source(kind, now)?, now).await
+    register_with(kb, &crate::access::current(), kind, req, now).await
+}
+
+/// Registers (or updates) a source of `kind`: settings checked, local paths under
+/// `[sources] roots`, URLs allowed by the egress policy (host names resolved).
+pub async fn register_with(
+    kb: &Kb,
+    access: &Access,
+    kind: &str,
+    req: &SourceRequest,
+    now: Millis,
+) -> Result<IndexerSource, KbError> {
+    let source = req.to_source_with(kind, now, access)?;
+    check_access(&source, access).await?;
+    put(kb, source, now).await
 }
 
 /// Sources the reader may see, of one kind or all.

@@ -95,6 +95,10 @@ impl SourceConfig for ConfluenceConfig {
     fn name(&self) -> String {
         self.space.to_lowercase()
     }
+
+    fn remote_urls(&self) -> Vec<String> {
+        vec![self.base_url.clone()]
+    }
 }
 
 impl ConfluenceConfig {
@@ -443,6 +447,7 @@ impl ConfluencePoller {
         let cfg: ConfluenceConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "confluence",
+            &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
             TokenStyle::Bearer,

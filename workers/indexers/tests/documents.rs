@@ -111,10 +111,13 @@ async fn a_folder_of_documents_with_bad_ones_failing_alone() {
     assert!(urns.iter().any(|u| u.ends_with("notes.md")));
 }
 
+/// A page: status, content type, body.
+type Page = (StatusCode, String, String);
+
 /// A small site: pages by path, with ETags, and a log of what was asked.
 #[derive(Clone, Default)]
 struct Site {
-    pages: Arc<Mutex<HashMap<String, (StatusCode, String, String)>>>,
+    pages: Arc<Mutex<HashMap<String, Page>>>,
     log: Arc<Mutex<Vec<String>>>,
 }
 

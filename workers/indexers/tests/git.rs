@@ -10,6 +10,7 @@ use std::sync::Arc;
 use evident_ai::Priority;
 use evident_code::chunks::CodeChunking;
 use evident_core::{Locator, NodeKey, Scope, Visibility, keys};
+use evident_indexers::access::Access;
 use evident_indexers::git::{GitPoller, GitSourceConfig, GitTasks, PollReport};
 use evident_kb::{Kb, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Qualifier, QueueConfig};
@@ -30,6 +31,15 @@ struct Harness {
     dir: tempfile::TempDir,
 }
 
+/// Repositories of these tests live in temporary folders (some outside the harness's own) and,
+/// for one, in this checkout; fake remotes listen on loopback.
+fn test_access() -> Access {
+    let mut access = Access::for_tests(&std::env::temp_dir());
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    access.roots = access.roots.with([checkout]);
+    access
+}
+
 async fn harness_in(dir: tempfile::TempDir) -> Harness {
     let (store, kb) = support::open_kb(dir.path()).await;
     let clock = Arc::new(ManualClock::new(1_000_000));
@@ -42,6 +52,7 @@ async fn harness_in(dir: tempfile::TempDir) -> Harness {
         code_chunking: CodeChunking::default(),
         doc_chunking: Default::default(),
         parallel: 4,
+        access: test_access(),
     }
     .register(&mut handlers);
     let queue = kb.stores().queue.clone();
@@ -52,6 +63,7 @@ async fn harness_in(dir: tempfile::TempDir) -> Harness {
             owner: "test-poller".into(),
             clock: clock.clone(),
             priority: Priority::DEFAULT,
+            access: test_access(),
         },
         mirrors,
         batches: Default::default(),
@@ -685,7 +697,7 @@ async fn unusable_repositories_are_clear_per_source_errors() {
     h.register("bad", cfg_path("bad", &not_a_repo, &[])).await;
     let mut unreachable = cfg_path("far", Path::new("/x"), &[]);
     unreachable.path = None;
-    unreachable.url = Some("http://127.0.0.1:9/nothing.git".into());
+    unreachable.url = Some("https://127.0.0.1:9/nothing.git".into());
     h.register("far", unreachable).await;
     let work = h.dir.path().join("ok");
     let repo = init_repo(&work);

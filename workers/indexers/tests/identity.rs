@@ -87,7 +87,7 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
     assert_eq!(
         h.kb.stores()
             .graph
-            .get_nodes(&vis, &[by_name.clone()])
+            .get_nodes(&vis, std::slice::from_ref(&by_name))
             .await
             .expect("get")
             .len(),
@@ -138,7 +138,7 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
     let graph = &h.kb.stores().graph;
     assert_eq!(
         graph
-            .get_nodes(&vis, &[canonical.clone()])
+            .get_nodes(&vis, std::slice::from_ref(&canonical))
             .await
             .expect("get")
             .len(),
@@ -146,7 +146,7 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
     );
     assert!(
         graph
-            .get_nodes(&vis, &[by_name.clone()])
+            .get_nodes(&vis, std::slice::from_ref(&by_name))
             .await
             .expect("get")
             .is_empty(),
@@ -206,7 +206,7 @@ async fn a_github_login_meets_its_no_reply_commit_address() {
     let graph = &h.kb.stores().graph;
     assert_eq!(
         graph
-            .get_nodes(&vis, &[login.clone()])
+            .get_nodes(&vis, std::slice::from_ref(&login))
             .await
             .expect("get")
             .len(),

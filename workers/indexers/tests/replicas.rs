@@ -188,9 +188,10 @@ async fn each_source_is_polled_by_one_indexer_and_taken_over_when_its_holder_die
     )
     .expect("req");
     let access = evident_indexers::access::Access::for_tests(dir.path());
-    let source = evident_indexers::sources::register_with(&kb, &access, "documents", &req, clock.now_ms())
-        .await
-        .expect("register");
+    let source =
+        evident_indexers::sources::register_with(&kb, &access, "documents", &req, clock.now_ms())
+            .await
+            .expect("register");
 
     // Three replicas race for the same source: exactly one polls it.
     let replicas: Vec<DocumentsPoller> = ["x", "y", "z"]

@@ -64,15 +64,103 @@ impl crate::sources::SourceConfig for GitSourceConfig {
     const FAMILY: &'static str = "git";
 
     fn validate(&self) -> Result<(), String> {
-        GitSourceConfig::validate(self)?;
-        match &self.path {
-            Some(p) if !p.is_absolute() => Err("give an absolute `path`".into()),
-            _ => Ok(()),
-        }
+        GitSourceConfig::validate(self)
     }
 
     fn name(&self) -> String {
         self.name.clone()
+    }
+
+    fn local_paths(&self) -> Vec<PathBuf> {
+        match (&self.path, self.location()) {
+            (Some(p), _) => vec![p.clone()],
+            (None, Ok(GitLocation::Local(p))) => vec![p],
+            _ => Vec::new(),
+        }
+    }
+
+    fn remote_urls(&self) -> Vec<String> {
+        match self.location() {
+            Ok(GitLocation::Https(u)) => vec![u.to_string()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Where a git source's `url` points, once checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitLocation {
+    /// `https://host/…`: mirrored; the host must pass the egress policy.
+    Https(url::Url),
+    /// `file:///…` or an absolute path: must lie under `[sources] roots`.
+    Local(PathBuf),
+}
+
+/// Checks a git source's `url`: `https://`, `file:///…` or an absolute path only. Refuses
+/// other transports (`ssh://`, `git://`, `http://`, `git@host:path`), libgit2/git transport
+/// helpers (`ext::…`, `fd::…`), anything starting with `-` (option injection such as
+/// `--upload-pack=…`), and control characters. Used at registration and before every open.
+pub fn check_location(url: &str) -> Result<GitLocation, String> {
+    let refuse = |why: &str| Err(format!("`url` `{}`: {why}", url.escape_debug()));
+    if url.is_empty() || url.trim() != url {
+        return refuse("empty or padded with spaces");
+    }
+    if url.chars().any(char::is_control) {
+        return refuse("control characters are not allowed");
+    }
+    if url.starts_with('-') || url.contains("--upload-pack") || url.contains("--exec") {
+        return refuse("options are not allowed in a repository URL");
+    }
+    let scheme_end = url.find("://");
+    if url
+        .find("::")
+        .is_some_and(|i| scheme_end.is_none_or(|s| i < s))
+    {
+        return refuse("transport helpers (`ext::`, `fd::`) are not allowed");
+    }
+    if let Some(rest) = url.strip_prefix("file://") {
+        let u = url::Url::parse(url).map_err(|e| format!("`url` `{url}`: {e}"))?;
+        if !rest.starts_with('/') {
+            return refuse("a file URL names an absolute path (`file:///srv/repo.git`)");
+        }
+        return u
+            .to_file_path()
+            .map(GitLocation::Local)
+            .or_else(|()| refuse("not a local path"));
+    }
+    if url.starts_with('/') {
+        return Ok(GitLocation::Local(PathBuf::from(url)));
+    }
+    if url.starts_with("https://") {
+        let u = url::Url::parse(url).map_err(|e| format!("`url` `{url}`: {e}"))?;
+        if u.host().is_none() {
+            return refuse("no host");
+        }
+        return Ok(GitLocation::Https(u));
+    }
+    refuse(
+        "use `https://`, `file:///…` or an absolute path (ssh, git, http and scp-style `host:path` remotes are not supported)",
+    )
+}
+
+/// Checks a branch name or pattern: no leading `-`, no control characters or spaces, none of
+/// git's forbidden sequences (`..`, `:`, `~`, `^`, `\\`, `@{`).
+pub fn check_branch(b: &str) -> Result<(), String> {
+    let bad = b.is_empty()
+        || b.len() > 255
+        || b.starts_with('-')
+        || b.starts_with('/')
+        || b.chars().any(|c| c.is_control() || c.is_whitespace())
+        || ["..", ":", "~", "^", "\\", "@{"]
+            .iter()
+            .any(|s| b.contains(s));
+    if bad {
+        Err(format!(
+            "`{}` is not a branch name or pattern",
+            b.escape_debug()
+        ))
+    } else {
+        Ok(())
     }
 }
 
@@ -88,12 +176,20 @@ impl GitSourceConfig {
             (Some(u), None) if url_has_password(u) => {
                 return Err("put credentials in `tokenEnv`/`usernameEnv`, not in the URL".into());
             }
-            _ => {}
+            (Some(u), None) => {
+                check_location(u)?;
+            }
+            (None, Some(p)) => {
+                if !p.is_absolute() {
+                    return Err("give an absolute `path`".into());
+                }
+                if p.to_string_lossy().chars().any(char::is_control) {
+                    return Err("control characters are not allowed in `path`".into());
+                }
+            }
         }
         for b in &self.branches {
-            if b.trim().is_empty() || b.contains("..") || b.contains(':') {
-                return Err(format!("`{b}` is not a branch name or pattern"));
-            }
+            check_branch(b)?;
         }
         if let Some(t) = &self.issue_tracker
             && !t.contains(':')
@@ -101,6 +197,14 @@ impl GitSourceConfig {
             return Err("`issueTracker` looks like `github:owner/repo`".into());
         }
         Ok(())
+    }
+
+    /// Where the `url` points (an error for a source with a `path`, or a refused URL).
+    pub fn location(&self) -> Result<GitLocation, String> {
+        match &self.url {
+            Some(u) => check_location(u),
+            None => Err("no `url`".into()),
+        }
     }
 
     /// Where `#12` points for this repository.
@@ -257,5 +361,53 @@ mod tests {
             cfg.validate().is_err(),
             "credentials in the URL are refused"
         );
+    }
+
+    #[test]
+    fn locations_and_branches_are_checked() {
+        for ok in [
+            "https://github.com/acme/shop.git",
+            "file:///srv/git/shop.git",
+            "/srv/git/shop",
+        ] {
+            assert!(check_location(ok).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            check_location("file:///srv/git/shop.git"),
+            Ok(GitLocation::Local(PathBuf::from("/srv/git/shop.git")))
+        );
+        for bad in [
+            "ssh://git@github.com/acme/shop.git",
+            "git@github.com:acme/shop.git",
+            "git://github.com/acme/shop.git",
+            "http://github.com/acme/shop.git",
+            "ext::sh -c touch% /tmp/pwned",
+            "fd::17",
+            "--upload-pack=touch /tmp/pwned",
+            "-uhttps://x/",
+            "https://github.com/a\nb",
+            "https://x/--upload-pack=evil",
+            "relative/repo",
+            "file://host/srv/repo",
+            "",
+        ] {
+            assert!(check_location(bad).is_err(), "{bad:?}");
+        }
+        for ok in ["main", "release/*", "**", "feature/a-b_c.d", "v?"] {
+            assert!(check_branch(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "-main",
+            "--upload-pack=x",
+            "--exec=x",
+            "a..b",
+            "a:b",
+            "a b",
+            "a\u{7}b",
+            "",
+            "HEAD@{1}",
+        ] {
+            assert!(check_branch(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -107,6 +107,10 @@ impl GitPoller {
     async fn plan_and_queue(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let cfg: GitSourceConfig = serde_json::from_value(source.config.clone())
             .map_err(|e| PollError::Config(e.to_string()))?;
+        cfg.validate().map_err(PollError::Refused)?;
+        // A local repository under `[sources] roots` (symlinks resolved now, not only at
+        // registration); a remote's host resolved and allowed by the egress policy.
+        crate::sources::check_access(source, &self.ctx.access).await?;
         let cursors: BTreeMap<String, Oid> =
             super::branch_tips(self.ctx.cursors(&source.id, super::BRANCH_CURSOR).await?);
         let (mirrors, id, cursors_for_plan) =

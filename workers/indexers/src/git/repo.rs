@@ -100,6 +100,8 @@ impl GitRepo {
         mirrors: &Path,
         source_id: &str,
     ) -> Result<GitRepo, GitError> {
+        // The registration checks, again: settings stored before they existed are refused.
+        cfg.validate().map_err(GitError::Repository)?;
         if let Some(path) = &cfg.path {
             let repo = Repository::open(path).map_err(|e| {
                 GitError::Repository(format!("{}: {}", path.display(), e.message()))
@@ -139,6 +141,12 @@ impl GitRepo {
         opts.remote_callbacks(callbacks(cfg));
         opts.prune(git2::FetchPrune::On);
         opts.download_tags(git2::AutotagOption::None);
+        // The remote's host passed the egress policy before this fetch (the poller and the
+        // tasks check it); a redirect could lead anywhere, so none is followed. libgit2
+        // resolves the host itself: between that check and its connection, a DNS answer
+        // could change (a rebinding window this process cannot close without its own
+        // transport; a short one, and only for hosts an operator registered).
+        opts.follow_redirects(git2::RemoteRedirect::None);
         remote
             .fetch(
                 &["+refs/heads/*:refs/remotes/origin/*"],

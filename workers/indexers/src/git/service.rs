@@ -94,6 +94,20 @@ impl GitSourceRequest {
     /// The source this request registers (validated like every kind's, by
     /// [`SourceRequest::to_source`]); a git request only names its settings in typed fields.
     pub fn to_source(&self, now: Millis) -> Result<IndexerSource, KbError> {
+        self.request()?.to_source("git", now)
+    }
+
+    /// [`Self::to_source`] with the path under `[sources] roots` and the URL's scheme and IP
+    /// literal allowed by the egress policy.
+    pub fn to_source_with(
+        &self,
+        now: Millis,
+        access: &crate::access::Access,
+    ) -> Result<IndexerSource, KbError> {
+        self.request()?.to_source_with("git", now, access)
+    }
+
+    fn request(&self) -> Result<SourceRequest, KbError> {
         let cfg = GitSourceConfig {
             name: self.repository_name(),
             url: self.url.clone(),
@@ -110,7 +124,7 @@ impl GitSourceRequest {
             Ok(Value::Object(map)) => map,
             _ => return Err(KbError::Invalid("unserialisable git settings".into())),
         };
-        SourceRequest {
+        Ok(SourceRequest {
             client_id: self.client_id.clone(),
             project_id: self.project_id.clone(),
             group_id: self.group_id.clone(),
@@ -118,18 +132,31 @@ impl GitSourceRequest {
             interval_secs: self.interval_secs,
             enabled: self.enabled,
             config,
-        }
-        .to_source("git", now)
+        })
     }
 }
 
-/// Registers (or updates) a git source. An id registered by another client is refused.
+/// Registers (or updates) a git source under the process's access
+/// ([`crate::access::current`]). An id registered by another client is refused.
 pub async fn register(
     kb: &Kb,
     req: &GitSourceRequest,
     now: Millis,
 ) -> Result<IndexerSource, KbError> {
-    crate::sources::put(kb, req.to_source(now)?, now).await
+    register_with(kb, &crate::access::current(), req, now).await
+}
+
+/// Registers (or updates) a git source: URL and branches checked, a local repository under
+/// `[sources] roots`, an HTTPS remote's host allowed by the egress policy (resolved).
+pub async fn register_with(
+    kb: &Kb,
+    access: &crate::access::Access,
+    req: &GitSourceRequest,
+    now: Millis,
+) -> Result<IndexerSource, KbError> {
+    let source = req.to_source_with(now, access)?;
+    crate::sources::check_access(&source, access).await?;
+    crate::sources::put(kb, source, now).await
 }
 
 /// Git sources the reader may see.

@@ -186,6 +186,8 @@ pub struct GitTasks {
     pub doc_chunking: ChunkingConfig,
     /// Files ingested concurrently within one task.
     pub parallel: usize,
+    /// What repositories may be read or fetched from (checked for every task).
+    pub access: crate::access::Access,
 }
 
 /// What a task needs to know about its source.
@@ -213,6 +215,11 @@ impl GitTasks {
         let cfg: GitSourceConfig = serde_json::from_value(s.config.clone()).map_err(|e| {
             TaskError::Permanent(format!("source {id} has an unreadable config: {e}"))
         })?;
+        // Every task may open the repository (and fetch a mirror): the path and the remote
+        // are checked again, as at registration.
+        crate::sources::check_access(&s, &self.access)
+            .await
+            .map_err(|e| TaskError::Permanent(format!("source {id}: {e}")))?;
         let ctx = repo_context(id, &s.scope, &cfg);
         Ok(Some(Source {
             id: s.id,

@@ -346,8 +346,9 @@ impl ImapPoller {
             let mut sizes = sizes;
             sizes.sort_unstable();
             for batch in sizes.chunks(cfg.batch as usize) {
-                let (small, large): (Vec<(u32, u32)>, Vec<(u32, u32)>) = batch
+                let (small, large): (Vec<_>, Vec<_>) = batch
                     .iter()
+                    .copied()
                     .partition(|(_, size)| u64::from(*size) <= cfg.max_message_bytes);
                 let mut fetched: Vec<(u32, Vec<u8>, u64)> = Vec::with_capacity(batch.len());
                 if !small.is_empty() {

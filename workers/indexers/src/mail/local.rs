@@ -130,7 +130,9 @@ impl LeasedPoller for MboxPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        let cfg: MboxConfig = config_of(source).map_err(PollError::Config)?;
+        let mut cfg: MboxConfig = config_of(source).map_err(PollError::Config)?;
+        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
+        cfg.path = self.ctx.access.path(&cfg.path)?;
         let files = mbox_files(&cfg.path)?;
         let (mut queued, mut unchanged, mut reread) = (0u64, 0u64, 0u64);
         for path in &files {
@@ -338,7 +340,9 @@ impl LeasedPoller for MaildirPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        let cfg: MaildirConfig = config_of(source).map_err(PollError::Config)?;
+        let mut cfg: MaildirConfig = config_of(source).map_err(PollError::Config)?;
+        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
+        cfg.path = self.ctx.access.path(&cfg.path)?;
         let root = cfg.path.clone();
         let folders = tokio::task::spawn_blocking(move || maildir_folders(&root))
             .await
@@ -346,6 +350,11 @@ impl LeasedPoller for MaildirPoller {
         let mut queued = 0u64;
         let mut unreadable = Vec::new();
         for (mailbox, folder) in &folders {
+            // A subfolder symlinked out of the roots is not read.
+            if let Err(e) = self.ctx.access.path(folder) {
+                unreadable.push(e.to_string());
+                continue;
+            }
             let key = format!("maildir:{mailbox}");
             let mut cursor: MaildirCursor = self
                 .ctx

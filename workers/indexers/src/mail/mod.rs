@@ -86,6 +86,10 @@ impl SourceConfig for MboxConfig {
     fn name(&self) -> String {
         path_name(&self.path)
     }
+
+    fn local_paths(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
+    }
 }
 
 /// `kind = "maildir"`: a Maildir (`cur/`, `new/`), with Maildir++ subfolders (`.Sent/`) as
@@ -111,6 +115,10 @@ impl SourceConfig for MaildirConfig {
 
     fn name(&self) -> String {
         path_name(&self.path)
+    }
+
+    fn local_paths(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use evident_egress::EgressPolicy;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 
@@ -79,10 +80,11 @@ impl Reply {
     }
 }
 
-/// A REST API at a base URL.
+/// A REST API at a base URL, reached under the egress policy.
 #[derive(Clone)]
 pub struct Api {
     http: reqwest::Client,
+    egress: EgressPolicy,
     base: String,
     what: &'static str,
 }
@@ -95,6 +97,7 @@ impl Api {
     /// `base` without a trailing slash (`https://api.github.com`, `https://x.atlassian.net/wiki`).
     pub fn new(
         what: &'static str,
+        egress: &EgressPolicy,
         base: &str,
         creds: &Credentials,
         style: TokenStyle,
@@ -140,7 +143,8 @@ impl Api {
             }
             _ => {}
         }
-        let http = reqwest::Client::builder()
+        let http = egress
+            .client_builder()
             .default_headers(headers)
             .user_agent(concat!("evident/", env!("CARGO_PKG_VERSION")))
             .timeout(Duration::from_secs(60))
@@ -149,6 +153,7 @@ impl Api {
             .map_err(|e| PollError::Config(format!("http client: {e}")))?;
         Ok(Api {
             http,
+            egress: egress.clone(),
             base: base.trim_end_matches('/').to_string(),
             what,
         })
@@ -169,13 +174,20 @@ impl Api {
         } else {
             format!("{}{path_or_url}", self.base)
         };
+        // An IP literal (reqwest resolves no name for it) is checked here; a host name by
+        // the client's resolver; a redirect by its redirect policy.
+        let parsed = url::Url::parse(&url)
+            .map_err(|e| PollError::Config(format!("{}: `{url}`: {e}", self.what)))?;
+        self.egress
+            .check_literal(&parsed)
+            .map_err(|e| PollError::Refused(format!("{}: {e}", self.what)))?;
         let resp = self
             .http
-            .get(&url)
+            .get(parsed)
             .query(query)
             .send()
             .await
-            .map_err(|e| PollError::Source(format!("{}: {}", self.what, describe(&e))))?;
+            .map_err(|e| self.request_error(&e))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let body = resp
@@ -199,6 +211,14 @@ impl Api {
             body,
         };
         self.check(reply)
+    }
+
+    /// A failed request: the egress policy's refusal when that stopped it, else the failure.
+    fn request_error(&self, e: &reqwest::Error) -> PollError {
+        match evident_egress::refusal_in(e) {
+            Some(r) if r.is_refusal() => PollError::Refused(format!("{}: {r}", self.what)),
+            _ => PollError::Source(format!("{}: {}", self.what, describe(e))),
+        }
     }
 
     /// Turns failures into poll errors that say what happened (and when to come back).

@@ -90,6 +90,10 @@ impl SourceConfig for GithubConfig {
     fn name(&self) -> String {
         self.repo.replace('/', "-")
     }
+
+    fn remote_urls(&self) -> Vec<String> {
+        vec![self.base_url.clone()]
+    }
 }
 
 impl GithubConfig {
@@ -134,6 +138,10 @@ impl SourceConfig for GitlabConfig {
 
     fn name(&self) -> String {
         self.project.replace('/', "-")
+    }
+
+    fn remote_urls(&self) -> Vec<String> {
+        vec![self.base_url.clone()]
     }
 }
 
@@ -187,6 +195,10 @@ impl SourceConfig for JiraConfig {
 
     fn name(&self) -> String {
         self.project.to_lowercase()
+    }
+
+    fn remote_urls(&self) -> Vec<String> {
+        vec![self.base_url.clone()]
     }
 }
 
@@ -298,6 +310,7 @@ impl TrackerPoller {
         let cfg: GithubConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "github",
+            &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
             TokenStyle::Bearer,
@@ -362,6 +375,7 @@ impl TrackerPoller {
         let cfg: GitlabConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "gitlab",
+            &self.ctx.access.egress,
             &cfg.base_url,
             &Credentials {
                 token_env: cfg.token_env.clone(),
@@ -430,6 +444,7 @@ impl TrackerPoller {
         let cfg: JiraConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "jira",
+            &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
             TokenStyle::Bearer,

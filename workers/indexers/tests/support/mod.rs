@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use evident_ai::{Embedder, HashingEmbedder, Priority};
 use evident_core::{Locator, Scope};
+use evident_indexers::access::Access;
 use evident_indexers::items::ItemTasks;
 use evident_indexers::poll::{PollContext, PollError, SourcePoller};
-use evident_indexers::sources::{SourceRequest, register};
+use evident_indexers::sources::{SourceRequest, register_with};
 use evident_indexers::{documents, mail, meetings, tracker, wiki};
 use evident_kb::{EvidencePack, Kb, RetrieveRequest, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Outcome, Qualifier, QueueConfig};
@@ -60,6 +61,12 @@ pub async fn open_kb(dir: &std::path::Path) -> (EmbeddedStore, Kb) {
 }
 
 pub async fn harness() -> Harness {
+    // Fixtures live under the test's folder; fake servers listen on loopback.
+    harness_with(Access::for_tests).await
+}
+
+/// A harness whose sources reach what `access` (given the test's folder) allows.
+pub async fn harness_with(access: impl FnOnce(&std::path::Path) -> Access) -> Harness {
     let dir = tempfile::tempdir().expect("tmp");
     let (store, kb) = open_kb(dir.path()).await;
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
@@ -69,6 +76,7 @@ pub async fn harness() -> Harness {
         owner: "test-indexer".into(),
         clock: clock.clone(),
         priority: Priority::DEFAULT,
+        access: access(dir.path()),
     };
     let chunking = Default::default();
     let mut handlers = TaskHandlers::new(&kb);
@@ -86,6 +94,7 @@ pub async fn harness() -> Harness {
         code_chunking: Default::default(),
         doc_chunking: chunking,
         parallel: 4,
+        access: ctx.access.clone(),
     }
     .register(&mut handlers);
     let transcripts = Arc::new(meetings::TranscriptsPoller::new(ctx.clone()));
@@ -140,7 +149,7 @@ impl Harness {
             body["clientId"] = json!("acme");
         }
         let req = SourceRequest::from_json(body).expect("request");
-        register(&self.kb, kind, &req, self.clock.now_ms())
+        register_with(&self.kb, &self.ctx.access, kind, &req, self.clock.now_ms())
             .await
             .expect("register")
     }
