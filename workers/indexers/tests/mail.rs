@@ -111,7 +111,7 @@ async fn an_mbox_is_read_once_then_only_what_was_appended_and_threads_are_built(
             .graph
             .traverse(
                 &vis,
-                &[thread_key.clone()],
+                std::slice::from_ref(&thread_key),
                 &TraverseOptions {
                     max_depth: 1,
                     direction: Direction::In,

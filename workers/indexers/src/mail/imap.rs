@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use async_imap::{Client, Session};
 use async_trait::async_trait;
+use evident_egress::EgressPolicy;
 use evident_store::indexers::IndexerSource;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
@@ -135,6 +136,21 @@ impl SourceConfig for ImapConfig {
             format!("{user}-{}", self.host)
         }
     }
+
+    fn local_paths(&self) -> Vec<PathBuf> {
+        self.ca_file.iter().cloned().collect()
+    }
+
+    /// The server's host, checked by the egress policy like a URL's (the scheme only carries
+    /// the host and port to the check).
+    fn remote_urls(&self) -> Vec<String> {
+        let host = if self.host.contains(':') && !self.host.starts_with('[') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        vec![format!("https://{host}:{}/", self.port())]
+    }
 }
 
 impl ImapConfig {
@@ -206,7 +222,7 @@ async fn tls_wrap(
 }
 
 /// Connects and logs in. The credentials come from the environment now and go nowhere else.
-async fn connect(cfg: &ImapConfig) -> Result<ImapSession, PollError> {
+async fn connect(cfg: &ImapConfig, egress: &EgressPolicy) -> Result<ImapSession, PollError> {
     let user = std::env::var(&cfg.username_env).map_err(|_| {
         PollError::Config(format!(
             "environment variable {} is not set",
@@ -219,10 +235,19 @@ async fn connect(cfg: &ImapConfig) -> Result<ImapSession, PollError> {
             cfg.password_env
         ))
     })?;
+    // The host resolved and every address checked by the egress policy; the connection goes
+    // to exactly those addresses.
+    let addrs = egress
+        .resolve(&cfg.host, cfg.port())
+        .await
+        .map_err(|e| match e {
+            e if e.is_refusal() => PollError::Refused(format!("imap: {e}")),
+            e => PollError::Source(format!("imap: {e}")),
+        })?;
     let tcp = timed(
         "connect",
         CONNECT_TIMEOUT,
-        TcpStream::connect((cfg.host.as_str(), cfg.port())),
+        TcpStream::connect(addrs.as_slice()),
     )
     .await?;
     let client: Client<Box<dyn ImapIo>> = match cfg.security {
@@ -406,8 +431,11 @@ impl ImapPoller {
     }
 
     async fn poll_now(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        let cfg: ImapConfig = config_of(source).map_err(PollError::Config)?;
-        let mut session = connect(&cfg).await?;
+        let mut cfg: ImapConfig = config_of(source).map_err(PollError::Config)?;
+        if let Some(ca) = &cfg.ca_file {
+            cfg.ca_file = Some(self.ctx.access.path(ca)?);
+        }
+        let mut session = connect(&cfg, &self.ctx.access.egress).await?;
         let mut messages = 0;
         let mut renumbered = Vec::new();
         let mut result = Ok(());
