@@ -17,7 +17,14 @@ use evident_store::access::{AccessStore, TokenRecord};
 pub const LOCAL_TOKEN_FILE: &str = "local-token";
 
 /// The API's authentication from `[auth]`, refusing an unsafe combination with `listen`.
-pub fn auth_config(settings: &AuthSettings, listen: SocketAddr) -> anyhow::Result<AuthConfig> {
+/// A JWKS URL is fetched through `egress` (and again every `jwks_refresh_secs`, until
+/// `cancel`).
+pub async fn auth_config(
+    settings: &AuthSettings,
+    listen: SocketAddr,
+    egress: &evident_egress::EgressPolicy,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<AuthConfig> {
     let loopback = listen.ip().is_loopback();
     if !settings.required && !loopback {
         bail!(
@@ -26,12 +33,18 @@ pub fn auth_config(settings: &AuthSettings, listen: SocketAddr) -> anyhow::Resul
         );
     }
     let jwt = if settings.jwt.enabled {
-        let jwks = match settings.jwt.jwks_file.as_str() {
+        let fetcher = match settings.jwt.jwks_url.as_str() {
             "" => None,
-            path => Some(
+            url => Some(JwksFetcher::new(url, egress)?),
+        };
+        let jwks = match (settings.jwt.jwks_file.as_str(), &fetcher) {
+            ("", None) => None,
+            ("", Some(f)) => Some(f.fetch().await?),
+            (path, None) => Some(
                 std::fs::read_to_string(path)
                     .with_context(|| format!("reading auth.jwt.jwks_file {path}"))?,
             ),
+            (_, Some(_)) => bail!("auth.jwt: set jwks_file or jwks_url, not both"),
         };
         let secret = match settings.jwt.hs256_secret_env.as_str() {
             "" => None,
@@ -43,7 +56,7 @@ pub fn auth_config(settings: &AuthSettings, listen: SocketAddr) -> anyhow::Resul
             bail!("auth.jwt is enabled but names neither jwks_file nor hs256_secret_env");
         }
         let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
-        Some(Arc::new(
+        let verifier = Arc::new(
             JwtVerifier::new(
                 jwks.as_deref(),
                 secret.as_deref().map(str::as_bytes),
@@ -51,7 +64,15 @@ pub fn auth_config(settings: &AuthSettings, listen: SocketAddr) -> anyhow::Resul
                 non_empty(&settings.jwt.audience),
             )
             .context("auth.jwt")?,
-        ))
+        );
+        if let Some(f) = fetcher {
+            tokio::spawn(f.refresh(
+                verifier.clone(),
+                Duration::from_secs(settings.jwt.jwks_refresh_secs.max(60)),
+                cancel.clone(),
+            ));
+        }
+        Some(verifier)
     } else {
         None
     };
@@ -77,15 +98,23 @@ pub async fn provision(
     now: i64,
 ) -> anyhow::Result<Option<PathBuf>> {
     if !settings.required {
-        eprintln!("warning: authentication is off (auth.required = false); every caller is an operator");
+        eprintln!(
+            "warning: authentication is off (auth.required = false); every caller is an operator"
+        );
         return Ok(None);
     }
     let mut has_way_in = settings.jwt.enabled;
     if !settings.bootstrap_token_env.is_empty() {
         match std::env::var(&settings.bootstrap_token_env) {
             Ok(secret) if secret.len() >= 32 => {
-                ensure_token(store, "tok_bootstrap", "bootstrap operator token", &secret, now)
-                    .await?;
+                ensure_token(
+                    store,
+                    "tok_bootstrap",
+                    "bootstrap operator token",
+                    &secret,
+                    now,
+                )
+                .await?;
                 has_way_in = true;
             }
             Ok(_) => bail!(
@@ -100,7 +129,13 @@ pub async fn provision(
         local = Some(local_token(data_dir, store, now).await?);
         has_way_in = true;
     }
-    if !has_way_in && store.list_tokens(None).await?.iter().all(|t| !t.is_live(now)) {
+    if !has_way_in
+        && store
+            .list_tokens(None)
+            .await?
+            .iter()
+            .all(|t| !t.is_live(now))
+    {
         bail!(
             "authentication is on but nothing can authenticate: set {} (auth.bootstrap_token_env) \
              to an operator secret, enable auth.jwt, or create a token first",
@@ -168,8 +203,8 @@ async fn local_token(
             return Ok(path);
         }
     }
-    let (id, secret) = evident_api::auth::new_token_secret()
-        .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let (id, secret) =
+        evident_api::auth::new_token_secret().map_err(|e| anyhow::anyhow!("{}", e.message))?;
     store
         .create_token(TokenRecord {
             id: format!("{id}_local"),
@@ -218,4 +253,68 @@ pub fn cli_token(explicit: Option<&str>) -> Option<String> {
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
+}
+
+/// Fetches a JWKS document over HTTPS through the egress policy.
+struct JwksFetcher {
+    url: String,
+    http: reqwest::Client,
+}
+
+impl JwksFetcher {
+    fn new(url: &str, egress: &evident_egress::EgressPolicy) -> anyhow::Result<JwksFetcher> {
+        let parsed = url::Url::parse(url).with_context(|| format!("auth.jwt.jwks_url {url}"))?;
+        if parsed.scheme() != "https" {
+            bail!("auth.jwt.jwks_url must be https: {url}");
+        }
+        egress
+            .check_literal(&parsed)
+            .map_err(|e| anyhow::anyhow!("auth.jwt.jwks_url: {e}"))?;
+        let http = egress
+            .client_builder()
+            .timeout(Duration::from_secs(20))
+            .build()
+            .context("building the JWKS client")?;
+        Ok(JwksFetcher {
+            url: url.to_string(),
+            http,
+        })
+    }
+
+    async fn fetch(&self) -> anyhow::Result<String> {
+        let resp = self
+            .http
+            .get(&self.url)
+            .send()
+            .await
+            .with_context(|| format!("fetching the JWKS at {}", self.url))?;
+        if !resp.status().is_success() {
+            bail!("fetching the JWKS at {}: HTTP {}", self.url, resp.status());
+        }
+        resp.text()
+            .await
+            .with_context(|| format!("reading the JWKS at {}", self.url))
+    }
+
+    /// Fetches the document again every `every`; a failed fetch keeps the current keys.
+    async fn refresh(
+        self,
+        verifier: Arc<JwtVerifier>,
+        every: Duration,
+        cancel: tokio_util::sync::CancellationToken,
+    ) {
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(every) => {}
+            }
+            match self.fetch().await {
+                Ok(text) => match verifier.replace_keys(&text) {
+                    Ok(n) => tracing::info!(keys = n, url = %self.url, "JWKS refreshed"),
+                    Err(e) => tracing::warn!(error = %e, url = %self.url, "JWKS refresh refused; keeping the current keys"),
+                },
+                Err(e) => tracing::warn!(error = %e, "JWKS refresh failed; keeping the current keys"),
+            }
+        }
+    }
 }

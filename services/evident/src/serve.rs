@@ -43,7 +43,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     cfg.sources.roots.extend(args.ingest.iter().cloned());
 
     // Refuse an unsafe listen address before anything is opened.
-    let auth = crate::access::auth_config(&cfg.auth, cfg.server.listen)?;
+    let egress = cfg
+        .egress
+        .policy()
+        .map_err(|e| anyhow::anyhow!("[egress]: {e}"))?;
+    let auth = crate::access::auth_config(&cfg.auth, cfg.server.listen, &egress, &cancel).await?;
     let opened = evident_runtime::open(&cfg)
         .await
         .context("opening the store")?;

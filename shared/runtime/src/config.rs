@@ -266,6 +266,10 @@ pub struct AuthSettings {
     pub jwt: JwtSettings,
 }
 
+fn hour() -> u64 {
+    3600
+}
+
 /// `[auth.jwt]`: identity-provider tokens.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -273,6 +277,12 @@ pub struct JwtSettings {
     pub enabled: bool,
     #[serde(default)]
     pub jwks_file: String,
+    /// JWKS fetched over HTTPS through the egress policy, at start and every
+    /// `jwks_refresh_secs` (key rotation).
+    #[serde(default)]
+    pub jwks_url: String,
+    #[serde(default = "hour")]
+    pub jwks_refresh_secs: u64,
     #[serde(default)]
     pub hs256_secret_env: String,
     #[serde(default)]

@@ -64,7 +64,12 @@ fn request_for(
         _ => None,
     };
     if from == Some(ScopeFrom::Query) {
-        uri.push_str(&format!("?clientId=c1{}", project.map(|p| format!("&projectId={p}")).unwrap_or_default()));
+        uri.push_str(&format!(
+            "?clientId=c1{}",
+            project
+                .map(|p| format!("&projectId={p}"))
+                .unwrap_or_default()
+        ));
     }
     (method.to_uppercase(), uri, body)
 }
@@ -82,11 +87,41 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
     assert_eq!(s, StatusCode::ACCEPTED, "{task}");
     let task_id = task["taskId"].as_str().expect("task id").to_string();
     let c1_read = mint(&app.store, "c1-read", Grant::client("c1", Role::Read), None).await;
-    let c1_write = mint(&app.store, "c1-write", Grant::client("c1", Role::Write), None).await;
-    let c2_admin = mint(&app.store, "c2-admin", Grant::client("c2", Role::Admin), None).await;
-    let p2_admin = mint(&app.store, "p2-admin", narrowed(Role::Admin, "c1", &["p2"], &[]), None).await;
-    let expired = mint(&app.store, "expired", Grant::client("c1", Role::Admin), Some(1)).await;
-    let revoked = mint(&app.store, "revoked", Grant::client("c1", Role::Admin), None).await;
+    let c1_write = mint(
+        &app.store,
+        "c1-write",
+        Grant::client("c1", Role::Write),
+        None,
+    )
+    .await;
+    let c2_admin = mint(
+        &app.store,
+        "c2-admin",
+        Grant::client("c2", Role::Admin),
+        None,
+    )
+    .await;
+    let p2_admin = mint(
+        &app.store,
+        "p2-admin",
+        narrowed(Role::Admin, "c1", &["p2"], &[]),
+        None,
+    )
+    .await;
+    let expired = mint(
+        &app.store,
+        "expired",
+        Grant::client("c1", Role::Admin),
+        Some(1),
+    )
+    .await;
+    let revoked = mint(
+        &app.store,
+        "revoked",
+        Grant::client("c1", Role::Admin),
+        None,
+    )
+    .await;
     app.store
         .stores()
         .access
@@ -104,8 +139,13 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
             let app = &app;
             async move {
                 let auth = token.map(|t| bearer(&t)).unwrap_or_default();
-                app.call(&m, &uri, body.map(Body::from), &[("authorization", auth.as_str())])
-                    .await
+                app.call(
+                    &m,
+                    &uri,
+                    body.map(Body::from),
+                    &[("authorization", auth.as_str())],
+                )
+                .await
             }
         };
         let what = format!("{method} {path}");
@@ -114,7 +154,11 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
             assert_ne!(status, StatusCode::UNAUTHORIZED, "{what} is public: {body}");
             continue;
         }
-        assert_eq!(status, StatusCode::UNAUTHORIZED, "{what} without a token: {body}");
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{what} without a token: {body}"
+        );
         assert_eq!(body["code"], "unauthenticated", "{what}");
         for (name, token, code) in [
             ("expired", &expired, "token_expired"),
@@ -125,7 +169,11 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
             assert_eq!(body["code"], code, "{what} {name}");
         }
         let (status, body) = call(Some("evd_not_a_token".into()), None).await;
-        assert_eq!((status, body["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("invalid_token")), "{what}");
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("invalid_token")),
+            "{what}"
+        );
 
         let (status, body) = call(Some(app.token.clone()), None).await;
         assert!(
@@ -138,7 +186,9 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
         // Another client's admin: refused (a task of c1 does not exist for it).
         let (status, body) = call(Some(c2_admin.clone()), None).await;
         match from {
-            ScopeFrom::Task => assert_eq!(status, StatusCode::NOT_FOUND, "{what} other client: {body}"),
+            ScopeFrom::Task => {
+                assert_eq!(status, StatusCode::NOT_FOUND, "{what} other client: {body}")
+            }
             ScopeFrom::Handler if *method == "delete" => {
                 assert_eq!(status, StatusCode::NOT_FOUND, "{what} other client: {body}")
             }
@@ -147,16 +197,28 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
         // An admin of another project of the same client, naming project p1.
         if matches!(from, ScopeFrom::Body | ScopeFrom::Query) {
             let (status, body) = call(Some(p2_admin.clone()), Some("p1")).await;
-            assert_eq!(status, StatusCode::FORBIDDEN, "{what} other project: {body}");
+            assert_eq!(
+                status,
+                StatusCode::FORBIDDEN,
+                "{what} other project: {body}"
+            );
             assert_eq!(body["code"], "forbidden_scope", "{what}");
         }
         if *role >= Role::Write {
             let (status, body) = call(Some(c1_read.clone()), None).await;
-            assert_eq!((status, body["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden_role")), "{what} read role");
+            assert_eq!(
+                (status, body["code"].as_str()),
+                (StatusCode::FORBIDDEN, Some("forbidden_role")),
+                "{what} read role"
+            );
         }
         if *role >= Role::Admin {
             let (status, body) = call(Some(c1_write.clone()), None).await;
-            assert_eq!((status, body["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden_role")), "{what} write role");
+            assert_eq!(
+                (status, body["code"].as_str()),
+                (StatusCode::FORBIDDEN, Some("forbidden_role")),
+                "{what} write role"
+            );
         }
     }
 }
@@ -222,7 +284,11 @@ async fn no_read_answers_and_no_write_lands_outside_the_grant() {
         }
         body["sourceUrn"] = urn_of(&s).into();
         body["kind"] = "doc".into();
-        body["content"] = format!("shared harbour ledger entry for {} ref user:alice", urn_of(&s)).into();
+        body["content"] = format!(
+            "shared harbour ledger entry for {} ref user:alice",
+            urn_of(&s)
+        )
+        .into();
         let (status, out) = app.post("/api/v1/ingest", &body).await;
         assert_eq!(status, StatusCode::OK, "{out}");
     }
@@ -241,42 +307,95 @@ async fn no_read_answers_and_no_write_lands_outside_the_grant() {
             q["query"] = "harbour ledger".into();
             q["maxResults"] = 50.into();
             let (status, pack) = app
-                .call("POST", "/api/v1/retrieve", Some(Body::from(q.to_string())), &[("authorization", &auth)])
+                .call(
+                    "POST",
+                    "/api/v1/retrieve",
+                    Some(Body::from(q.to_string())),
+                    &[("authorization", &auth)],
+                )
                 .await;
             let mut seen: Vec<String> = Vec::new();
             if status == StatusCode::OK {
-                seen.extend(pack["items"].as_array().into_iter().flatten().filter_map(|i| i["sourceUrn"].as_str().map(str::to_string)));
+                seen.extend(
+                    pack["items"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|i| i["sourceUrn"].as_str().map(str::to_string)),
+                );
             } else {
-                assert_eq!(status, StatusCode::FORBIDDEN, "{grant:?} {reader:?}: {pack}");
+                assert_eq!(
+                    status,
+                    StatusCode::FORBIDDEN,
+                    "{grant:?} {reader:?}: {pack}"
+                );
                 assert!(!authorised, "{grant:?} refused {reader:?}");
             }
             let mut bk = scope_fields(&reader);
             bk["kinds"] = json!(["doc"]);
             let (status, chunks) = app
-                .call("POST", "/api/v1/chunks/by-kind", Some(Body::from(bk.to_string())), &[("authorization", &auth)])
+                .call(
+                    "POST",
+                    "/api/v1/chunks/by-kind",
+                    Some(Body::from(bk.to_string())),
+                    &[("authorization", &auth)],
+                )
                 .await;
             if status == StatusCode::OK {
-                seen.extend(chunks["chunks"].as_array().into_iter().flatten().filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)));
+                seen.extend(
+                    chunks["chunks"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)),
+                );
             }
             let mut query = String::new();
             for (k, v) in scope_fields(&reader).as_object().into_iter().flatten() {
                 query.push_str(&format!("{k}={}&", enc(v.as_str().unwrap_or(""))));
             }
             let (status, sources) = app
-                .call("GET", &format!("/api/v1/sources?{query}"), None, &[("authorization", &auth)])
+                .call(
+                    "GET",
+                    &format!("/api/v1/sources?{query}"),
+                    None,
+                    &[("authorization", &auth)],
+                )
                 .await;
             if status == StatusCode::OK {
-                seen.extend(sources["sources"].as_array().into_iter().flatten().filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)));
+                seen.extend(
+                    sources["sources"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)),
+                );
             }
             let (status, ev) = app
-                .call("GET", &format!("/api/v1/graph/node/user:alice/evidence?{query}"), None, &[("authorization", &auth)])
+                .call(
+                    "GET",
+                    &format!("/api/v1/graph/node/user:alice/evidence?{query}"),
+                    None,
+                    &[("authorization", &auth)],
+                )
                 .await;
             if status == StatusCode::OK {
-                seen.extend(ev["chunks"].as_array().into_iter().flatten().filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)));
+                seen.extend(
+                    ev["chunks"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)),
+                );
             }
             for urn in seen {
-                let data = by_urn.get(&urn).unwrap_or_else(|| panic!("unknown source {urn}"));
-                assert!(grant.sees(data), "{grant:?} reading as {reader:?} got {urn}");
+                let data = by_urn
+                    .get(&urn)
+                    .unwrap_or_else(|| panic!("unknown source {urn}"));
+                assert!(
+                    grant.sees(data),
+                    "{grant:?} reading as {reader:?} got {urn}"
+                );
             }
         }
         // Writes: accepted exactly where the grant covers the target.
@@ -289,13 +408,25 @@ async fn no_read_answers_and_no_write_lands_outside_the_grant() {
             body["kind"] = "doc".into();
             body["content"] = "a written note".into();
             let (status, out) = app
-                .call("POST", "/api/v1/ingest", Some(Body::from(body.to_string())), &[("authorization", &auth)])
+                .call(
+                    "POST",
+                    "/api/v1/ingest",
+                    Some(Body::from(body.to_string())),
+                    &[("authorization", &auth)],
+                )
                 .await;
             if grant.covers_data(&target) {
                 assert_eq!(status, StatusCode::OK, "{grant:?} → {target:?}: {out}");
-                by_urn.insert(body["sourceUrn"].as_str().unwrap_or("").to_string(), target.clone());
+                by_urn.insert(
+                    body["sourceUrn"].as_str().unwrap_or("").to_string(),
+                    target.clone(),
+                );
             } else {
-                assert_eq!(status, StatusCode::FORBIDDEN, "{grant:?} → {target:?}: {out}");
+                assert_eq!(
+                    status,
+                    StatusCode::FORBIDDEN,
+                    "{grant:?} → {target:?}: {out}"
+                );
             }
         }
     }
@@ -310,7 +441,9 @@ async fn a_single_client_token_may_omit_the_client_and_the_queue_is_scoped() {
         .call(
             "POST",
             "/api/v1/ingest-queue",
-            Some(Body::from(json!({"sourceUrn": "doc:a", "kind": "doc", "content": "alpha"}).to_string())),
+            Some(Body::from(
+                json!({"sourceUrn": "doc:a", "kind": "doc", "content": "alpha"}).to_string(),
+            )),
             &[("authorization", &auth)],
         )
         .await;
@@ -320,16 +453,30 @@ async fn a_single_client_token_may_omit_the_client_and_the_queue_is_scoped() {
         &json!({"clientId": "c2", "sourceUrn": "doc:b", "kind": "doc", "content": "beta"}),
     )
     .await;
-    let (status, list) = app.call("GET", "/api/v1/queue", None, &[("authorization", &auth)]).await;
+    let (status, list) = app
+        .call("GET", "/api/v1/queue", None, &[("authorization", &auth)])
+        .await;
     assert_eq!(status, StatusCode::OK, "{list}");
     let tasks = list["tasks"].as_array().expect("tasks");
     assert_eq!(tasks.len(), 1, "{list}");
     assert_eq!(tasks[0]["clientId"], "c1");
-    assert_eq!(list["counts"]["queued"], 1, "counts are the client's: {list}");
+    assert_eq!(
+        list["counts"]["queued"], 1,
+        "counts are the client's: {list}"
+    );
     let (_, all) = app.get("/api/v1/queue").await;
-    assert_eq!(all["tasks"].as_array().map(Vec::len), Some(2), "operators see every client");
+    assert_eq!(
+        all["tasks"].as_array().map(Vec::len),
+        Some(2),
+        "operators see every client"
+    );
     let (status, _) = app
-        .call("GET", "/api/v1/queue?clientId=c2", None, &[("authorization", &auth)])
+        .call(
+            "GET",
+            "/api/v1/queue?clientId=c2",
+            None,
+            &[("authorization", &auth)],
+        )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
@@ -346,11 +493,21 @@ async fn tokens_are_created_shown_once_used_listed_and_revoked() {
     assert_eq!(status, StatusCode::CREATED, "{created}");
     let admin = created["secret"].as_str().expect("secret").to_string();
     assert!(admin.starts_with("evd_"));
-    assert!(created["token"].get("secretHash").is_none(), "the hash is never shown");
+    assert!(
+        created["token"].get("secretHash").is_none(),
+        "the hash is never shown"
+    );
     let auth = bearer(&admin);
     // An admin mints narrower tokens of its client, never wider ones.
     let (status, out) = app
-        .call("POST", "/api/v1/tokens", Some(Body::from(json!({"role": "read", "projects": ["p1"]}).to_string())), &[("authorization", &auth)])
+        .call(
+            "POST",
+            "/api/v1/tokens",
+            Some(Body::from(
+                json!({"role": "read", "projects": ["p1"]}).to_string(),
+            )),
+            &[("authorization", &auth)],
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{out}");
     assert_eq!(out["token"]["grant"]["clientId"], "c1");
@@ -360,26 +517,65 @@ async fn tokens_are_created_shown_once_used_listed_and_revoked() {
         json!({"clientId": "c2", "role": "read"}),
     ] {
         let (status, out) = app
-            .call("POST", "/api/v1/tokens", Some(Body::from(wider.to_string())), &[("authorization", &auth)])
+            .call(
+                "POST",
+                "/api/v1/tokens",
+                Some(Body::from(wider.to_string())),
+                &[("authorization", &auth)],
+            )
             .await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{wider}: {out}");
     }
-    let (status, who) = app.call("GET", "/api/v1/whoami", None, &[("authorization", &auth)]).await;
-    assert_eq!((status, who["grant"]["role"].as_str()), (StatusCode::OK, Some("admin")));
-    let (_, list) = app.call("GET", "/api/v1/tokens", None, &[("authorization", &auth)]).await;
-    let ids: Vec<&str> = list["tokens"].as_array().expect("tokens").iter().filter_map(|t| t["id"].as_str()).collect();
+    let (status, who) = app
+        .call("GET", "/api/v1/whoami", None, &[("authorization", &auth)])
+        .await;
+    assert_eq!(
+        (status, who["grant"]["role"].as_str()),
+        (StatusCode::OK, Some("admin"))
+    );
+    let (_, list) = app
+        .call("GET", "/api/v1/tokens", None, &[("authorization", &auth)])
+        .await;
+    let ids: Vec<&str> = list["tokens"]
+        .as_array()
+        .expect("tokens")
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
     assert_eq!(ids.len(), 2, "{list}");
-    assert!(!list.to_string().contains(&admin), "listings never hold secrets");
+    assert!(
+        !list.to_string().contains(&admin),
+        "listings never hold secrets"
+    );
     let (status, _) = app
-        .call("DELETE", &format!("/api/v1/tokens/{reader}"), None, &[("authorization", &auth)])
+        .call(
+            "DELETE",
+            &format!("/api/v1/tokens/{reader}"),
+            None,
+            &[("authorization", &auth)],
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
     let (status, _) = app
-        .call("DELETE", &format!("/api/v1/tokens/{}", created["token"]["id"].as_str().expect("id")), None, &[("authorization", &auth)])
+        .call(
+            "DELETE",
+            &format!(
+                "/api/v1/tokens/{}",
+                created["token"]["id"].as_str().expect("id")
+            ),
+            None,
+            &[("authorization", &auth)],
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "a token may revoke itself");
-    let (status, out) = app.call("GET", "/api/v1/whoami", None, &[("authorization", &auth)]).await;
-    assert_eq!((status, out["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("token_revoked")), "at once on this replica");
+    let (status, out) = app
+        .call("GET", "/api/v1/whoami", None, &[("authorization", &auth)])
+        .await;
+    assert_eq!(
+        (status, out["code"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("token_revoked")),
+        "at once on this replica"
+    );
     // Bad input.
     for bad in [
         json!({"role": "root", "clientId": "c1"}),
@@ -396,45 +592,102 @@ async fn tokens_are_created_shown_once_used_listed_and_revoked() {
 #[tokio::test]
 async fn writes_and_admin_actions_are_audited_without_secrets() {
     let app = TestApp::new(Embed::Hashing).await;
-    let c1 = mint(&app.store, "c1-admin", Grant::client("c1", Role::Admin), None).await;
-    let reader = mint(&app.store, "c1-reader", Grant::client("c1", Role::Read), None).await;
+    let c1 = mint(
+        &app.store,
+        "c1-admin",
+        Grant::client("c1", Role::Admin),
+        None,
+    )
+    .await;
+    let reader = mint(
+        &app.store,
+        "c1-reader",
+        Grant::client("c1", Role::Read),
+        None,
+    )
+    .await;
     let auth = bearer(&c1);
     let (status, _) = app
-        .call("POST", "/api/v1/ingest", Some(Body::from(json!({"sourceUrn": "doc:x", "kind": "doc", "content": "audited text"}).to_string())), &[("authorization", &auth)])
+        .call(
+            "POST",
+            "/api/v1/ingest",
+            Some(Body::from(
+                json!({"sourceUrn": "doc:x", "kind": "doc", "content": "audited text"}).to_string(),
+            )),
+            &[("authorization", &auth)],
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
-    app.call("POST", "/api/v1/purge", Some(Body::from(json!({"sourceUrn": "doc:x"}).to_string())), &[("authorization", &bearer(&reader))])
+    app.call(
+        "POST",
+        "/api/v1/purge",
+        Some(Body::from(json!({"sourceUrn": "doc:x"}).to_string())),
+        &[("authorization", &bearer(&reader))],
+    )
+    .await;
+    app.call(
+        "POST",
+        "/api/v1/retrieve",
+        Some(Body::from(json!({"query": "audited"}).to_string())),
+        &[("authorization", &auth)],
+    )
+    .await;
+    app.post(
+        "/api/v1/ingest",
+        &json!({"clientId": "c2", "sourceUrn": "doc:y", "kind": "doc", "content": "other"}),
+    )
+    .await;
+    let (status, log) = app
+        .call("GET", "/api/v1/audit", None, &[("authorization", &auth)])
         .await;
-    app.call("POST", "/api/v1/retrieve", Some(Body::from(json!({"query": "audited"}).to_string())), &[("authorization", &auth)])
-        .await;
-    app.post("/api/v1/ingest", &json!({"clientId": "c2", "sourceUrn": "doc:y", "kind": "doc", "content": "other"}))
-        .await;
-    let (status, log) = app.call("GET", "/api/v1/audit", None, &[("authorization", &auth)]).await;
     assert_eq!(status, StatusCode::OK, "{log}");
     let events = log["events"].as_array().expect("events");
     let summary: Vec<(String, String, String)> = events
         .iter()
-        .map(|e| (e["tokenId"].as_str().unwrap_or("").into(), e["route"].as_str().unwrap_or("").into(), e["outcome"].as_str().unwrap_or("").into()))
+        .map(|e| {
+            (
+                e["tokenId"].as_str().unwrap_or("").into(),
+                e["route"].as_str().unwrap_or("").into(),
+                e["outcome"].as_str().unwrap_or("").into(),
+            )
+        })
         .collect();
     assert_eq!(
         summary,
         vec![
-            ("c1-reader".to_string(), "/api/v1/purge".to_string(), "forbidden_role".to_string()),
-            ("c1-admin".to_string(), "/api/v1/ingest".to_string(), "ok".to_string()),
+            (
+                "c1-reader".to_string(),
+                "/api/v1/purge".to_string(),
+                "forbidden_role".to_string()
+            ),
+            (
+                "c1-admin".to_string(),
+                "/api/v1/ingest".to_string(),
+                "ok".to_string()
+            ),
         ],
         "c1's writes and refusals, newest first; reads and c2's writes are not listed"
     );
     let text = log.to_string();
-    assert!(!text.contains(&c1) && !text.contains(&reader), "no secret in the log");
+    assert!(
+        !text.contains(&c1) && !text.contains(&reader),
+        "no secret in the log"
+    );
     let (_, all) = app.get("/api/v1/audit").await;
-    assert!(all["events"].as_array().map(Vec::len).unwrap_or(0) >= 3, "operators see every client");
+    assert!(
+        all["events"].as_array().map(Vec::len).unwrap_or(0) >= 3,
+        "operators see every client"
+    );
 }
 
 #[tokio::test]
 async fn json_endpoints_refuse_other_content_types_and_change_nothing() {
     let app = TestApp::new(Embed::Hashing).await;
-    app.post("/api/v1/ingest", &json!({"clientId": "c1", "sourceUrn": "doc:k", "kind": "doc", "content": "kept"}))
-        .await;
+    app.post(
+        "/api/v1/ingest",
+        &json!({"clientId": "c1", "sourceUrn": "doc:k", "kind": "doc", "content": "kept"}),
+    )
+    .await;
     let before = app.fingerprint().await;
     for ct in ["text/plain", "application/x-www-form-urlencoded", ""] {
         let body = json!({"clientId": "c1", "sourceUrn": "doc:k"}).to_string();
@@ -443,15 +696,25 @@ async fn json_endpoints_refuse_other_content_types_and_change_nothing() {
             .method("POST")
             .uri("/api/v1/purge")
             .header("authorization", auth);
-        let req = if ct.is_empty() { req } else { req.header("content-type", ct) };
-        let resp = tower::ServiceExt::oneshot(app.router.clone(), req.body(Body::from(body)).expect("req"))
-            .await
-            .expect("answer");
+        let req = if ct.is_empty() {
+            req
+        } else {
+            req.header("content-type", ct)
+        };
+        let resp = tower::ServiceExt::oneshot(
+            app.router.clone(),
+            req.body(Body::from(body)).expect("req"),
+        )
+        .await
+        .expect("answer");
         assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE, "{ct}");
     }
     assert_eq!(app.fingerprint().await, before);
     let (status, out) = app.call("PATCH", "/api/v1/ingest", None, &[]).await;
-    assert_eq!((status, out["code"].as_str()), (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed")));
+    assert_eq!(
+        (status, out["code"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
     // No CORS unless configured.
     let req = axum::http::Request::builder()
         .method("GET")
@@ -459,7 +722,9 @@ async fn json_endpoints_refuse_other_content_types_and_change_nothing() {
         .header("origin", "https://evil.example")
         .body(Body::empty())
         .expect("req");
-    let resp = tower::ServiceExt::oneshot(app.router.clone(), req).await.expect("answer");
+    let resp = tower::ServiceExt::oneshot(app.router.clone(), req)
+        .await
+        .expect("answer");
     assert!(resp.headers().get("access-control-allow-origin").is_none());
 }
 
@@ -472,7 +737,10 @@ async fn cors_allows_listed_origins_and_rate_limits_answer_429_with_retry_after(
         evident_api::ApiConfig {
             cors_origins: vec!["https://console.example".into()],
             auth: evident_api::auth::AuthConfig {
-                rate_limit: Some(evident_api::auth::rate::RateLimit { per_sec: 0.01, burst: 3.0 }),
+                rate_limit: Some(evident_api::auth::rate::RateLimit {
+                    per_sec: 0.01,
+                    burst: 3.0,
+                }),
                 ..Default::default()
             },
             ..Default::default()
@@ -486,9 +754,14 @@ async fn cors_allows_listed_origins_and_rate_limits_answer_429_with_retry_after(
         .header("access-control-request-method", "POST")
         .body(Body::empty())
         .expect("req");
-    let resp = tower::ServiceExt::oneshot(app.router.clone(), preflight).await.expect("answer");
+    let resp = tower::ServiceExt::oneshot(app.router.clone(), preflight)
+        .await
+        .expect("answer");
     assert_eq!(resp.status(), StatusCode::NO_CONTENT);
-    assert_eq!(resp.headers()["access-control-allow-origin"], "https://console.example");
+    assert_eq!(
+        resp.headers()["access-control-allow-origin"],
+        "https://console.example"
+    );
     let mut statuses = Vec::new();
     for _ in 0..4 {
         statuses.push(app.get("/api/v1/whoami").await.0);
@@ -499,8 +772,46 @@ async fn cors_allows_listed_origins_and_rate_limits_answer_429_with_retry_after(
         .header("authorization", bearer(&app.token))
         .body(Body::empty())
         .expect("req");
-    let resp = tower::ServiceExt::oneshot(app.router.clone(), req).await.expect("answer");
+    let resp = tower::ServiceExt::oneshot(app.router.clone(), req)
+        .await
+        .expect("answer");
     assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(resp.headers().get("retry-after").is_some());
-    assert_eq!(app.get("/healthz").await.0, StatusCode::OK, "public routes are not limited");
+    assert_eq!(
+        app.get("/healthz").await.0,
+        StatusCode::OK,
+        "public routes are not limited"
+    );
+}
+
+#[tokio::test]
+async fn an_admin_moves_a_source_only_between_scopes_it_holds() {
+    let app = TestApp::new(Embed::Hashing).await;
+    let (status, out) = app
+        .post(
+            "/api/v1/ingest",
+            &json!({"clientId": "c1", "projectId": "p1", "sourceUrn": "doc:plan", "kind": "doc", "content": "the migration plan"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let p1_admin = mint(&app.store, "p1-admin", narrowed(Role::Admin, "c1", &["p1"], &[]), None).await;
+    let body = json!({"projectId": "p1", "sourceUrn": "doc:plan", "toProjectId": "p2"}).to_string();
+    let (status, out) = app
+        .call("POST", "/api/v1/move", Some(Body::from(body.clone())), &[("authorization", &bearer(&p1_admin))])
+        .await;
+    assert_eq!((status, out["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden_scope")), "{out}");
+    let c1_admin = mint(&app.store, "c1-admin", Grant::client("c1", Role::Admin), None).await;
+    let (status, out) = app
+        .call("POST", "/api/v1/move", Some(Body::from(body)), &[("authorization", &bearer(&c1_admin))])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    assert!(out["chunks"].as_u64().unwrap_or(0) >= 1, "{out}");
+    let (_, pack) = app
+        .post("/api/v1/retrieve", &json!({"clientId": "c1", "projectId": "p2", "query": "migration plan"}))
+        .await;
+    assert_eq!(pack["items"][0]["sourceUrn"], "doc:plan", "{pack}");
+    let (_, pack) = app
+        .post("/api/v1/retrieve", &json!({"clientId": "c1", "projectId": "p1", "query": "migration plan"}))
+        .await;
+    assert!(pack["items"].as_array().is_none_or(Vec::is_empty), "gone from p1: {pack}");
 }

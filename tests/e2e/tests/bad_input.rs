@@ -30,7 +30,7 @@ async fn bad_input_is_rejected_with_a_code_and_changes_nothing() {
         ("oversize body", Body::from(with("content", json!("x".repeat(70 * 1024))).to_string()), 413, "payload_too_large"),
         ("nul in content", Body::from(with("content", json!("a\u{0}b")).to_string()), 400, "invalid_field"),
         ("nul in urn", Body::from(with("sourceUrn", json!("doc:\u{0}")).to_string()), 400, "invalid_field"),
-        ("10k-char client", Body::from(with("clientId", json!("c".repeat(10_000))).to_string()), 400, "field_too_long"),
+        ("10k-char client", Body::from(with("clientId", json!("c".repeat(10_000))).to_string()), 400, "invalid_scope"),
         ("10k-char main key", Body::from(with("mainNodeKey", json!(format!("jira:{}", "k".repeat(10_000)))).to_string()), 400, "field_too_long"),
         ("bad kind", Body::from(with("kind", json!("Not A Kind")).to_string()), 400, "invalid_field"),
         ("bad relationship", Body::from(with("relationships", json!(["this is prose"])).to_string()), 400, "invalid_relationship"),
@@ -90,7 +90,7 @@ async fn bad_input_is_rejected_with_a_code_and_changes_nothing() {
         .await;
     assert_eq!(
         (s.as_u16(), v["code"].as_str()),
-        (400, Some("invalid_request")),
+        (400, Some("invalid_scope")),
         "project without client"
     );
     let (s, v) = app.get("/api/v1/nope").await;

@@ -44,14 +44,18 @@ pub enum JwtError {
 }
 
 enum Key {
-    Rsa { n: Vec<u8>, e: Vec<u8> },
+    Rsa {
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
     /// Uncompressed P-256 point (0x04 ‖ x ‖ y).
     P256(Vec<u8>),
 }
 
 /// Verifies JWTs against configured keys and maps their claims to a grant.
 pub struct JwtVerifier {
-    keys: Vec<(Option<String>, Key)>,
+    /// Replaced whole when the JWKS is fetched again (key rotation).
+    keys: parking_lot::RwLock<Vec<(Option<String>, Key)>>,
     hs256: Option<ring::hmac::Key>,
     issuer: Option<String>,
     audience: Option<String>,
@@ -130,59 +134,78 @@ impl JwtVerifier {
         issuer: Option<String>,
         audience: Option<String>,
     ) -> Result<JwtVerifier, JwtError> {
-        let mut keys = Vec::new();
-        if let Some(text) = jwks {
-            let doc: Jwks =
-                serde_json::from_str(text).map_err(|e| JwtError::Jwks(e.to_string()))?;
-            for k in doc.keys {
-                if k.key_use.as_deref().is_some_and(|u| u != "sig") {
-                    continue;
-                }
-                match (k.kty.as_str(), k.crv.as_deref()) {
-                    ("RSA", _) => {
-                        let (Some(n), Some(e)) = (&k.n, &k.e) else {
-                            return Err(JwtError::Jwks("an RSA key needs `n` and `e`".into()));
-                        };
-                        keys.push((
-                            k.kid.clone(),
-                            Key::Rsa {
-                                n: b64(n, "n")?,
-                                e: b64(e, "e")?,
-                            },
-                        ));
-                    }
-                    ("EC", Some("P-256")) => {
-                        let (Some(x), Some(y)) = (&k.x, &k.y) else {
-                            return Err(JwtError::Jwks("an EC key needs `x` and `y`".into()));
-                        };
-                        let mut point = vec![4u8];
-                        point.extend(b64(x, "x")?);
-                        point.extend(b64(y, "y")?);
-                        keys.push((k.kid.clone(), Key::P256(point)));
-                    }
-                    _ => {}
-                }
-            }
-            if keys.is_empty() {
-                return Err(JwtError::Jwks(
-                    "no RSA or P-256 signing key in the document".into(),
-                ));
-            }
-        }
+        let keys = match jwks {
+            Some(text) => parse_jwks(text)?,
+            None => Vec::new(),
+        };
         Ok(JwtVerifier {
-            keys,
+            keys: parking_lot::RwLock::new(keys),
             hs256: hs256_secret.map(|s| ring::hmac::Key::new(ring::hmac::HMAC_SHA256, s)),
             issuer,
             audience,
         })
     }
 
+    /// Replaces the signing keys with those of a newly fetched JWKS document (a document
+    /// without a usable key is refused and the old keys stay).
+    pub fn replace_keys(&self, jwks: &str) -> Result<usize, JwtError> {
+        let keys = parse_jwks(jwks)?;
+        let n = keys.len();
+        *self.keys.write() = keys;
+        Ok(n)
+    }
+}
+
+fn parse_jwks(text: &str) -> Result<Vec<(Option<String>, Key)>, JwtError> {
+    let mut keys = Vec::new();
+    let doc: Jwks = serde_json::from_str(text).map_err(|e| JwtError::Jwks(e.to_string()))?;
+    for k in doc.keys {
+        if k.key_use.as_deref().is_some_and(|u| u != "sig") {
+            continue;
+        }
+        match (k.kty.as_str(), k.crv.as_deref()) {
+            ("RSA", _) => {
+                let (Some(n), Some(e)) = (&k.n, &k.e) else {
+                    return Err(JwtError::Jwks("an RSA key needs `n` and `e`".into()));
+                };
+                keys.push((
+                    k.kid.clone(),
+                    Key::Rsa {
+                        n: b64(n, "n")?,
+                        e: b64(e, "e")?,
+                    },
+                ));
+            }
+            ("EC", Some("P-256")) => {
+                let (Some(x), Some(y)) = (&k.x, &k.y) else {
+                    return Err(JwtError::Jwks("an EC key needs `x` and `y`".into()));
+                };
+                let mut point = vec![4u8];
+                point.extend(b64(x, "x")?);
+                point.extend(b64(y, "y")?);
+                keys.push((k.kid.clone(), Key::P256(point)));
+            }
+            _ => {}
+        }
+    }
+    if keys.is_empty() {
+        return Err(JwtError::Jwks(
+            "no RSA or P-256 signing key in the document".into(),
+        ));
+    }
+    Ok(keys)
+}
+
+impl JwtVerifier {
     /// The principal of a valid token at `now_ms`.
     pub fn verify(&self, token: &str, now_ms: i64) -> Result<Principal, JwtError> {
         let mut parts = token.split('.');
-        let (Some(h), Some(p), Some(s), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        let (Some(h), Some(p), Some(s), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
         else {
-            return Err(JwtError::Malformed("expected three dot-separated parts".into()));
+            return Err(JwtError::Malformed(
+                "expected three dot-separated parts".into(),
+            ));
         };
         let header: Header = serde_json::from_slice(&b64(h, "header")?)
             .map_err(|e| JwtError::Malformed(format!("header: {e}")))?;
@@ -197,8 +220,8 @@ impl JwtVerifier {
                 ring::hmac::verify(key, signed, &sig).map_err(|_| JwtError::Signature)?;
             }
             "RS256" | "ES256" => {
-                let candidates: Vec<&Key> = self
-                    .keys
+                let keys = self.keys.read();
+                let candidates: Vec<&Key> = keys
                     .iter()
                     .filter(|(kid, k)| {
                         (header.kid.is_none() || kid == &header.kid)
@@ -256,9 +279,8 @@ impl JwtVerifier {
         }
         let role = match claims.evident_role.as_deref() {
             None => Role::Read,
-            Some(r) => Role::parse(r).ok_or_else(|| {
-                JwtError::Grant(format!("evident_role `{r}` is not a role"))
-            })?,
+            Some(r) => Role::parse(r)
+                .ok_or_else(|| JwtError::Grant(format!("evident_role `{r}` is not a role")))?,
         };
         let grant = Grant {
             role,
@@ -313,20 +335,29 @@ mod tests {
 
     #[test]
     fn hs256_tokens_map_claims_to_a_grant_and_are_checked() {
-        let v = JwtVerifier::new(None, Some(b"s3cret"), Some("idp".into()), Some("evident".into()))
-            .expect("verifier");
+        let v = JwtVerifier::new(
+            None,
+            Some(b"s3cret"),
+            Some("idp".into()),
+            Some("evident".into()),
+        )
+        .expect("verifier");
         let now = 1_000_000_000;
-        let p = v.verify(&hs256(b"s3cret", &claims(now / 1000 + 600)), now).expect("valid");
+        let p = v
+            .verify(&hs256(b"s3cret", &claims(now / 1000 + 600)), now)
+            .expect("valid");
         assert_eq!(p.id, "jwt:alice");
         assert_eq!(p.grant.role, Role::Write);
         assert_eq!(p.grant.client_id.as_deref(), Some("c1"));
         assert_eq!(p.grant.projects, vec!["p1".to_string()]);
         assert_eq!(
-            v.verify(&hs256(b"other", &claims(now / 1000 + 600)), now).err(),
+            v.verify(&hs256(b"other", &claims(now / 1000 + 600)), now)
+                .err(),
             Some(JwtError::Signature)
         );
         assert_eq!(
-            v.verify(&hs256(b"s3cret", &claims(now / 1000 - 120)), now).err(),
+            v.verify(&hs256(b"s3cret", &claims(now / 1000 - 120)), now)
+                .err(),
             Some(JwtError::Expired)
         );
         let mut wrong_aud = claims(now / 1000 + 600);
@@ -336,7 +367,9 @@ mod tests {
             Some(JwtError::Claim("aud"))
         );
         let mut no_client = claims(now / 1000 + 600);
-        no_client.as_object_mut().map(|o| o.remove("evident_client"));
+        no_client
+            .as_object_mut()
+            .map(|o| o.remove("evident_client"));
         assert!(matches!(
             v.verify(&hs256(b"s3cret", &no_client), now),
             Err(JwtError::Grant(_))
@@ -347,7 +380,10 @@ mod tests {
             encode(&serde_json::json!({"alg": "none"})),
             encode(&claims(now / 1000 + 600))
         );
-        assert!(matches!(v.verify(&none, now), Err(JwtError::Algorithm(_)) | Err(JwtError::Malformed(_))));
+        assert!(matches!(
+            v.verify(&none, now),
+            Err(JwtError::Algorithm(_)) | Err(JwtError::Malformed(_))
+        ));
     }
 
     #[test]
@@ -381,7 +417,11 @@ mod tests {
         let sig = pair.sign(&rng, signing.as_bytes()).expect("sign");
         let token = format!("{signing}.{}", URL_SAFE_NO_PAD.encode(sig.as_ref()));
         assert_eq!(v.verify(&token, now).expect("valid").name, "alice");
-        let tampered = token.replacen(&encode(&claims(now / 1000 + 60)), &encode(&claims(now / 1000 + 6000)), 1);
+        let tampered = token.replacen(
+            &encode(&claims(now / 1000 + 60)),
+            &encode(&claims(now / 1000 + 6000)),
+            1,
+        );
         assert_eq!(v.verify(&tampered, now).err(), Some(JwtError::Signature));
         // HS256 is refused when no secret is configured (no algorithm confusion).
         assert!(matches!(

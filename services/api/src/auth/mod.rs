@@ -155,7 +155,10 @@ impl Authenticator {
             }
         };
         let Some(t) = record else {
-            return Err(unauthorized("invalid_token", "the bearer token is not known"));
+            return Err(unauthorized(
+                "invalid_token",
+                "the bearer token is not known",
+            ));
         };
         if t.revoked_at.is_some() {
             return Err(unauthorized(
@@ -233,7 +236,12 @@ pub fn require_json(req: &Request) -> Result<(), ApiError> {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(|v| {
-            let essence = v.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let essence = v
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             essence == "application/json"
                 || (essence.starts_with("application/") && essence.ends_with("+json"))
         })
@@ -260,7 +268,10 @@ struct Audit {
 
 /// The middleware: see the module documentation.
 pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(matched) = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string())
+    let Some(matched) = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
     else {
         return next.run(req).await; // unrouted: the fallback answers 404 / 405
     };
@@ -390,7 +401,8 @@ async fn scoped(
                 parts.uri = scope::uri_with_client(&parts.uri, c)?;
                 fields.client_id = Some(c.clone());
             }
-            let scope = fields.scope().unwrap_or_else(|| scope_of_malformed(&fields));
+            fields.validate()?;
+            let scope = fields.scope().unwrap_or_default();
             Ok((Request::from_parts(parts, body), Some(scope)))
         }
         ScopeFrom::Body => {
@@ -414,7 +426,8 @@ async fn scoped(
                 bytes = scope::body_with_client(&bytes, c)?;
                 fields.client_id = Some(c.clone());
             }
-            let scope = fields.scope().unwrap_or_else(|| scope_of_malformed(&fields));
+            fields.validate()?;
+            let scope = fields.scope().unwrap_or_default();
             Ok((Request::from_parts(parts, Body::from(bytes)), Some(scope)))
         }
         ScopeFrom::Task => {
@@ -442,17 +455,6 @@ async fn scoped(
                 )),
             }
         }
-    }
-}
-
-/// A malformed scope (a project without a client) is checked as the widest thing it could
-/// mean — the client-less fields as given — so it never passes as global; the handler then
-/// refuses it with its own message.
-fn scope_of_malformed(fields: &scope::ScopeFields) -> Scope {
-    Scope {
-        client_id: Some(fields.client_id.clone().unwrap_or_default()),
-        project_id: fields.project_id.clone(),
-        group_id: fields.group_id.clone(),
     }
 }
 

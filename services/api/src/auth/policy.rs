@@ -96,6 +96,7 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("post", "/api/v1/queue/{taskId}/prioritize", admin(Task)),
     ("post", "/api/v1/queue/{taskId}/retry", admin(Task)),
     ("post", "/api/v1/purge", admin(Body)),
+    ("post", "/api/v1/move", admin(Body)),
     ("post", "/api/v1/sources/git", admin(Body)),
     ("get", "/api/v1/sources/git", read(Query)),
     ("get", "/api/v1/sources/git/{id}", read(Query)),

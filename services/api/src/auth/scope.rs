@@ -24,7 +24,33 @@ pub struct ScopeFields {
 }
 
 impl ScopeFields {
-    /// The scope the request addresses; `None` when it is malformed (the handler says why).
+    /// The one check of scope fields for every route: identifiers within the limits, a
+    /// project or group only with a client, `global` only alone. `400 invalid_scope`.
+    pub fn validate(&self) -> Result<(), ApiError> {
+        for (field, v) in [
+            ("clientId", &self.client_id),
+            ("projectId", &self.project_id),
+            ("groupId", &self.group_id),
+        ] {
+            if let Some(v) = v {
+                evident_core::validate::identifier(field, v)
+                    .map_err(|e| ApiError::bad_request("invalid_scope", e.to_string()))?;
+            }
+        }
+        if self.scope().is_none() {
+            return Err(ApiError::bad_request(
+                "invalid_scope",
+                if self.global == Some(true) {
+                    "`global: true` takes no clientId, projectId or groupId"
+                } else {
+                    "projectId and groupId need a clientId"
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    /// The scope the request addresses; `None` when it is malformed.
     pub fn scope(&self) -> Option<Scope> {
         if self.global == Some(true) {
             return (self.client_id.is_none()
@@ -87,8 +113,9 @@ pub fn uri_with_client(uri: &Uri, client: &str) -> Result<Uri, ApiError> {
         None | Some("") => format!("{path}?clientId={encoded}"),
         Some(q) => format!("{path}?{q}&clientId={encoded}"),
     };
-    pq.parse()
-        .map_err(|_| ApiError::bad_request("invalid_query", "the request URI cannot carry the client"))
+    pq.parse().map_err(|_| {
+        ApiError::bad_request("invalid_query", "the request URI cannot carry the client")
+    })
 }
 
 fn encode(s: &str) -> String {
@@ -115,10 +142,7 @@ mod tests {
         assert_eq!(f.scope(), None, "a project needs a client");
         let filled = body_with_client(&body, "c 1").expect("filled");
         let f = from_body(&filled).expect("fields");
-        assert_eq!(
-            f.scope(),
-            Some(Scope::client("c 1").with_project("p1"))
-        );
+        assert_eq!(f.scope(), Some(Scope::client("c 1").with_project("p1")));
         assert!(from_body(&Bytes::from_static(b"[1]")).is_err());
         assert!(from_body(&Bytes::from_static(b"{")).is_err());
         let global = from_body(&Bytes::from_static(br#"{"global":true}"#)).expect("global");

@@ -64,9 +64,11 @@ pub async fn create(
             evident_core::validate::identifier(field, id).map_err(evident_kb::KbError::from)?;
         }
     }
-    let client_id = req
-        .client_id
-        .or_else(|| (role != Role::Operator).then(|| by.grant.default_client().map(str::to_string)).flatten());
+    let client_id = req.client_id.or_else(|| {
+        (role != Role::Operator)
+            .then(|| by.grant.default_client().map(str::to_string))
+            .flatten()
+    });
     let grant = Grant {
         role,
         client_id,
@@ -74,7 +76,9 @@ pub async fn create(
         groups: req.groups,
     };
     auth::grantable(&by.grant, &grant)?;
-    let name = req.name.unwrap_or_else(|| format!("{} token", role.as_str()));
+    let name = req
+        .name
+        .unwrap_or_else(|| format!("{} token", role.as_str()));
     evident_core::validate::bounded_text("name", &name, 200).map_err(evident_kb::KbError::from)?;
     if let Some(f) = evident_core::secrets::find_secrets(&name).first() {
         return Err(ApiError::new(
@@ -108,7 +112,11 @@ pub async fn create(
         revoked_at: None,
         created_by: Some(by.id.clone()),
     };
-    s.auth.store().create_token(record.clone()).await.map_err(store_err)?;
+    s.auth
+        .store()
+        .create_token(record.clone())
+        .await
+        .map_err(store_err)?;
     Ok((
         StatusCode::CREATED,
         Json(json!({ "token": record, "secret": secret })),
@@ -206,7 +214,10 @@ pub async fn audit(
 ) -> ApiResult<Json<Value>> {
     let limit = q.limit.unwrap_or(100);
     if limit == 0 || limit > 1000 {
-        return Err(ApiError::bad_request("invalid_query", "limit must be 1..=1000"));
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            "limit must be 1..=1000",
+        ));
     }
     let filter = AuditFilter {
         client_id: q.client_id,
@@ -216,7 +227,12 @@ pub async fn audit(
         before: q.before,
         limit,
     };
-    let mut events = s.auth.store().list_audit(&filter).await.map_err(store_err)?;
+    let mut events = s
+        .auth
+        .store()
+        .list_audit(&filter)
+        .await
+        .map_err(store_err)?;
     // A narrowed admin reads the events of its projects and groups (and client-level ones).
     events.retain(|e| {
         by.grant.sees(&evident_core::Scope {

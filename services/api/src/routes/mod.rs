@@ -30,6 +30,7 @@ pub fn all() -> Router<AppState> {
         )
         .route("/api/v1/queue/{task_id}/retry", post(queue::retry))
         .route("/api/v1/purge", post(write::purge))
+        .route("/api/v1/move", post(write::move_source))
         .route("/api/v1/sources/git", post(git::register).get(git::list))
         .route(
             "/api/v1/sources/git/{id}",
