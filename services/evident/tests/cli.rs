@@ -245,10 +245,15 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
         "From ann@acme.io Mon Jan  5 10:00:00 2026\nMessage-ID: <plan@acme.io>\nFrom: Ann Lee <ann@acme.io>\nTo: team@acme.io\nSubject: Release plan\n\nThe backfill runs overnight on the replica before the Friday release.\n",
     )
     .expect("write");
+    // Sources may read the mail folder only ([sources] roots).
+    let roots = format!("[{:?}]", mail.path().display().to_string());
     let server = Server::start_with(
         data.path(),
         None,
-        &[("EVIDENT__INDEXERS__POLL_TICK_SECS", "1")],
+        &[
+            ("EVIDENT__INDEXERS__POLL_TICK_SECS", "1"),
+            ("EVIDENT__SOURCES__ROOTS", &roots),
+        ],
     );
 
     let path = format!("path={}", mbox.display());
