@@ -689,6 +689,54 @@ colour = "red"
     }
 
     #[test]
+    fn egress_allow_list_and_source_roots() {
+        let cfg = Config::load(None, env(&[])).expect("defaults");
+        let access = cfg.access().expect("access");
+        assert!(
+            access.egress.allow_list().is_empty(),
+            "nothing internal by default"
+        );
+        assert!(access.roots.is_empty(), "no local path by default");
+        let cfg = Config::load(
+            None,
+            env(&[
+                (
+                    "EVIDENT__EGRESS__ALLOW",
+                    r#"["gitlab.internal", "10.1.2.0/24"]"#,
+                ),
+                ("EVIDENT__SOURCES__ROOTS", r#"["/srv/mail"]"#),
+            ]),
+        )
+        .expect("allow list");
+        let access = cfg.access().expect("access");
+        assert!(access.egress.allow_list().admits_name("gitlab.internal"));
+        assert!(
+            access
+                .egress
+                .check_ip(None, "10.1.2.9".parse().expect("ip"))
+                .is_ok()
+        );
+        assert!(
+            access
+                .egress
+                .check_ip(None, "10.1.3.9".parse().expect("ip"))
+                .is_err()
+        );
+        assert!(
+            access
+                .path(std::path::Path::new("/srv/mail/team.mbox"))
+                .is_ok()
+        );
+        assert!(access.path(std::path::Path::new("/etc/passwd")).is_err());
+        let err = Config::load(
+            None,
+            env(&[("EVIDENT__EGRESS__ALLOW", r#"["10.0.0.0/99"]"#)]),
+        )
+        .expect_err("bad range");
+        assert!(err.to_string().contains("[egress] allow"), "{err}");
+    }
+
+    #[test]
     fn unknown_keys_are_errors_in_every_layer() {
         let err = Config::load(None, env(&[("EVIDENT__SERVER__LISTN", "x")])).expect_err("typo");
         assert!(err.to_string().contains("listn"), "{err}");

@@ -301,6 +301,11 @@ impl WebPoller {
             },
             // No robots.txt (4xx): everything allowed.
             Ok(r) if r.status().is_client_error() => Robots::allow_all(),
+            // Refused by the egress policy: the page's own fetch is refused too, and reports
+            // why (rather than "disallowed by robots.txt").
+            Err(e) if evident_egress::refusal_in(&e).is_some_and(|r| r.is_refusal()) => {
+                Robots::allow_all()
+            }
             // Unreachable or failing (5xx): assume complete disallow (RFC 9309 §2.3.1.4).
             _ => Robots::disallow_all(),
         }

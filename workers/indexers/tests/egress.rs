@@ -389,3 +389,97 @@ async fn local_paths_stay_under_the_roots_even_when_a_symlink_is_swapped() {
         "nothing outside the roots was read"
     );
 }
+
+#[tokio::test]
+async fn a_link_to_a_name_resolving_to_a_refused_address_is_skipped_with_the_reason() {
+    // 127.0.0.2 is allowed; `localhost` resolves to 127.0.0.1 / ::1, which are not.
+    let h = harness_with(with_allow(&["127.0.0.2"])).await;
+    let (target_port, target_hits) = serve("127.0.0.1:0", page).await;
+    let link = format!("http://localhost:{target_port}/admin");
+    let (port, _) = serve("127.0.0.2:0", move |uri: &Uri| {
+        if uri.path() == "/robots.txt" {
+            return StatusCode::NOT_FOUND.into_response();
+        }
+        (
+            [(header::CONTENT_TYPE, "text/html")],
+            format!(
+                "<html><head><title>Start</title></head><body><p>Public start page.</p><a href=\"{link}\">admin</a></body></html>"
+            ),
+        )
+            .into_response()
+    })
+    .await;
+    let src = register_with(
+        &h.kb,
+        &h.ctx.access,
+        "web",
+        &request(json!({"urls": [format!("http://127.0.0.2:{port}/")], "sameHost": false})),
+        0,
+    )
+    .await
+    .expect("allowed seed");
+    let r = h.poll(&src.id).await.expect("crawl");
+    assert_eq!(r["pages"], 1, "{r}");
+    let examples = r["skippedExamples"].to_string();
+    assert!(examples.contains("refused: localhost resolves to"), "{r}");
+    assert_eq!(target_hits.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn git_remotes_are_checked_before_every_fetch() {
+    let h = harness_with(strict).await;
+    let stored = |id: &str, config: Value| evident_store::indexers::IndexerSource {
+        id: id.into(),
+        kind: "git".into(),
+        scope: evident_core::Scope::client("acme"),
+        config,
+        interval_secs: 60,
+        enabled: true,
+        created_at: 0,
+        updated_at: 0,
+        status: Default::default(),
+    };
+    for (id, url, why) in [
+        (
+            "loop",
+            "https://127.0.0.1:9/r.git",
+            "127.0.0.1 is a loopback address",
+        ),
+        ("meta", "https://169.254.169.254/r.git", "metadata"),
+        ("name", "https://localhost:9/r.git", "localhost resolves to"),
+        ("ssh", "ssh://git@github.com/acme/shop.git", "not supported"),
+        ("ext", "ext::sh -c touch% /tmp/pwned", "transport helpers"),
+        ("opt", "--upload-pack=touch /tmp/pwned", "options"),
+    ] {
+        // Settings stored before these checks existed.
+        let s = stored(id, json!({"name": id, "url": url}));
+        h.kb.stores()
+            .indexers
+            .put_source(&s, 0)
+            .await
+            .expect("stored");
+        let err = h.poll(id).await.expect_err(url);
+        assert!(matches!(err, PollError::Refused(_)), "{url}: {err:?}");
+        let status = last_error(&h, id).await;
+        assert!(status.contains(why), "{url}: {status}");
+    }
+    let s = stored(
+        "branch",
+        json!({"name": "b", "path": h.dir.path(), "branches": ["--exec=touch /tmp/pwned"]}),
+    );
+    h.kb.stores()
+        .indexers
+        .put_source(&s, 0)
+        .await
+        .expect("stored");
+    let err = h.poll("branch").await.expect_err("branch");
+    assert!(matches!(err, PollError::Refused(_)), "{err:?}");
+    assert!(
+        !h.dir.path().join("mirrors").exists()
+            || std::fs::read_dir(h.dir.path().join("mirrors"))
+                .map(|d| d.count())
+                .unwrap_or(0)
+                == 0,
+        "nothing was cloned"
+    );
+}
