@@ -611,6 +611,12 @@ mod tests {
             "http://[::ffff:7f00:1]/",
             "http://169.254.169.254/latest/meta-data/",
             "http://0/",
+            "http://127.0.0.1./",
+            "http://0x7f.1/",
+            "http://[0:0:0:0:0:ffff:7f00:1]/",
+            "http://\u{ff11}\u{ff12}\u{ff17}.0.0.1/",
+            "https://[fe80::1]/",
+            "http://[64:ff9b::a9fe:a9fe]/",
         ] {
             let url = Url::parse(u).expect("url");
             let e = p.check_literal(&url).expect_err(u);
