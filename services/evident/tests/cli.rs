@@ -52,7 +52,10 @@ impl Server {
             .expect("url in banner")
             .to_string();
         let token = std::fs::read_to_string(data.join("local-token")).expect("local token written");
-        TOKENS.lock().expect("tokens").push((url.clone(), token.trim().to_string()));
+        TOKENS
+            .lock()
+            .expect("tokens")
+            .push((url.clone(), token.trim().to_string()));
         Server { child, stderr, url }
     }
 
@@ -341,7 +344,18 @@ fn tokens_are_created_used_and_revoked_from_the_cli() {
     let server = Server::start(data.path(), None);
     let (ok, secret, err) = cli(
         &server.url,
-        &["token", "create", "--client", "acme", "--role", "read", "--name", "reader", "--expires", "1d"],
+        &[
+            "token",
+            "create",
+            "--client",
+            "acme",
+            "--role",
+            "read",
+            "--name",
+            "reader",
+            "--expires",
+            "1d",
+        ],
         None,
     );
     assert!(ok, "{err}");
@@ -358,20 +372,34 @@ fn tokens_are_created_used_and_revoked_from_the_cli() {
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("run");
         if let Some(t) = stdin {
-            child.stdin.take().expect("stdin").write_all(t.as_bytes()).expect("write");
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(t.as_bytes())
+                .expect("write");
         }
         drop(child.stdin.take());
         let out = child.wait_with_output().expect("output");
-        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     let (ok, err) = as_reader(&["search", "anything"], None);
     assert!(ok, "a reader searches its client without naming it: {err}");
-    let (ok, err) = as_reader(&["ingest", "-", "--client", "acme", "--urn", "note:1"], Some("text"));
+    let (ok, err) = as_reader(
+        &["ingest", "-", "--client", "acme", "--urn", "note:1"],
+        Some("text"),
+    );
     assert!(!ok && err.contains("forbidden_role"), "{err}");
     let (ok, err) = as_reader(&["search", "anything", "--client", "other"], None);
     assert!(!ok && err.contains("forbidden_scope"), "{err}");
     let (ok, out, err) = cli(&server.url, &["token", "ls", "--client", "acme"], None);
-    assert!(ok && out.contains("reader") && !out.contains(&secret), "{out}{err}");
+    assert!(
+        ok && out.contains("reader") && !out.contains(&secret),
+        "{out}{err}"
+    );
     let id = out.split_whitespace().next().expect("id").to_string();
     let (ok, _, err) = cli(&server.url, &["token", "revoke", &id], None);
     assert!(ok, "{err}");

@@ -411,8 +411,14 @@ mod tests {
         (
             prop_oneof![Just(Role::Read), Just(Role::Write), Just(Role::Admin)],
             prop_oneof![Just("a".to_string()), Just("b".to_string())],
-            proptest::collection::vec(prop_oneof![Just("a".to_string()), Just("b".to_string())], 0..2),
-            proptest::collection::vec(prop_oneof![Just("a".to_string()), Just("b".to_string())], 0..2),
+            proptest::collection::vec(
+                prop_oneof![Just("a".to_string()), Just("b".to_string())],
+                0..2,
+            ),
+            proptest::collection::vec(
+                prop_oneof![Just("a".to_string()), Just("b".to_string())],
+                0..2,
+            ),
         )
             .prop_map(|(role, c, projects, groups)| Grant {
                 role,

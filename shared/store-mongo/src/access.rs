@@ -133,9 +133,10 @@ fn event_from_doc(d: &Document) -> Result<AuditEvent> {
 #[async_trait]
 impl AccessStore for MongoStore {
     async fn create_token(&self, token: TokenRecord) -> Result<()> {
-        let grant = json_text(&serde_json::to_value(&token.grant).map_err(|e| {
-            evident_store::StoreError::invalid(format!("grant: {e}"))
-        })?)?;
+        let grant = json_text(
+            &serde_json::to_value(&token.grant)
+                .map_err(|e| evident_store::StoreError::invalid(format!("grant: {e}")))?,
+        )?;
         let s = self
             .db()
             .write_allowing(
@@ -155,7 +156,10 @@ impl AccessStore for MongoStore {
 
     async fn token_by_hash(&self, secret_hash: &str) -> Result<Option<TokenRecord>> {
         self.db()
-            .find_one("token by hash", find_token_command("secretHash", secret_hash))
+            .find_one(
+                "token by hash",
+                find_token_command("secretHash", secret_hash),
+            )
             .await?
             .map(|d| token_from_doc(&d))
             .transpose()
@@ -187,9 +191,10 @@ impl AccessStore for MongoStore {
     }
 
     async fn append_audit(&self, event: AuditEvent) -> Result<()> {
-        let json = json_text(&serde_json::to_value(&event).map_err(|e| {
-            evident_store::StoreError::invalid(format!("audit event: {e}"))
-        })?)?;
+        let json = json_text(
+            &serde_json::to_value(&event)
+                .map_err(|e| evident_store::StoreError::invalid(format!("audit event: {e}")))?,
+        )?;
         self.db()
             .write_allowing(
                 "audit append",
@@ -238,10 +243,24 @@ mod tests {
             Some(token.clone())
         );
         assert_eq!(store.list_tokens(Some("$c1")).await.expect("list").len(), 1);
-        assert!(store.list_tokens(Some("c2")).await.expect("list").is_empty());
-        let r = store.revoke_token("t1", 5).await.expect("revoke").expect("t1");
+        assert!(
+            store
+                .list_tokens(Some("c2"))
+                .await
+                .expect("list")
+                .is_empty()
+        );
+        let r = store
+            .revoke_token("t1", 5)
+            .await
+            .expect("revoke")
+            .expect("t1");
         assert_eq!(r.revoked_at, Some(5));
-        let r = store.revoke_token("t1", 9).await.expect("revoke").expect("t1");
+        let r = store
+            .revoke_token("t1", 9)
+            .await
+            .expect("revoke")
+            .expect("t1");
         assert_eq!(r.revoked_at, Some(5), "first revocation kept");
 
         let event = AuditEvent {
@@ -259,7 +278,10 @@ mod tests {
             outcome: "ok".into(),
         };
         store.append_audit(event.clone()).await.expect("append");
-        store.append_audit(event.clone()).await.expect("append twice");
+        store
+            .append_audit(event.clone())
+            .await
+            .expect("append twice");
         let got = store
             .list_audit(&AuditFilter {
                 client_id: Some("$c1".into()),

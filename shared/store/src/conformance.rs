@@ -1523,8 +1523,17 @@ pub async fn queue_claims_by_priority_position_then_creation(h: &Harness) {
         "one client's counts"
     );
     let c2 = q.counts(Some("c2")).await.expect("counts");
-    assert_eq!((c2.state(TaskState::Processing), c2.state(TaskState::Queued)), (0, 1));
-    assert_eq!(q.counts(None).await.expect("counts").state(TaskState::Queued), 1);
+    assert_eq!(
+        (c2.state(TaskState::Processing), c2.state(TaskState::Queued)),
+        (0, 1)
+    );
+    assert_eq!(
+        q.counts(None)
+            .await
+            .expect("counts")
+            .state(TaskState::Queued),
+        1
+    );
 }
 
 pub async fn queue_bands_separate_interactive_from_bulk(h: &Harness) {

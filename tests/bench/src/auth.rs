@@ -48,7 +48,8 @@ pub async fn overhead(kb: &Kb, queries: &[String]) -> (f64, f64, f64) {
     let off = router(evident_api::auth::AuthConfig::off());
     let on = router(evident_api::auth::AuthConfig::default());
     let send = |router: axum::Router, q: &str, token: Option<&str>| {
-        let body = serde_json::json!({"clientId": "bench", "projectId": "p0", "query": q}).to_string();
+        let body =
+            serde_json::json!({"clientId": "bench", "projectId": "p0", "query": q}).to_string();
         let mut req = Request::builder()
             .method("POST")
             .uri("/api/v1/retrieve")

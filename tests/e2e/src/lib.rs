@@ -30,7 +30,10 @@ pub async fn mint(
     grant: evident_core::access::Grant,
     expires_at: Option<i64>,
 ) -> String {
-    let secret = format!("evd_test_{id}_{}", evident_store::conformance::unique_suffix());
+    let secret = format!(
+        "evd_test_{id}_{}",
+        evident_store::conformance::unique_suffix()
+    );
     store
         .stores()
         .access

@@ -51,7 +51,10 @@ pub async fn tokens_are_found_by_hash_listed_by_client_and_revoked_once(h: &Harn
     assert_eq!(found.secret_hash, "h1");
     assert_eq!(found.expires_at, Some(11_000));
     assert!(a.token_by_hash("nope").await.expect("get").is_none());
-    assert_eq!(a.token("t2").await.expect("get").expect("t2").name, "t2 name");
+    assert_eq!(
+        a.token("t2").await.expect("get").expect("t2").name,
+        "t2 name"
+    );
 
     let ids = |v: Vec<TokenRecord>| v.into_iter().map(|t| t.id).collect::<Vec<_>>();
     assert_eq!(ids(a.list_tokens(Some("c1")).await.expect("list")), ["t1"]);
@@ -60,12 +63,29 @@ pub async fn tokens_are_found_by_hash_listed_by_client_and_revoked_once(h: &Harn
         ["t1", "t2", "t3"]
     );
 
-    let revoked = a.revoke_token("t1", 5_000).await.expect("revoke").expect("t1");
+    let revoked = a
+        .revoke_token("t1", 5_000)
+        .await
+        .expect("revoke")
+        .expect("t1");
     assert_eq!(revoked.revoked_at, Some(5_000));
     assert!(!revoked.is_live(5_000));
-    let again = a.revoke_token("t1", 6_000).await.expect("revoke").expect("t1");
-    assert_eq!(again.revoked_at, Some(5_000), "the first revocation time stays");
-    assert!(a.revoke_token("t404", 6_000).await.expect("revoke").is_none());
+    let again = a
+        .revoke_token("t1", 6_000)
+        .await
+        .expect("revoke")
+        .expect("t1");
+    assert_eq!(
+        again.revoked_at,
+        Some(5_000),
+        "the first revocation time stays"
+    );
+    assert!(
+        a.revoke_token("t404", 6_000)
+            .await
+            .expect("revoke")
+            .is_none()
+    );
     let stored = a.token_by_hash("h1").await.expect("get").expect("kept");
     assert_eq!(stored.revoked_at, Some(5_000), "revoked tokens stay listed");
 }
