@@ -281,19 +281,22 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 /// Group 1: key; 2: separator; 3: double-quoted value; 4: single-quoted value; 5: bare value.
+/// Quotes may be escaped (`\"password\": \"…\"` inside a string literal or JSON in JSON).
 static PASSWORD_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     compile(concat!(
-        r#"(?i)(password|passwd|passphrase|pwd|secret)["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
-        r#"(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'`,;&)\]}]+))"#,
+        r#"(?i)(password|passwd|passphrase|pwd|secret)\\?["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
+        r#"(?:\\?"((?:[^"\\\r\n]|\\[^"\r\n])*)\\?"|\\?'((?:[^'\\\r\n]|\\[^'\r\n])*)\\?'"#,
+        r#"|([^\s"'`,;&)\]}\\]+))"#,
     ))
 });
 /// Same groups as [`PASSWORD_ASSIGNMENT`].
 static API_KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     compile(concat!(
         r#"(?i)(api[_-]?key|api[_-]?token|api[_-]?secret|access[_-]?token|auth[_-]?token"#,
-        r#"|secret[_-]?(?:access[_-]?)?key|private[_-]?token|refresh[_-]?token)"#,
-        r#"["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
-        r#"(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'`,;&)\]}]+))"#,
+        r#"|secret[_-]?(?:access[_-]?)?key|private[_-]?token|refresh[_-]?token|token)"#,
+        r#"\\?["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
+        r#"(?:\\?"((?:[^"\\\r\n]|\\[^"\r\n])*)\\?"|\\?'((?:[^'\\\r\n]|\\[^'\r\n])*)\\?'"#,
+        r#"|([^\s"'`,;&)\]}\\]+))"#,
     ))
 });
 /// Group 1: the password.
@@ -466,10 +469,19 @@ fn scan_bearer(text: &str, out: &mut Vec<Raw>) {
 }
 
 fn scan_assignments(text: &str, regex: &Regex, class: SecretClass, out: &mut Vec<Raw>) {
-    for caps in regex.captures_iter(text) {
-        let (Some(key), Some(sep)) = (caps.get(1), caps.get(2)) else {
-            continue;
+    let mut at = 0;
+    while let Some(caps) = regex.captures_at(text, at) {
+        let (Some(whole), Some(key), Some(sep)) = (caps.get(0), caps.get(1), caps.get(2)) else {
+            break;
         };
+        // A quoted value may itself hold an assignment (`SECRET = 'password = "…"'`, a
+        // command line with `token='…'` in it): the next search starts inside the quotes,
+        // not after them. Otherwise after the match.
+        at = match (caps.get(3), caps.get(4)) {
+            (Some(v), _) | (_, Some(v)) => v.start(),
+            _ => whole.end(),
+        }
+        .max(key.end());
         if in_type_path(text, key.start()) {
             continue;
         }
@@ -1275,6 +1287,68 @@ mod tests {
             redact_secrets(&text, &f),
             "password = \"[REDACTED:password_assignment]\""
         );
+    }
+
+    /// Assignments inside quoted strings (a constant holding a config line, JSON inside a
+    /// string literal, a command line) are found and their lines redacted.
+    #[test]
+    fn assignments_inside_quotes_are_found_and_redacted() {
+        let cases = [
+            (
+                r#"SECRET = 'password = "hunter2longvalue"'"#,
+                SecretClass::PasswordAssignment,
+                "hunter2longvalue",
+            ),
+            (
+                r#"body = "{\"api_key\": \"Zx81bQ92kLm3Tq7\"}""#,
+                SecretClass::ApiKeyAssignment,
+                "Zx81bQ92kLm3Tq7",
+            ),
+            (
+                r#"let payload = r"{"api_key": "Zx81bQ92kLm3Tq7"}";"#,
+                SecretClass::ApiKeyAssignment,
+                "Zx81bQ92kLm3Tq7",
+            ),
+            (
+                r#"run("curl -d token='q7Wm2Xk9Lp4Rz8Tn' https://example.com/hook")"#,
+                SecretClass::ApiKeyAssignment,
+                "q7Wm2Xk9Lp4Rz8Tn",
+            ),
+            (
+                r#"CMD = "deploy --env prod token='q7Wm2Xk9Lp4Rz8Tn' --fast""#,
+                SecretClass::ApiKeyAssignment,
+                "q7Wm2Xk9Lp4Rz8Tn",
+            ),
+            (
+                r#"conf = 'db: {pwd: "s3cr3t-Value!"}'"#,
+                SecretClass::PasswordAssignment,
+                "s3cr3t-Value!",
+            ),
+        ];
+        for (line, class, secret) in cases {
+            let text = format!("fn main() {{\n    {line}\n}}\n");
+            assert!(
+                found(&text).iter().any(|(c, s)| *c == class && s == secret),
+                "{line}: {:?}",
+                found(&text)
+            );
+            let (red, _) = redact(&text).expect("redacted");
+            assert!(!red.contains(secret), "{red}");
+            assert_eq!(red.lines().count(), text.lines().count());
+            assert!(
+                red.starts_with("fn main() {\n") && red.ends_with("\n}\n"),
+                "{red}"
+            );
+        }
+        // Still nothing in ordinary quoted prose and code.
+        for quiet in [
+            r#"msg = 'the password = field must be filled'"#,
+            r#"label = "token: required""#,
+            r#"let next_token = tokens.next();"#,
+            r#"help = "set token=<your token> in the config""#,
+        ] {
+            assert!(found(quiet).is_empty(), "{quiet}: {:?}", found(quiet));
+        }
     }
 
     #[test]

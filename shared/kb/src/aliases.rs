@@ -9,6 +9,8 @@ use crate::{Kb, KbError, Result};
 
 fn key(field: &'static str, raw: &str) -> Result<NodeKey> {
     validate::identifier(field, raw)?;
+    // Checked as sent: normalising folds case, which would hide some credentials.
+    crate::credentials::refuse_in(field, raw)?;
     refs::normalize_ref(raw).ok_or(KbError::Field(validate::FieldError::Invalid {
         field,
         reason: "has no letters or digits".into(),

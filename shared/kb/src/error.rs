@@ -9,8 +9,14 @@ use evident_store::{ErrorKind, StoreError};
 pub enum KbError {
     #[error(transparent)]
     Field(#[from] FieldError),
-    #[error("content contains a credential ({}) at line {line}; remove it before ingesting", class.description())]
-    CredentialDetected { class: SecretClass, line: usize },
+    /// A credential in a string that would be stored; `field` names where (a path into JSON
+    /// values), never the secret.
+    #[error("{field} contains a credential ({}) at line {line}; remove it before writing", class.description())]
+    CredentialDetected {
+        field: String,
+        class: SecretClass,
+        line: usize,
+    },
     #[error(
         "relationship #{index} is not in a supported format (`a|EDGE|b`, `a->EDGE->b`, `a -[EDGE]-> b`): {reason}"
     )]

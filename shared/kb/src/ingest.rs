@@ -15,7 +15,7 @@ use evident_core::hashing::{chunk_id, content_hash};
 use evident_core::refs::{self, NodeKey, Relationship};
 use evident_core::{
     Chunk, EdgeWrite, Evidence, EvidenceSpec, Locator, NodeWrite, PreparedChunk, PreparedEdge,
-    PreparedNode, PreparedSource, Scope, secrets, validate,
+    PreparedNode, PreparedSource, Scope, validate,
 };
 use evident_store::{RecordUpdate, SourceRecord, SourceStatus, SourceWrite};
 use serde::{Deserialize, Serialize};
@@ -177,16 +177,18 @@ pub(crate) fn check(req: &IngestRequest) -> Result<Checked> {
     for r in rels {
         validate::bounded_text("relationships", r, MAX_RELATIONSHIP_LEN)?;
     }
-    for text in std::iter::once(req.content.as_str())
-        .chain(req.title.as_deref())
-        .chain(rels.iter().map(String::as_str))
-    {
-        if let Some(f) = secrets::find_secrets(text).first() {
-            return Err(KbError::CredentialDetected {
-                class: f.class,
-                line: f.line,
-            });
-        }
+    // Every string that would be stored (one rule: `credentials`).
+    let mut scan = crate::credentials::Scan::default();
+    scan.text("content", &req.content)?;
+    scan.text("sourceUrn", &req.source_urn)?;
+    scan.all("title", req.title.as_deref())?;
+    scan.all("mainNodeKey", req.main_node_key.as_deref())?;
+    scan.all("relationships", rels.iter().map(String::as_str))?;
+    if let Some(m) = &req.metadata {
+        scan.map("metadata", m)?;
+    }
+    if let Some(l) = &req.locator {
+        scan.serialised("locator", l)?;
     }
     // Everything that shapes what is stored; serde_json maps are ordered, so this is canonical.
     let fingerprint = serde_json::to_string(&(
@@ -317,6 +319,7 @@ const MAX_PREPARED_CHUNKS: usize = 100_000;
 
 /// Validates what a producer prepared, with the same limits as a document ingest.
 fn check_prepared(src: &PreparedSource) -> Result<()> {
+    let mut scan = crate::credentials::Scan::default();
     if !src.scope.is_consistent() {
         return Err(KbError::Invalid(
             "projectId and groupId need a clientId".into(),
@@ -354,12 +357,12 @@ fn check_prepared(src: &PreparedSource) -> Result<()> {
         if let Some(k) = &c.kind {
             validate::kind("kind", k)?;
         }
-        if let Some(f) = secrets::find_secrets(&c.text).first() {
-            return Err(KbError::CredentialDetected {
-                class: f.class,
-                line: f.line,
-            });
-        }
+        scan.text("content", &c.text)?;
+        scan.all("title", c.title.as_deref())?;
+        scan.all("context", c.context.as_deref())?;
+        scan.map("metadata", &c.metadata)?;
+        scan.serialised("locator", &c.locator)?;
+        scan.all("refs", c.refs.iter().map(NodeKey::as_str))?;
     }
     let in_range = |spec: &EvidenceSpec| match spec {
         EvidenceSpec::Chunks(ix) => !ix.is_empty() && ix.iter().all(|i| *i < src.chunks.len()),
@@ -386,6 +389,27 @@ fn check_prepared(src: &PreparedSource) -> Result<()> {
             )));
         }
     }
+    // Every other string that would be stored: the source's own, its graph's (keys, labels,
+    // props — a commit message, a symbol name), its aliases.
+    scan.text("sourceUrn", &src.source_urn)?;
+    scan.all("title", src.title.as_deref())?;
+    for n in &src.nodes {
+        scan.all("nodeKey", [n.key.as_str(), n.label.as_str()])?;
+        scan.map("props", &n.props)?;
+    }
+    for e in &src.edges {
+        scan.all(
+            "edges",
+            [e.from.as_str(), e.to.as_str(), e.edge_type.as_str()],
+        )?;
+        scan.map("props", &e.props)?;
+    }
+    scan.all(
+        "aliases",
+        src.aliases
+            .iter()
+            .flat_map(|(a, c)| [a.as_str(), c.as_str()]),
+    )?;
     Ok(())
 }
 
@@ -985,4 +1009,184 @@ fn embedding_text(chunk: &Chunk, context: Option<&str>) -> String {
     }
     s.push_str(&chunk.content);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Built at run time: nothing in this file looks like a live credential.
+    fn aws() -> String {
+        format!("AKIA{}", "Z3MHQ7RT2LQKXW5P")
+    }
+
+    fn refused_field(r: Result<impl Sized>) -> Option<String> {
+        match r {
+            Err(KbError::CredentialDetected { field, .. }) => Some(field),
+            _ => None,
+        }
+    }
+
+    fn request() -> IngestRequest {
+        IngestRequest {
+            client_id: Some("acme".into()),
+            source_urn: "doc:1".into(),
+            kind: "doc".into(),
+            content: "Ordinary text.".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_document_request_is_checked_in_every_stored_string() {
+        assert!(check(&request()).is_ok());
+        let key = aws();
+        let cases: Vec<(IngestRequest, &str)> = vec![
+            (
+                IngestRequest {
+                    content: format!("key {key}"),
+                    ..request()
+                },
+                "content",
+            ),
+            (
+                IngestRequest {
+                    title: Some(format!("key {key}")),
+                    ..request()
+                },
+                "title",
+            ),
+            (
+                IngestRequest {
+                    source_urn: format!("doc:{key}"),
+                    ..request()
+                },
+                "sourceUrn",
+            ),
+            (
+                IngestRequest {
+                    main_node_key: Some(format!("k:{key}")),
+                    ..request()
+                },
+                "mainNodeKey",
+            ),
+            (
+                IngestRequest {
+                    relationships: Some(vec![format!("a:{key}|rel|b:c")]),
+                    ..request()
+                },
+                "relationships",
+            ),
+            (
+                IngestRequest {
+                    metadata: json!({"a": [{"secret": "s3cr3t-Value!"}]})
+                        .as_object()
+                        .cloned(),
+                    ..request()
+                },
+                "metadata.a[0].secret",
+            ),
+            (
+                IngestRequest {
+                    locator: Some(Locator::for_chunk(
+                        None,
+                        &format!("https://x/{key}"),
+                        None,
+                        0,
+                        1,
+                        0,
+                        0,
+                    )),
+                    ..request()
+                },
+                "locator.uri",
+            ),
+        ];
+        for (req, field) in cases {
+            assert_eq!(
+                refused_field(check(&req)).as_deref(),
+                Some(field),
+                "{req:?}"
+            );
+        }
+    }
+
+    fn prepared() -> PreparedSource {
+        PreparedSource {
+            scope: Scope::client("acme"),
+            source_urn: "git:1".into(),
+            kind: "git-commit".into(),
+            title: None,
+            fingerprint: "f1".into(),
+            observed_at: None,
+            chunks: vec![PreparedChunk::new(
+                "Ordinary text.",
+                Locator::for_chunk(None, "git:1", None, 0, 14, 0, 0),
+            )],
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            aliases: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_prepared_source_is_checked_in_every_stored_string() {
+        assert!(check_prepared(&prepared()).is_ok());
+        let key = aws();
+        let node = |props: Map<String, Value>, label: &str| PreparedNode {
+            key: NodeKey::from_canonical("commit:abc"),
+            node_type: "commit".into(),
+            label: label.into(),
+            props,
+            evidence: EvidenceSpec::AllChunks,
+        };
+        let mut cases: Vec<(PreparedSource, &str)> = Vec::new();
+        let mut s = prepared();
+        s.title = Some(format!("t {key}"));
+        cases.push((s, "title"));
+        let mut s = prepared();
+        s.chunks[0].metadata = json!({"token": key})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        cases.push((s, "metadata.token"));
+        let mut s = prepared();
+        s.chunks[0].title = Some(format!("t {key}"));
+        cases.push((s, "title"));
+        let mut s = prepared();
+        s.nodes.push(node(
+            json!({"message": "password = \"hunter2hunter2\""})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            "commit abc",
+        ));
+        cases.push((s, "props.message"));
+        let mut s = prepared();
+        s.nodes.push(node(Map::new(), &format!("commit {key}")));
+        cases.push((s, "nodeKey"));
+        let mut s = prepared();
+        s.edges.push(PreparedEdge {
+            from: NodeKey::from_canonical("symbol:a"),
+            to: NodeKey::from_canonical(format!("symbol:{key}")),
+            edge_type: "calls".into(),
+            props: Map::new(),
+            evidence: EvidenceSpec::AllChunks,
+        });
+        cases.push((s, "edges"));
+        let mut s = prepared();
+        s.aliases.push((
+            NodeKey::from_canonical(format!("key:{key}")),
+            NodeKey::from_canonical("person:jan"),
+        ));
+        cases.push((s, "aliases"));
+        for (src, field) in cases {
+            assert_eq!(
+                refused_field(check_prepared(&src)).as_deref(),
+                Some(field),
+                "{field}"
+            );
+        }
+    }
 }

@@ -10,6 +10,7 @@
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
 mod aliases;
+pub mod credentials;
 mod error;
 mod graph;
 pub mod ingest;

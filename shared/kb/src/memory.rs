@@ -57,6 +57,9 @@ impl Kb {
             }
             .into());
         }
+        let mut scan = crate::credentials::Scan::default();
+        scan.text("key", key)?;
+        scan.json("value", &value)?;
         Ok(self
             .stores
             .memory

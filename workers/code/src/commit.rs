@@ -392,16 +392,19 @@ pub fn commit_source(
         file_chunks.push(mine);
     }
 
+    // The message is stored in the commit's props and title too: with its credential lines
+    // redacted, as in its chunk (the knowledge base refuses credentials in any stored string).
+    let message = redact(&c.message).map_or_else(|| c.message.clone(), |(clean, _)| clean);
     let mut nodes = vec![PreparedNode {
         key: commit_key.clone(),
         node_type: "commit".into(),
-        label: format!("{} {}", short(&hash), subject(&c.message)),
+        label: format!("{} {}", short(&hash), subject(&message)),
         props: props([
             ("hash", hash.clone().into()),
-            ("subject", subject(&c.message).into()),
+            ("subject", subject(&message).into()),
             (
                 "message",
-                c.message.chars().take(1000).collect::<String>().into(),
+                message.chars().take(1000).collect::<String>().into(),
             ),
             ("authorName", c.author_name.clone().into()),
             ("authorEmail", c.author_email.to_lowercase().into()),
@@ -519,7 +522,7 @@ pub fn commit_source(
         scope: ctx.scope.clone(),
         source_urn: commit_urn(&ctx.source_id, &hash),
         kind: "git-commit".into(),
-        title: Some(format!("{} {}", short(&hash), subject(&c.message))),
+        title: Some(format!("{} {}", short(&hash), subject(&message))),
         fingerprint: content_hash(&format!(
             "{COMMIT_VERSION}\0{}\0{hash}\0{}\0{}\0{max_tokens}\0{withheld}",
             ctx.repository, issues.tracker, issues.project

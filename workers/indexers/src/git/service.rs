@@ -226,6 +226,64 @@ fn check_count(field: &'static str, n: usize, max: usize) -> Result<(), KbError>
     Ok(())
 }
 
+/// Pushed strings stored as they are sent (paths, symbol names, imports, commit messages,
+/// names, CPG endpoints) must hold no credential: the whole push is refused (422
+/// `credential_detected`, naming the field, never the secret) before anything is written.
+/// File contents and diffs keep their line redaction instead.
+fn refuse_credentials_in_structure(req: &StructurePush) -> Result<(), KbError> {
+    let mut scan = evident_kb::credentials::Scan::default();
+    scan.text("repository", &req.repository)?;
+    scan.text("branch", &req.branch)?;
+    scan.all("commit", req.commit.as_deref())?;
+    for (i, f) in req.files.iter().enumerate() {
+        scan.text(&format!("files[{i}].path"), &f.path)?;
+        scan.all(&format!("files[{i}].language"), f.language.as_deref())?;
+        scan.all(
+            &format!("files[{i}].imports"),
+            f.imports.iter().map(String::as_str),
+        )?;
+        for s in &f.symbols {
+            let strings = [
+                Some(s.name.as_str()),
+                s.qualified_name.as_deref(),
+                s.parent.as_deref(),
+                s.signature.as_deref(),
+            ];
+            scan.all(
+                &format!("files[{i}].symbols"),
+                strings.into_iter().flatten(),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The same for pushed commits (see [`refuse_credentials_in_structure`]).
+fn refuse_credentials_in_commits(req: &CommitsPush) -> Result<(), KbError> {
+    let mut scan = evident_kb::credentials::Scan::default();
+    scan.text("repository", &req.repository)?;
+    scan.all("branch", req.branch.as_deref())?;
+    scan.all("issueTracker", req.issue_tracker.as_deref())?;
+    for (i, c) in req.commits.iter().enumerate() {
+        scan.text(&format!("commits[{i}].message"), &c.message)?;
+        let people = [
+            Some(c.author_name.as_str()),
+            Some(c.author_email.as_str()),
+            c.committer_name.as_deref(),
+            c.committer_email.as_deref(),
+        ];
+        scan.all(
+            &format!("commits[{i}].author"),
+            people.into_iter().flatten(),
+        )?;
+        for f in &c.files {
+            let paths = [Some(f.path.as_str()), f.old_path.as_deref()];
+            scan.all(&format!("commits[{i}].files"), paths.into_iter().flatten())?;
+        }
+    }
+    Ok(())
+}
+
 /// A symbol of a pre-parsed file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -344,6 +402,7 @@ pub async fn push_structure(
     let ctx = push_context(&req.scope, &req.repository)?;
     validate::bounded_text("branch", &req.branch, 256)?;
     check_count("files", req.files.len(), MAX_PUSH_ITEMS)?;
+    refuse_credentials_in_structure(&req)?;
     let mut out = PushOutcome {
         received: req.files.len(),
         ..Default::default()
@@ -578,6 +637,7 @@ pub async fn push_commits(
     if let Some(b) = &req.branch {
         validate::bounded_text("branch", b, 256)?;
     }
+    refuse_credentials_in_commits(&req)?;
     let issues = match req.issue_tracker.as_deref().and_then(|t| t.split_once(':')) {
         Some((tracker, project)) => IssueContext {
             tracker: tracker.into(),
@@ -668,6 +728,18 @@ pub async fn push_cpg(kb: &Kb, req: CpgPush, priority: Priority) -> Result<CpgOu
         }
         validate::bounded_text("edges", &e.from, 1024)?;
         validate::bounded_text("edges", &e.to, 1024)?;
+    }
+    // Endpoint names become node keys and labels: no credential in them (see
+    // `refuse_credentials_in_structure`).
+    let mut scan = evident_kb::credentials::Scan::default();
+    scan.all("name", req.name.as_deref())?;
+    for (i, e) in req.edges.iter().enumerate() {
+        let strings = [
+            Some(e.from.as_str()),
+            Some(e.to.as_str()),
+            e.path.as_deref(),
+        ];
+        scan.all(&format!("edges[{i}]"), strings.into_iter().flatten())?;
     }
     // Which endpoints does the graph already know (from structural ingest)?
     let vis = Visibility::of(ctx.scope.clone());
