@@ -328,6 +328,15 @@ impl SourceRequest {
     }
 }
 
+/// Whether registering `req` as `kind` would read local files (a path, a `file://` URL, a CA
+/// file): the API requires a stronger role for those. Settings that do not parse name none
+/// (their registration fails anyway).
+pub fn reads_local_files(kind: &str, req: &SourceRequest) -> bool {
+    kind_info(kind)
+        .and_then(|k| (k.check)(Value::Object(req.config.clone())).ok())
+        .is_some_and(|c| !c.paths.is_empty())
+}
+
 /// Checks what a stored source may reach — its local paths under `[sources] roots`, its
 /// URLs (resolved) under the egress policy — as registration does.
 ///
@@ -489,5 +498,41 @@ mod tests {
             .contains("intervalSecs")
         );
         assert!(bad(json!([1]), "mbox").contains("object"));
+    }
+
+    #[test]
+    fn local_paths_are_named_and_checked_against_the_roots() {
+        let req = |v: Value| SourceRequest::from_json(v).expect("request");
+        assert!(reads_local_files(
+            "mbox",
+            &req(json!({"clientId": "a", "path": "/srv/mail/x.mbox"}))
+        ));
+        assert!(reads_local_files(
+            "git",
+            &req(json!({"clientId": "a", "name": "r", "url": "file:///srv/r.git"}))
+        ));
+        assert!(!reads_local_files(
+            "web",
+            &req(json!({"clientId": "a", "urls": ["https://example.com/"]}))
+        ));
+        let access = Access::new(
+            evident_egress::EgressPolicy::strict(),
+            crate::access::SourceRoots::new(["/srv/mail"]),
+        );
+        let mbox = |p: &str| req(json!({"clientId": "a", "path": p}));
+        assert!(
+            mbox("/srv/mail/x.mbox")
+                .to_source_with("mbox", 1, &access)
+                .is_ok()
+        );
+        let e = mbox("/etc/passwd")
+            .to_source_with("mbox", 1, &access)
+            .expect_err("outside");
+        assert_eq!(e.code(), "path_not_allowed");
+        assert_eq!(e.http_status(), 403);
+        let e = req(json!({"clientId": "a", "repo": "a/b", "baseUrl": "http://127.0.0.1:1"}))
+            .to_source_with("github", 1, &access)
+            .expect_err("loopback");
+        assert_eq!(e.code(), "egress_refused");
     }
 }
