@@ -19,4 +19,4 @@ export EVIDENT_TEST_MONGO_URL="mongodb://127.0.0.1:27017/?directConnection=true"
 
 cargo nextest run --no-fail-fast \
   -p evident-store-arango -p evident-store-weaviate -p evident-store-mongo \
-  --features evident-store-mongo/driver --test conformance
+  --features evident-store-mongo/driver --test conformance --run-ignored all

@@ -317,7 +317,7 @@ mod tests {
         let g = Grant::client("c1", Role::Read);
         let err = g
             .authorize(Role::Write, &Scope::client("c1"), Intent::Write)
-            .unwrap_err();
+            .expect_err("refused");
         assert_eq!(err.code(), "forbidden_role");
     }
 
@@ -333,7 +333,7 @@ mod tests {
         }
         let other = g
             .authorize(Role::Read, &Scope::client("c2"), Intent::Read)
-            .unwrap_err();
+            .expect_err("refused");
         assert_eq!(other.code(), "forbidden_scope");
         assert!(
             g.authorize(Role::Read, &Scope::global(), Intent::Read)

@@ -116,6 +116,10 @@ pub struct SourceWrite {
 
 /// The registry side of a [`SourceWrite`].
 #[derive(Debug, Clone, Default, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per source write, moved once into the writer: boxing would only add an allocation"
+)]
 pub enum RecordUpdate {
     /// Leave the registry as it is (chunk-only writes).
     #[default]

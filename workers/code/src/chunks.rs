@@ -129,18 +129,29 @@ fn windows(
     }
 }
 
+/// What cutting one file into units reads: its lines, symbols, their nesting and the budget.
+struct Cutter<'a> {
+    lines: &'a Lines<'a>,
+    symbols: &'a [Symbol],
+    tree: &'a [Vec<usize>],
+    cfg: &'a CodeChunking,
+}
+
 /// Units covering lines `a..=b`, whose direct child symbols are `children`.
 fn units(
-    lines: &Lines<'_>,
-    symbols: &[Symbol],
-    tree: &[Vec<usize>],
+    cut: &Cutter<'_>,
     a: usize,
     b: usize,
     children: &[usize],
     owner: Option<usize>,
-    cfg: &CodeChunking,
     out: &mut Vec<Unit>,
 ) {
+    let Cutter {
+        lines,
+        symbols,
+        tree,
+        cfg,
+    } = *cut;
     let gap = |from: usize, to: usize, out: &mut Vec<Unit>| {
         if lines.tokens(from, to) <= cfg.max_tokens {
             out.push(Unit {
@@ -179,7 +190,7 @@ fn units(
                 alone: size >= cfg.min_tokens,
             });
         } else if !tree[c].is_empty() {
-            units(lines, symbols, tree, cs, ce, &tree[c], Some(c), cfg, out);
+            units(cut, cs, ce, &tree[c], Some(c), out);
         } else {
             windows(lines, cs, ce, cfg.max_tokens, Some(c), out);
         }
@@ -227,17 +238,13 @@ pub fn chunk_code(src: &str, symbols: &[Symbol], cfg: &CodeChunking) -> Vec<Code
     }
     let (tree, roots) = nest(symbols);
     let mut us = Vec::new();
-    units(
-        &lines,
+    let cut = Cutter {
+        lines: &lines,
         symbols,
-        &tree,
-        0,
-        lines.len() - 1,
-        &roots,
-        None,
+        tree: &tree,
         cfg,
-        &mut us,
-    );
+    };
+    units(&cut, 0, lines.len() - 1, &roots, None, &mut us);
     pack(&lines, symbols, &us, cfg)
 }
 
