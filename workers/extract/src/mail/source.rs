@@ -1,0 +1,337 @@
+//! A message as prepared sources: keys and URNs, thread, people, links, and attachments as documents.
+
+use super::*;
+
+/// Where a message was read, and how it is stored.
+pub struct MailContext<'a> {
+    pub scope: &'a Scope,
+    /// The registered source's id (URNs: `mail:{source}:{message-id}`).
+    pub source_id: &'a str,
+    /// Mailbox or folder name (`INBOX`, `archive.mbox`).
+    pub mailbox: &'a str,
+    /// Attachments larger than this are not extracted (their name is still listed).
+    pub max_attachment_bytes: usize,
+    pub chunking: &'a ChunkingConfig,
+    /// Set when only the first this-many bytes of the message were read (it was over the
+    /// source's size limit): the last attachment is then incomplete and is not extracted.
+    pub truncated_at: Option<u64>,
+}
+
+pub fn message_urn(source_id: &str, message_id: &str) -> String {
+    format!("mail:{source_id}:{message_id}")
+}
+
+pub fn message_key(message_id: &str) -> NodeKey {
+    refs::normalize_ref(&format!("message:{message_id}"))
+        .unwrap_or_else(|| NodeKey::from_canonical("message"))
+}
+
+pub fn thread_key(root_id: &str) -> NodeKey {
+    refs::normalize_ref(&format!("thread:{root_id}"))
+        .unwrap_or_else(|| NodeKey::from_canonical("thread"))
+}
+
+/// The message a reply answers: the last `In-Reply-To` id, else the last of `References`.
+pub fn parent_of(e: &Email) -> Option<&str> {
+    e.in_reply_to
+        .last()
+        .or(e.references.last())
+        .map(String::as_str)
+}
+
+/// The thread's root: the first of `References`, else the parent, else the message itself.
+pub fn thread_root(e: &Email) -> &str {
+    e.references
+        .first()
+        .or(e.in_reply_to.first())
+        .map_or(e.message_id.as_str(), String::as_str)
+}
+
+/// Why an attachment was not extracted, if it was not.
+pub fn attachment_skip(a: &Attachment, max_bytes: usize) -> Option<String> {
+    if a.data.len() > max_bytes {
+        return Some(format!(
+            "{} bytes, over the {max_bytes}-byte limit",
+            a.data.len()
+        ));
+    }
+    let format = Format::from_mime(&a.content_type)
+        .or_else(|| a.filename.as_deref().and_then(Format::from_name));
+    format
+        .is_none()
+        .then(|| format!("{} is not a document type Evident reads", a.content_type))
+}
+
+/// A message as prepared sources: the message itself, then one per extracted attachment.
+/// Attachments that cannot be read are listed on the message (`skippedAttachments`), not lost.
+pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
+    let msg_key = message_key(&e.message_id);
+    let urn = message_urn(ctx.source_id, &e.message_id);
+    let mut chunks = Vec::new();
+    let mut redacted = false;
+    let people: Vec<(&str, &EmailAddress)> = e
+        .from
+        .iter()
+        .map(|a| ("sent_by", a))
+        .chain(e.to.iter().map(|a| ("sent_to", a)))
+        .chain(e.cc.iter().map(|a| ("cc", a)))
+        .collect();
+    let mut person_keys: Vec<(&str, NodeKey, &EmailAddress)> = Vec::new();
+    for (rel, a) in &people {
+        if let Some(k) = keys::person(a.name.as_deref(), a.email.as_deref()) {
+            person_keys.push((rel, k, a));
+        }
+    }
+
+    // Chunk 0: the header, so who wrote to whom, when, about what is itself citable.
+    let mut header = String::new();
+    for (label, list) in [("From", &e.from), ("To", &e.to), ("Cc", &e.cc)] {
+        if !list.is_empty() {
+            header.push_str(&format!(
+                "{label}: {}\n",
+                list.iter()
+                    .map(EmailAddress::render)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    if let Some(d) = &e.date_rfc822 {
+        header.push_str(&format!("Date: {d}\n"));
+    }
+    header.push_str(&format!(
+        "Subject: {}\n",
+        e.subject.as_deref().unwrap_or("(no subject)")
+    ));
+    let mut head = PreparedChunk::new(
+        header.trim_end().to_string(),
+        Locator::Email {
+            message_id: e.message_id.clone(),
+            mailbox: Some(ctx.mailbox.to_string()),
+            part: Some("headers".into()),
+            char_start: 0,
+            char_end: header.trim_end().chars().count(),
+        },
+    );
+    head.refs = std::iter::once(msg_key.clone())
+        .chain(person_keys.iter().map(|(_, k, _)| k.clone()))
+        .collect();
+    head.kind = Some("mail-header".into());
+    chunks.push(head);
+
+    for part in &e.texts {
+        let text = match redact(&part.text) {
+            Some((clean, _)) => {
+                redacted = true;
+                clean
+            }
+            None => part.text.clone(),
+        };
+        for piece in chunk_text(&text, ctx.chunking) {
+            let mut c = PreparedChunk::new(
+                piece.text.clone(),
+                Locator::Email {
+                    message_id: e.message_id.clone(),
+                    mailbox: Some(ctx.mailbox.to_string()),
+                    part: Some(part.part.clone()),
+                    char_start: piece.char_start,
+                    char_end: piece.char_end,
+                },
+            );
+            c.refs = std::iter::once(msg_key.clone())
+                .chain(refs::extract_refs(&piece.text).into_iter().map(|f| f.key))
+                .collect();
+            c.context = e.subject.clone();
+            chunks.push(c);
+        }
+    }
+
+    let mut skipped_attachments = Vec::new();
+    let mut attachment_sources = Vec::new();
+    let mut attachment_edges = Vec::new();
+    for (i, a) in e.attachments.iter().enumerate() {
+        let name = a
+            .filename
+            .clone()
+            .unwrap_or_else(|| format!("part {}", a.part));
+        let cut_off = ctx.truncated_at.filter(|_| i + 1 == e.attachments.len());
+        if let Some(limit) = cut_off {
+            skipped_attachments.push(format!(
+                "{name}: cut off (the message is larger than the {limit}-byte limit)"
+            ));
+            continue;
+        }
+        if let Some(why) = attachment_skip(a, ctx.max_attachment_bytes) {
+            skipped_attachments.push(format!("{name}: {why}"));
+            continue;
+        }
+        let format = Format::from_mime(&a.content_type)
+            .or_else(|| a.filename.as_deref().and_then(Format::from_name))
+            .unwrap_or(Format::Text);
+        let doc = match extract(format, &a.data) {
+            Ok(d) => d,
+            Err(err) => {
+                skipped_attachments.push(format!("{name}: {err}"));
+                continue;
+            }
+        };
+        let att_urn = format!("{urn}:attachment:{}", a.part);
+        let att_key = refs::normalize_ref(&format!("attachment:{}/{}", e.message_id, a.part))
+            .unwrap_or_else(|| NodeKey::from_canonical("attachment"));
+        let uri = format!("mid:{}/{}", e.message_id, name);
+        let meta = DocumentMeta {
+            scope: ctx.scope,
+            source_urn: &att_urn,
+            uri: &uri,
+            kind: "mail-attachment",
+            title: Some(&name),
+            observed_at: e.date.as_deref(),
+            node: Some(att_key.clone()),
+        };
+        if let Some(src) = document_source(&meta, &doc, ctx.chunking) {
+            attachment_edges.push(att_key);
+            attachment_sources.push(src);
+        }
+    }
+
+    let mut nodes = vec![PreparedNode {
+        key: msg_key.clone(),
+        node_type: "message".into(),
+        label: e.subject.clone().unwrap_or_else(|| "(no subject)".into()),
+        props: props([
+            ("messageId", e.message_id.clone().into()),
+            (
+                "subject",
+                e.subject.clone().map(Value::from).unwrap_or(Value::Null),
+            ),
+            (
+                "date",
+                e.date.clone().map(Value::from).unwrap_or(Value::Null),
+            ),
+            ("mailbox", ctx.mailbox.into()),
+            (
+                "links",
+                if e.links.is_empty() {
+                    Value::Null
+                } else {
+                    Value::from(e.links.clone())
+                },
+            ),
+            (
+                "truncatedAt",
+                ctx.truncated_at.map(Value::from).unwrap_or(Value::Null),
+            ),
+            (
+                "skippedAttachments",
+                if skipped_attachments.is_empty() {
+                    Value::Null
+                } else {
+                    Value::from(skipped_attachments.clone())
+                },
+            ),
+        ]),
+        evidence: EvidenceSpec::AllChunks,
+    }];
+    let mut edges = Vec::new();
+    let mut aliases = Vec::new();
+    let edge = |from: &NodeKey, t: &str, to: NodeKey, evidence: EvidenceSpec| PreparedEdge {
+        from: from.clone(),
+        to,
+        edge_type: t.into(),
+        props: Map::new(),
+        evidence,
+    };
+    for (rel, key, a) in &person_keys {
+        nodes.push(PreparedNode {
+            key: key.clone(),
+            node_type: "person".into(),
+            label: a.name.clone().or(a.email.clone()).unwrap_or_default(),
+            props: props([
+                (
+                    "name",
+                    a.name.clone().map(Value::from).unwrap_or(Value::Null),
+                ),
+                (
+                    "email",
+                    a.email
+                        .as_ref()
+                        .map(|m| Value::from(m.to_lowercase()))
+                        .unwrap_or(Value::Null),
+                ),
+            ]),
+            evidence: EvidenceSpec::chunk(0),
+        });
+        if a.email.is_some() {
+            aliases.extend(keys::person_aliases(key, a.name.as_deref(), &[]));
+        }
+        edges.push(edge(&msg_key, rel, key.clone(), EvidenceSpec::chunk(0)));
+    }
+    if let Some(parent) = parent_of(e) {
+        edges.push(edge(
+            &msg_key,
+            "replies_to",
+            message_key(parent),
+            EvidenceSpec::chunk(0),
+        ));
+    }
+    edges.push(edge(
+        &msg_key,
+        "in_thread",
+        thread_key(thread_root(e)),
+        EvidenceSpec::chunk(0),
+    ));
+    for link in e.links.iter().take(200) {
+        if let Some(url_key) = refs::normalize_ref(&format!("url:{link}")) {
+            let at = chunks
+                .iter()
+                .position(|c| c.text.contains(link.as_str()))
+                .unwrap_or(0);
+            nodes.push(PreparedNode {
+                key: url_key.clone(),
+                node_type: "url".into(),
+                label: link.clone(),
+                props: props([("url", link.clone().into())]),
+                evidence: EvidenceSpec::chunk(at),
+            });
+            edges.push(edge(&msg_key, "links_to", url_key, EvidenceSpec::chunk(at)));
+        }
+    }
+    for att in &attachment_edges {
+        // The attachment's node is evidenced by its own source; the message names it.
+        edges.push(edge(
+            &msg_key,
+            "has_attachment",
+            att.clone(),
+            EvidenceSpec::chunk(0),
+        ));
+    }
+    let mut out = vec![PreparedSource {
+        scope: ctx.scope.clone(),
+        source_urn: urn,
+        kind: "mail".into(),
+        title: e.subject.clone(),
+        fingerprint: content_hash(&format!(
+            "{MAIL_VERSION}\0{}\0{redacted}\0{header}\0{}\0{:?}\0{:?}",
+            e.message_id,
+            e.texts
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\u{c}"),
+            (
+                &e.in_reply_to,
+                &e.references,
+                &skipped_attachments,
+                &attachment_edges
+            ),
+            ctx.truncated_at
+        )),
+        observed_at: e.date.clone(),
+        chunks,
+        nodes,
+        edges,
+        aliases,
+    }];
+    out.extend(attachment_sources);
+    out
+}

@@ -1,0 +1,105 @@
+use super::*;
+
+const THREAD: &str = "From a@x Mon Jan  5 10:00:00 2026\nMessage-ID: <root@x>\nFrom: Ann <ann@x.io>\nTo: Bob <bob@x.io>\nSubject: Plan\nDate: Mon, 05 Jan 2026 10:00:00 +0000\n\nLet's plan. See https://example.com/plan.\n\nFrom b@x Mon Jan  5 11:00:00 2026\nMessage-ID: <r1@x>\nIn-Reply-To: <root@x>\nReferences: <root@x>\nFrom: Bob <bob@x.io>\nTo: Ann <ann@x.io>\nSubject: Re: Plan\nDate: Mon, 05 Jan 2026 11:00:00 +0000\n\nAgreed.\n>From the archive: quoted.\n\nFrom c@x Mon Jan  5 12:00:00 2026\nMessage-ID: <r2@x>\nIn-Reply-To: <r1@x>\nReferences: <root@x> <r1@x>\nFrom: Cy <cy@x.io>\nSubject: Re: Plan\n\nMe too.\n";
+
+#[test]
+fn mbox_splits_and_unquotes() {
+    let entries = split_mbox(THREAD.as_bytes());
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[1].envelope, "From b@x Mon Jan  5 11:00:00 2026");
+    let second = String::from_utf8_lossy(&entries[1].bytes).to_string();
+    assert!(second.contains("\nFrom the archive: quoted."), "{second}");
+    assert!(split_mbox(b"").is_empty());
+    assert!(split_mbox(b"no envelope here").is_empty());
+}
+
+#[test]
+fn threads_people_and_links() {
+    let emails: Vec<Email> = split_mbox(THREAD.as_bytes())
+        .iter()
+        .map(|m| parse_email(&m.bytes).expect("parse"))
+        .collect();
+    assert_eq!(parent_of(&emails[2]), Some("r1@x"));
+    assert_eq!(thread_root(&emails[2]), "root@x");
+    assert_eq!(thread_root(&emails[0]), "root@x");
+    assert_eq!(emails[0].links, vec!["https://example.com/plan"]);
+    let scope = Scope::client("acme");
+    let chunking = ChunkingConfig::default();
+    let ctx = MailContext {
+        scope: &scope,
+        source_id: "acme.mail",
+        mailbox: "INBOX",
+        max_attachment_bytes: 1 << 20,
+        truncated_at: None,
+        chunking: &chunking,
+    };
+    let src = &email_sources(&emails[1], &ctx)[0];
+    let edges: Vec<(&str, &str)> = src
+        .edges
+        .iter()
+        .map(|e| (e.edge_type.as_str(), e.to.as_str()))
+        .collect();
+    assert!(
+        edges.contains(&("replies_to", "message:root_x")),
+        "{edges:?}"
+    );
+    assert!(edges.contains(&("in_thread", "thread:root_x")), "{edges:?}");
+    assert!(edges.contains(&("sent_by", "user:bob_x_io")), "{edges:?}");
+    assert!(edges.contains(&("sent_to", "user:ann_x_io")), "{edges:?}");
+    assert_eq!(src.aliases.len(), 2, "names resolve to e-mail identities");
+    match &src.chunks[1].locator {
+        Locator::Email {
+            message_id,
+            part,
+            mailbox,
+            ..
+        } => {
+            assert_eq!(
+                (message_id.as_str(), part.as_deref(), mailbox.as_deref()),
+                ("r1@x", Some("1"), Some("INBOX"))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn messages_without_an_id_get_a_stable_one_and_garbage_is_an_error() {
+    let a = parse_email(b"From: x@y.z\nSubject: s\n\nbody").expect("parse");
+    let b = parse_email(b"From: x@y.z\nSubject: s\n\nbody").expect("parse");
+    assert!(a.message_id.starts_with("evident-"));
+    assert_eq!(a.message_id, b.message_id);
+    assert!(parse_email(b"   ").is_err());
+}
+
+#[test]
+fn utf8_labelled_latin1_is_read_as_utf8_and_real_latin1_stays() {
+    let mislabelled =
+        "Subject: m\nContent-Type: text/plain; charset=\"ISO-8859-1\"\n\ncrème brûlée".as_bytes();
+    assert_eq!(
+        parse_email(mislabelled).expect("parse").texts[0]
+            .text
+            .trim(),
+        "crème brûlée"
+    );
+    let mut latin1 = b"Subject: l\nContent-Type: text/plain; charset=iso-8859-1\n\ncr".to_vec();
+    latin1.extend_from_slice(&[0xE8, b'm', b'e']);
+    assert_eq!(
+        parse_email(&latin1).expect("parse").texts[0].text.trim(),
+        "crème"
+    );
+    assert_eq!(
+        declared_charset(b"Content-Type: text/plain; charset=\"UTF-8\"").as_deref(),
+        Some("utf-8")
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn never_panics(s in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+        for m in split_mbox(&s) {
+            let _ = parse_email(&m.bytes);
+        }
+        let _ = parse_email(&s);
+    }
+}
