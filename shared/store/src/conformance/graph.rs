@@ -1,0 +1,528 @@
+//! Graph store cases: evidence and garbage collection, descriptions, removal, folding, traversal, visibility.
+
+use super::*;
+
+pub(super) fn node(k: &str, evidence: Vec<Evidence>) -> NodeWrite {
+    let key = key(k);
+    NodeWrite {
+        node_type: key.namespace().to_string(),
+        label: key.value().to_string(),
+        key,
+        props: Map::new(),
+        evidence,
+        mention_only: false,
+    }
+}
+
+pub(super) fn edge(from: &str, t: &str, to: &str, evidence: Vec<Evidence>) -> EdgeWrite {
+    EdgeWrite {
+        from: key(from),
+        to: key(to),
+        edge_type: t.to_string(),
+        props: Map::new(),
+        evidence,
+    }
+}
+
+pub async fn graph_merges_evidence_and_collects_garbage(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:g1",
+        &[("e1", "doc", "one", 0), ("e2", "doc", "two", 1)],
+    )
+    .await;
+    let g = &h.stores.graph;
+    g.upsert(
+        "c1",
+        vec![node("jira:a-1", vec![ev("e1", &c1)])],
+        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e1", &c1)])],
+    )
+    .await
+    .expect("upsert");
+    // Same edge, more evidence: merged, not replaced. Upserting twice is idempotent.
+    g.upsert(
+        "c1",
+        vec![],
+        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e2", &c1)])],
+    )
+    .await
+    .expect("upsert");
+    g.upsert(
+        "c1",
+        vec![],
+        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e2", &c1)])],
+    )
+    .await
+    .expect("upsert");
+    let sub = g
+        .traverse(
+            &vis(&c1),
+            &[key("jira:a-1")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traverse");
+    assert_eq!(sub.edges.len(), 1);
+    let mut evidence = sub.edges[0].evidence_chunk_ids.clone();
+    evidence.sort();
+    assert_eq!(evidence, vec!["e1", "e2"]);
+    // Endpoint created by the edge exists.
+    assert_eq!(
+        g.get_nodes(&vis(&c1), &[key("jira:a-2")])
+            .await
+            .expect("get")
+            .len(),
+        1
+    );
+    let removed = g
+        .remove_evidence("c1", &["e1".into()])
+        .await
+        .expect("remove");
+    assert_eq!((removed.edges, removed.nodes), (0, 0), "edge still has e2");
+    let removed = g
+        .remove_evidence("c1", &["e2".into()])
+        .await
+        .expect("remove");
+    assert_eq!(
+        (removed.edges, removed.nodes),
+        (1, 2),
+        "edge and both nodes lost their last evidence"
+    );
+    assert!(
+        g.get_nodes(&vis(&c1), &[key("jira:a-1"), key("jira:a-2")])
+            .await
+            .expect("get")
+            .is_empty()
+    );
+}
+
+pub async fn mentions_never_overwrite_descriptions(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:m",
+        &[("m1", "doc", "one", 0), ("m2", "doc", "two", 1)],
+    )
+    .await;
+    let g = &h.stores.graph;
+    let mut person = node("user:jan_example_com", vec![ev("m1", &c1)]);
+    person.node_type = "person".into();
+    person.label = "Jan Novák".into();
+    person
+        .props
+        .insert("email".into(), "jan@example.com".into());
+    g.upsert("c1", vec![person], vec![])
+        .await
+        .expect("describe");
+    let mut mention = node("user:jan_example_com", vec![ev("m2", &c1)]);
+    mention.mention_only = true;
+    g.upsert("c1", vec![mention], vec![])
+        .await
+        .expect("mention");
+    let got = g
+        .get_nodes(&vis(&c1), &[key("user:jan_example_com")])
+        .await
+        .expect("get");
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].node_type.as_str(), got[0].label.as_str()),
+        ("person", "Jan Novák")
+    );
+    assert_eq!(got[0].props["email"], "jan@example.com");
+    let mut evidence = got[0].evidence_chunk_ids.clone();
+    evidence.sort();
+    assert_eq!(
+        evidence,
+        vec!["m1", "m2"],
+        "the mention still adds its evidence"
+    );
+    // A mention of an unknown key creates it as written.
+    let mut fresh = node("jira:x-9", vec![ev("m2", &c1)]);
+    fresh.mention_only = true;
+    fresh.label = "x 9".into();
+    g.upsert("c1", vec![fresh], vec![]).await.expect("mention");
+    let got = g
+        .get_nodes(&vis(&c1), &[key("jira:x-9")])
+        .await
+        .expect("get");
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].node_type.as_str(), got[0].label.as_str()),
+        ("jira", "x 9")
+    );
+}
+
+pub async fn edges_can_be_removed_explicitly(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(h, &c1, "urn:r", &[("r1", "doc", "one", 0)]).await;
+    let g = &h.stores.graph;
+    g.upsert(
+        "c1",
+        vec![],
+        vec![
+            edge(
+                "branch:main",
+                "has_commit",
+                "commit:a1",
+                vec![ev("r1", &c1)],
+            ),
+            edge("branch:dev", "has_commit", "commit:a1", vec![ev("r1", &c1)]),
+        ],
+    )
+    .await
+    .expect("upsert");
+    let gone = crate::EdgeKey {
+        from: key("branch:main"),
+        edge_type: "has_commit".into(),
+        to: key("commit:a1"),
+    };
+    assert_eq!(
+        g.remove_edges("c1", std::slice::from_ref(&gone))
+            .await
+            .expect("remove"),
+        1
+    );
+    assert_eq!(
+        g.remove_edges("c1", &[gone]).await.expect("again"),
+        0,
+        "idempotent"
+    );
+    let sub = g
+        .traverse(
+            &vis(&c1),
+            &[key("commit:a1")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traverse");
+    let edges: Vec<(&str, &str)> = sub
+        .edges
+        .iter()
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect();
+    assert_eq!(edges, vec![("branch:dev", "commit:a1")]);
+    assert_eq!(
+        g.get_nodes(&vis(&c1), &[key("branch:main")])
+            .await
+            .expect("get")
+            .len(),
+        1,
+        "endpoints stay while evidenced"
+    );
+}
+
+pub async fn nodes_fold_into_their_canonical(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(
+        h,
+        &c1,
+        "urn:f",
+        &[("f1", "doc", "one", 0), ("f2", "doc", "two", 1)],
+    )
+    .await;
+    let g = &h.stores.graph;
+    let mut speaker = node("user:ann", vec![ev("f1", &c1)]);
+    speaker.props.insert("name".into(), "Ann".into());
+    speaker.props.insert("role".into(), "speaker".into());
+    let mut canonical = node("user:ann@x.io", vec![ev("f2", &c1)]);
+    canonical.props.insert("role".into(), "author".into());
+    g.upsert(
+        "c1",
+        vec![speaker, canonical],
+        vec![
+            edge("user:ann", "spoke_in", "meeting:m1", vec![ev("f1", &c1)]),
+            edge("user:ann", "same_as", "user:ann@x.io", vec![ev("f1", &c1)]),
+            edge("commit:a1", "authored_by", "user:ann", vec![ev("f1", &c1)]),
+            edge(
+                "commit:a1",
+                "authored_by",
+                "user:ann@x.io",
+                vec![ev("f2", &c1)],
+            ),
+        ],
+    )
+    .await
+    .expect("upsert");
+    assert!(
+        g.fold_node("c1", &key("user:ann"), &key("user:ann@x.io"))
+            .await
+            .expect("fold")
+    );
+    assert!(
+        !g.fold_node("c1", &key("user:ann"), &key("user:ann@x.io"))
+            .await
+            .expect("again"),
+        "idempotent"
+    );
+    let v = vis(&c1);
+    assert!(
+        g.get_nodes(&v, &[key("user:ann")])
+            .await
+            .expect("get")
+            .is_empty(),
+        "the alias node is gone"
+    );
+    let got = g.get_nodes(&v, &[key("user:ann@x.io")]).await.expect("get");
+    assert_eq!(got.len(), 1);
+    let mut ev_ids = got[0].evidence_chunk_ids.clone();
+    ev_ids.sort();
+    assert_eq!(ev_ids, vec!["f1", "f2"], "evidence moved over");
+    assert_eq!(got[0].props["role"], "author", "the canonical's props win");
+    assert_eq!(
+        got[0].props["name"], "Ann",
+        "the alias fills what is missing"
+    );
+    let sub = g
+        .traverse(
+            &v,
+            &[key("user:ann@x.io")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("traverse");
+    let mut edges: Vec<(String, String, String, usize)> = sub
+        .edges
+        .iter()
+        .map(|e| {
+            (
+                e.from.to_string(),
+                e.edge_type.clone(),
+                e.to.to_string(),
+                e.evidence_chunk_ids.len(),
+            )
+        })
+        .collect();
+    edges.sort();
+    assert_eq!(
+        edges,
+        vec![
+            (
+                "commit:a1".into(),
+                "authored_by".into(),
+                "user:ann@x.io".into(),
+                2
+            ),
+            (
+                "user:ann@x.io".into(),
+                "spoke_in".into(),
+                "meeting:m1".into(),
+                1
+            ),
+        ],
+        "edges re-pointed and merged; the self-loop dropped"
+    );
+    // Folding into a key with no node yet creates it from the alias.
+    assert!(
+        g.fold_node("c1", &key("meeting:m1"), &key("meeting:m-1"))
+            .await
+            .expect("fold")
+    );
+    let moved = g.get_nodes(&v, &[key("meeting:m-1")]).await.expect("get");
+    assert_eq!(moved.len(), 1);
+    assert_eq!(moved[0].node_type, "meeting");
+}
+
+pub async fn traversal_respects_depth_direction_and_types(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(h, &c1, "urn:t", &[("t1", "doc", "chain", 0)]).await;
+    let e = || vec![ev("t1", &c1)];
+    h.stores
+        .graph
+        .upsert(
+            "c1",
+            vec![],
+            vec![
+                edge("file:a", "imports", "file:b", e()),
+                edge("file:b", "imports", "file:c", e()),
+                edge("commit:x", "modifies", "file:a", e()),
+            ],
+        )
+        .await
+        .expect("upsert");
+    let g = &h.stores.graph;
+    let names = |sub: &crate::Subgraph| {
+        let mut v: Vec<(String, usize)> = sub
+            .nodes
+            .iter()
+            .map(|(n, d)| (n.key.to_string(), *d))
+            .collect();
+        v.sort();
+        v
+    };
+    let one = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(
+        names(&one),
+        vec![
+            ("commit:x".into(), 1),
+            ("file:a".into(), 0),
+            ("file:b".into(), 1)
+        ]
+    );
+    let two_out = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 2,
+                direction: Direction::Out,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(
+        names(&two_out),
+        vec![
+            ("file:a".into(), 0),
+            ("file:b".into(), 1),
+            ("file:c".into(), 2)
+        ]
+    );
+    let incoming = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 3,
+                direction: Direction::In,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(
+        names(&incoming),
+        vec![("commit:x".into(), 1), ("file:a".into(), 0)]
+    );
+    let typed = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 3,
+                edge_types: vec!["modifies".into()],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(typed.edges.len(), 1);
+    assert_eq!(typed.edges[0].edge_type, "modifies");
+    let capped = g
+        .traverse(
+            &vis(&c1),
+            &[key("file:a")],
+            &TraverseOptions {
+                max_depth: 3,
+                max_nodes: 2,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("t");
+    assert_eq!(capped.nodes.len(), 2);
+    let found = g
+        .search_nodes(&vis(&c1), "FILE:B", None, 10)
+        .await
+        .expect("search");
+    assert_eq!(
+        found.iter().map(|n| n.key.as_str()).collect::<Vec<_>>(),
+        vec!["file:b"]
+    );
+    assert!(
+        g.search_nodes(&vis(&c1), "file", Some("commit"), 10)
+            .await
+            .expect("search")
+            .is_empty()
+    );
+}
+
+pub async fn graph_visibility_follows_evidence(h: &Harness) {
+    let p1 = Scope::client("c1").with_project("p1");
+    let p2 = Scope::client("c1").with_project("p2");
+    write_source(h, &p1, "urn:p1", &[("gp1", "doc", "p1 text", 0)]).await;
+    write_source(h, &p2, "urn:p2", &[("gp2", "doc", "p2 text", 1)]).await;
+    let g = &h.stores.graph;
+    g.upsert(
+        "c1",
+        vec![node("user:jan", vec![ev("gp1", &p1)])],
+        vec![edge(
+            "user:jan",
+            "works_on",
+            "project:alpha",
+            vec![ev("gp1", &p1)],
+        )],
+    )
+    .await
+    .expect("u");
+    g.upsert(
+        "c1",
+        vec![node("user:jan", vec![ev("gp2", &p2)])],
+        vec![edge(
+            "user:jan",
+            "works_on",
+            "project:secret",
+            vec![ev("gp2", &p2)],
+        )],
+    )
+    .await
+    .expect("u");
+    let r1 = vis(&p1);
+    let jan = g.get_nodes(&r1, &[key("user:jan")]).await.expect("get");
+    assert_eq!(jan.len(), 1);
+    assert_eq!(
+        jan[0].evidence_chunk_ids,
+        vec!["gp1"],
+        "only the reader's evidence is shown"
+    );
+    assert!(
+        g.get_nodes(&r1, &[key("project:secret")])
+            .await
+            .expect("get")
+            .is_empty()
+    );
+    let sub = g
+        .traverse(&r1, &[key("user:jan")], &TraverseOptions::default())
+        .await
+        .expect("t");
+    assert!(
+        sub.nodes
+            .iter()
+            .all(|(n, _)| n.key.as_str() != "project:secret")
+    );
+    assert_eq!(sub.edges.len(), 1);
+    assert!(
+        g.search_nodes(&r1, "secret", None, 10)
+            .await
+            .expect("search")
+            .is_empty()
+    );
+    assert!(
+        g.get_nodes(&vis(&Scope::client("c2")), &[key("user:jan")])
+            .await
+            .expect("get")
+            .is_empty()
+    );
+}

@@ -1,0 +1,392 @@
+//! Qualification queue cases: claim order, bands, one task per source, leases, failures, release, list, prune.
+
+use super::*;
+
+use crate::queue::{
+    BackoffPolicy, Failure, NewTask, PriorityBand, TaskFilter, TaskQueue, TaskState,
+};
+
+pub(super) fn task(urn: &str, priority: u8) -> NewTask {
+    NewTask {
+        kind: "ingest".into(),
+        scope: Scope::client("c1"),
+        source_urn: urn.into(),
+        priority,
+        payload: serde_json::json!({"type": "ingest", "v": 1, "urn": urn}),
+    }
+}
+
+pub(super) const LEASE: i64 = 60_000;
+
+pub(super) async fn claim_id(q: &dyn TaskQueue, now: i64) -> Option<String> {
+    q.claim("w", PriorityBand::ALL, LEASE, now)
+        .await
+        .expect("claim")
+        .map(|c| c.task.task_id)
+}
+
+pub async fn queue_claims_by_priority_position_then_creation(h: &Harness) {
+    let q = h.stores.queue.as_ref();
+    let a = q
+        .enqueue(task("urn:a", 4), 0)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let b = q
+        .enqueue(task("urn:b", 4), 1)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let c = q
+        .enqueue(task("urn:c", 1), 2)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let d = q
+        .enqueue(task("urn:d", 4), 3)
+        .await
+        .expect("enqueue")
+        .task_id;
+    q.reorder(&d, 1, 4).await.expect("reorder").expect("exists");
+    let order: Vec<String> = [
+        claim_id(q, 10).await,
+        claim_id(q, 10).await,
+        claim_id(q, 10).await,
+        claim_id(q, 10).await,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    assert_eq!(
+        order,
+        vec![c, d, a, b],
+        "priority, then explicit position, then creation"
+    );
+    assert_eq!(claim_id(q, 10).await, None);
+    let counts = q.counts(None).await.expect("counts");
+    assert_eq!(counts.state(TaskState::Processing), 4);
+    let mut other = task("urn:other-client", 4);
+    other.scope = Scope::client("c2");
+    q.enqueue(other, 11).await.expect("enqueue");
+    let c1 = q.counts(Some("c1")).await.expect("counts");
+    assert_eq!(
+        (c1.state(TaskState::Processing), c1.state(TaskState::Queued)),
+        (4, 0),
+        "one client's counts"
+    );
+    let c2 = q.counts(Some("c2")).await.expect("counts");
+    assert_eq!(
+        (c2.state(TaskState::Processing), c2.state(TaskState::Queued)),
+        (0, 1)
+    );
+    assert_eq!(
+        q.counts(None)
+            .await
+            .expect("counts")
+            .state(TaskState::Queued),
+        1
+    );
+}
+
+pub async fn queue_bands_separate_interactive_from_bulk(h: &Harness) {
+    let q = h.stores.queue.as_ref();
+    let bulk = q
+        .enqueue(task("urn:bulk", 6), 0)
+        .await
+        .expect("enqueue")
+        .task_id;
+    assert!(
+        q.claim("w", PriorityBand::INTERACTIVE, LEASE, 1)
+            .await
+            .expect("claim")
+            .is_none(),
+        "interactive workers skip bulk work"
+    );
+    let urgent = q
+        .enqueue(task("urn:urgent", 1), 2)
+        .await
+        .expect("enqueue")
+        .task_id;
+    assert_eq!(
+        q.claim("w", PriorityBand::INTERACTIVE, LEASE, 3)
+            .await
+            .expect("claim")
+            .map(|c| c.task.task_id),
+        Some(urgent)
+    );
+    assert_eq!(
+        q.claim("w", PriorityBand::BULK, LEASE, 3)
+            .await
+            .expect("claim")
+            .map(|c| c.task.task_id),
+        Some(bulk)
+    );
+}
+
+pub async fn queue_same_source_runs_one_at_a_time_in_order(h: &Harness) {
+    let q = h.stores.queue.as_ref();
+    let first = q
+        .enqueue(task("urn:s", 4), 0)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let second = q
+        .enqueue(task("urn:s", 1), 1)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let other = q
+        .enqueue(task("urn:o", 4), 2)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let c1 = q
+        .claim("w1", PriorityBand::ALL, LEASE, 5)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert_eq!(
+        c1.task.task_id, first,
+        "the older task of a source goes first, whatever the priority"
+    );
+    let c2 = q
+        .claim("w2", PriorityBand::ALL, LEASE, 5)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert_eq!(
+        c2.task.task_id, other,
+        "the same source's next task waits for the running one"
+    );
+    assert!(
+        q.claim("w3", PriorityBand::ALL, LEASE, 5)
+            .await
+            .expect("claim")
+            .is_none()
+    );
+    assert!(q.complete(&c1.token, 6).await.expect("complete"));
+    assert_eq!(claim_id(q, 7).await, Some(second));
+}
+
+pub async fn queue_leases_expire_and_stale_holders_are_refused(h: &Harness) {
+    let q = h.stores.queue.as_ref();
+    let id = q
+        .enqueue(task("urn:l", 4), 0)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let first = q
+        .claim("w1", PriorityBand::ALL, LEASE, 0)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert_eq!(
+        first.payload["urn"], "urn:l",
+        "payload comes with the claim"
+    );
+    assert!(
+        q.claim("w2", PriorityBand::ALL, LEASE, LEASE - 1)
+            .await
+            .expect("claim")
+            .is_none(),
+        "a live lease is never taken"
+    );
+    assert!(
+        q.heartbeat(&first.token, LEASE, LEASE - 1)
+            .await
+            .expect("heartbeat")
+    );
+    assert!(
+        q.claim("w2", PriorityBand::ALL, LEASE, 2 * LEASE - 2)
+            .await
+            .expect("claim")
+            .is_none(),
+        "heartbeat extended the lease"
+    );
+    let second = q
+        .claim("w2", PriorityBand::ALL, LEASE, 2 * LEASE)
+        .await
+        .expect("claim")
+        .expect("expired lease returns to the queue");
+    assert_eq!(second.task.task_id, id);
+    assert_eq!(second.task.attempts, 2);
+    assert!(
+        !q.complete(&first.token, 2 * LEASE + 1)
+            .await
+            .expect("complete"),
+        "the stale holder cannot complete"
+    );
+    assert!(
+        !q.heartbeat(&first.token, LEASE, 2 * LEASE + 1)
+            .await
+            .expect("heartbeat")
+    );
+    assert!(
+        q.complete(&second.token, 2 * LEASE + 2)
+            .await
+            .expect("complete")
+    );
+    assert_eq!(
+        q.get(&id).await.expect("get").expect("task").state,
+        TaskState::Done
+    );
+}
+
+pub async fn queue_failures_back_off_forever_or_end_in_error(h: &Harness) {
+    let q = h.stores.queue.as_ref();
+    let policy = BackoffPolicy {
+        initial_ms: 5_000,
+        cap_ms: 300_000,
+        jitter: 0.0,
+    };
+    let id = q
+        .enqueue(task("urn:f", 4), 0)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let mut now = 0;
+    let mut delays = Vec::new();
+    for _ in 0..9 {
+        let c = q
+            .claim("w", PriorityBand::ALL, LEASE, now)
+            .await
+            .expect("claim")
+            .expect("claimable once due");
+        assert!(
+            q.fail(
+                &c.token,
+                Failure::Retryable("connection refused".into()),
+                &policy,
+                now
+            )
+            .await
+            .expect("fail")
+        );
+        let t = q.get(&id).await.expect("get").expect("task");
+        assert_eq!(t.state, TaskState::RetryWait);
+        let due = t.next_retry_at.expect("next retry");
+        assert!(
+            q.claim("w", PriorityBand::ALL, LEASE, due - 1)
+                .await
+                .expect("claim")
+                .is_none(),
+            "not before nextRetryAt"
+        );
+        delays.push(due - now);
+        now = due;
+    }
+    assert_eq!(
+        delays,
+        vec![
+            5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000, 300_000
+        ]
+    );
+    assert_eq!(q.get(&id).await.expect("get").expect("task").retries, 9);
+    let c = q
+        .claim("w", PriorityBand::ALL, LEASE, now)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert!(
+        q.fail(
+            &c.token,
+            Failure::Permanent("invalid_field: bad kind".into()),
+            &policy,
+            now
+        )
+        .await
+        .expect("fail")
+    );
+    let t = q.get(&id).await.expect("get").expect("task");
+    assert_eq!(
+        (t.state, t.last_error.as_deref()),
+        (TaskState::Error, Some("invalid_field: bad kind"))
+    );
+    assert!(
+        q.claim("w", PriorityBand::ALL, LEASE, now + 1_000_000)
+            .await
+            .expect("claim")
+            .is_none(),
+        "error tasks are not retried by themselves"
+    );
+    let later = q
+        .enqueue(task("urn:f", 4), now)
+        .await
+        .expect("enqueue")
+        .task_id;
+    assert_eq!(
+        claim_id(q, now).await,
+        Some(later.clone()),
+        "an error task does not block its source"
+    );
+    let t = q.retry(&id, now).await.expect("retry").expect("task");
+    assert_eq!(t.state, TaskState::Queued);
+    assert!(
+        q.retry(&later, now).await.is_err(),
+        "only error tasks can be retried"
+    );
+}
+
+pub async fn queue_release_list_prune(h: &Harness) {
+    let q = h.stores.queue.as_ref();
+    let id = q
+        .enqueue(task("urn:r", 4), 0)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let c = q
+        .claim("w", PriorityBand::ALL, LEASE, 0)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert!(q.release(&c.token, 1).await.expect("release"));
+    let t = q.get(&id).await.expect("get").expect("task");
+    assert_eq!(
+        (t.state, t.retries),
+        (TaskState::Queued, 0),
+        "release counts no retry"
+    );
+    let c = q
+        .claim("w", PriorityBand::ALL, LEASE, 2)
+        .await
+        .expect("claim")
+        .expect("task");
+    assert!(q.complete(&c.token, 3).await.expect("complete"));
+    let other = q
+        .enqueue(task("urn:r2", 4), 4)
+        .await
+        .expect("enqueue")
+        .task_id;
+    let done = q
+        .list(&TaskFilter {
+            state: Some(TaskState::Done),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(
+        done.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>(),
+        vec![id.clone()]
+    );
+    let page = q
+        .list(&TaskFilter {
+            after: Some(id.clone()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .expect("list");
+    assert_eq!(
+        page.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>(),
+        vec![other]
+    );
+    assert_eq!(
+        q.prune_done(3).await.expect("prune"),
+        0,
+        "kept for the retention"
+    );
+    assert_eq!(q.prune_done(4).await.expect("prune"), 1);
+    assert!(q.get(&id).await.expect("get").is_none());
+    assert_eq!(q.next_wakeup(5).await.expect("wakeup"), None);
+}

@@ -1,0 +1,189 @@
+//! Source registry and writer cases: listing by prefix, applying and purging, relocating.
+
+use super::*;
+
+pub async fn sources_list_by_prefix(h: &Harness) {
+    let c1 = Scope::client("c1");
+    for urn in [
+        "git:s:blob:main:b.rs",
+        "git:s:blob:main:a.rs",
+        "git:s:blob:main/x:c.rs",
+        "git:s:blob:mainz:d.rs",
+        "git:s:commit:0a1",
+    ] {
+        write_source(h, &c1, urn, &[(&format!("{urn}#0"), "code", "text", 0)]).await;
+    }
+    write_source(
+        h,
+        &Scope::client("c2"),
+        "git:s:blob:main:z.rs",
+        &[("other", "code", "x", 0)],
+    )
+    .await;
+    let urns = |v: Vec<SourceRecord>| v.into_iter().map(|r| r.source_urn).collect::<Vec<_>>();
+    let s = &h.stores.sources;
+    assert_eq!(
+        urns(
+            s.list_prefix("c1", "git:s:blob:main:", None, 100)
+                .await
+                .expect("list")
+        ),
+        vec!["git:s:blob:main:a.rs", "git:s:blob:main:b.rs"],
+        "exact prefix, URN order, one partition"
+    );
+    assert_eq!(
+        urns(
+            s.list_prefix("c1", "git:s:blob:main:", None, 1)
+                .await
+                .expect("page 1")
+        ),
+        vec!["git:s:blob:main:a.rs"]
+    );
+    assert_eq!(
+        urns(
+            s.list_prefix("c1", "git:s:blob:main:", Some("git:s:blob:main:a.rs"), 1)
+                .await
+                .expect("page 2")
+        ),
+        vec!["git:s:blob:main:b.rs"]
+    );
+    assert_eq!(
+        s.list_prefix("c1", "git:s:blob:", None, 100)
+            .await
+            .expect("all")
+            .len(),
+        4
+    );
+}
+
+pub async fn source_writer_applies_and_purges(h: &Harness) {
+    let c1 = Scope::client("c1");
+    let chunks = vec![
+        (
+            chunk(&c1, "urn:w", "w1", "doc", "alpha text", 0),
+            axis(h.dim, 3, 0.0),
+        ),
+        (
+            chunk(&c1, "urn:w", "w2", "doc", "beta text", 1),
+            axis(h.dim, 4, 0.0),
+        ),
+    ];
+    let write = SourceWrite {
+        partition: "c1".into(),
+        source_urn: "urn:w".into(),
+        upsert_chunks: chunks,
+        nodes: vec![node("doc:w", vec![ev("w1", &c1), ev("w2", &c1)])],
+        edges: vec![edge(
+            "doc:w",
+            "mentions",
+            "concept:alpha",
+            vec![ev("w1", &c1)],
+        )],
+        record: RecordUpdate::Put(record(&c1, "urn:w", 2)),
+        ..Default::default()
+    };
+    h.stores.writer.apply(write.clone()).await.expect("apply");
+    h.stores
+        .writer
+        .apply(write)
+        .await
+        .expect("apply twice is idempotent");
+    assert_eq!(
+        h.stores
+            .chunks
+            .source_chunks("c1", "urn:w")
+            .await
+            .expect("chunks")
+            .len(),
+        2
+    );
+    assert_eq!(
+        h.stores
+            .sources
+            .get("c1", "urn:w")
+            .await
+            .expect("get")
+            .expect("record")
+            .chunk_count,
+        2
+    );
+    let purge = SourceWrite {
+        partition: "c1".into(),
+        source_urn: "urn:w".into(),
+        delete_chunk_ids: vec!["w1".into(), "w2".into()],
+        record: RecordUpdate::Remove,
+        ..Default::default()
+    };
+    let removed = h.stores.writer.apply(purge).await.expect("purge");
+    assert_eq!((removed.chunks, removed.edges, removed.nodes), (2, 1, 2));
+    assert!(
+        h.stores
+            .sources
+            .get("c1", "urn:w")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert!(
+        h.stores
+            .chunks
+            .search_text(&vis(&c1), "alpha", &ChunkFilter::default(), 5)
+            .await
+            .expect("bm25")
+            .is_empty()
+    );
+    assert!(
+        h.stores
+            .chunks
+            .search_vector(&vis(&c1), &axis(h.dim, 3, 0.0), &ChunkFilter::default(), 5)
+            .await
+            .expect("knn")
+            .is_empty()
+    );
+}
+
+pub async fn relocate_updates_without_reembedding(h: &Harness) {
+    let c1 = Scope::client("c1");
+    write_source(h, &c1, "urn:r", &[("r1", "doc", "stable paragraph", 0)]).await;
+    let mut moved = chunk(&c1, "urn:r", "r1", "doc", "stable paragraph", 5);
+    moved.title = Some("Renamed heading".into());
+    moved.locator = Locator::Document {
+        uri: "urn:r".into(),
+        char_start: 100,
+        char_end: 116,
+        page: None,
+        section: None,
+    };
+    h.stores
+        .chunks
+        .relocate(vec![moved.clone()])
+        .await
+        .expect("relocate");
+    let got = h
+        .stores
+        .chunks
+        .get(&vis(&c1), &["r1".into()])
+        .await
+        .expect("get");
+    assert_eq!(got[0].ordinal, 5);
+    assert_eq!(got[0].locator, moved.locator);
+    assert_eq!(
+        ids(&h
+            .stores
+            .chunks
+            .search_text(&vis(&c1), "renamed", &ChunkFilter::default(), 5)
+            .await
+            .expect("bm25")),
+        vec!["r1"],
+        "title re-indexed"
+    );
+    assert_eq!(
+        ids(&h
+            .stores
+            .chunks
+            .search_vector(&vis(&c1), &axis(h.dim, 0, 0.0), &ChunkFilter::default(), 5)
+            .await
+            .expect("knn")),
+        vec!["r1"]
+    );
+}
