@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive the character-class tables used by shared/ai/src/wordpiece.rs by probing
+"""Derive the character-class tables used by shared/ai/src/wordpiece/tables.rs by probing
 the real HuggingFace `tokenizers` BertNormalizer / BertPreTokenizer on every code
 point, and print them as Rust `const` arrays of inclusive (lo, hi) ranges.
 

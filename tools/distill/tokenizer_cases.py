@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Print reference WordPiece ids (no [CLS]/[SEP]) from the real all-MiniLM-L6-v2
-tokenizer.json, as Rust test-case literals for shared/ai/src/wordpiece.rs."""
+tokenizer.json, as Rust test-case literals for shared/ai/src/wordpiece/tests.rs."""
 import json
 import sys
 from pathlib import Path
