@@ -739,17 +739,20 @@ impl Kb {
             )));
         }
         let mut purged = 0;
+        let mut after: Option<String> = None;
         loop {
-            // Each round reads from the start: what was purged is gone from the listing.
             let page = self
                 .stores
                 .sources
-                .list_prefix(scope.partition(), prefix, None, 500)
+                .list_prefix(scope.partition(), prefix, after.as_deref(), 500)
                 .await?;
-            if page.is_empty() {
+            let Some(last) = page.last() else {
                 return Ok(purged);
-            }
-            for r in page {
+            };
+            after = Some(last.source_urn.clone());
+            // Only this scope's sources: one under the prefix that an admin moved to another
+            // scope of the client belongs to that scope now (see `ensure_owner`).
+            for r in page.into_iter().filter(|r| r.scope == *scope) {
                 self.purge(&r.scope, &r.source_urn, priority).await?;
                 purged += 1;
             }

@@ -288,3 +288,29 @@ async fn an_admin_moves_a_source_explicitly() {
     assert!(r.is_ok(), "{r:?}");
     assert_eq!((r.chunks, r.nodes, r.edges), (0, 0, 0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purge_by_prefix_removes_only_its_own_scopes_sources() {
+    let app = TestApp::new(Embed::Hashing).await;
+    for (project, urn) in [("p1", "doc:x:1"), ("p1", "doc:x:2"), ("p2", "doc:x:3")] {
+        let mut body = doc(project, "The lighthouse keeper's log.");
+        body["sourceUrn"] = json!(urn);
+        let (s, v) = app.post("/api/v1/ingest", &body).await;
+        assert_eq!(s, 200, "{v}");
+    }
+    let p1 = Scope::client("acme").with_project("p1");
+    let purged = app
+        .kb
+        .purge_prefix(&p1, "doc:x:", Priority::DEFAULT)
+        .await
+        .expect("purge");
+    assert_eq!(purged, 2);
+    let (_, v) = app.get("/api/v1/sources?clientId=acme&projectId=p2").await;
+    let urns: Vec<&str> = v["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .filter_map(|r| r["sourceUrn"].as_str())
+        .collect();
+    assert_eq!(urns, vec!["doc:x:3"], "{v}");
+}
