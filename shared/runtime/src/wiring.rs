@@ -22,7 +22,7 @@ pub struct Opened {
     pub handlers: evident_kb::TaskHandlers,
     /// What sources may reach (`[egress]`, `[sources] roots`); also installed as the
     /// process's, for registrations through the API.
-    pub access: evident_indexers::access::Access,
+    pub access: evident_sources::access::Access,
 }
 
 impl Opened {
@@ -112,14 +112,8 @@ impl Opened {
         match cfg.sources.requests() {
             Ok(requests) => {
                 for (kind, req) in requests {
-                    match evident_indexers::sources::register_with(
-                        &self.kb,
-                        &self.access,
-                        kind,
-                        &req,
-                        now,
-                    )
-                    .await
+                    match evident_sources::register_with(&self.kb, &self.access, kind, &req, now)
+                        .await
                     {
                         Ok(s) => {
                             tracing::info!(source_id = %s.id, kind, "source from the configuration")
@@ -140,8 +134,7 @@ impl Opened {
             }
         };
         for g in &git {
-            match evident_indexers::git::service::register_with(&self.kb, &self.access, g, now)
-                .await
+            match evident_sources::git::service::register_with(&self.kb, &self.access, g, now).await
             {
                 Ok(s) => tracing::info!(source_id = %s.id, "git source from the configuration"),
                 Err(e) => {
@@ -186,7 +179,7 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         dim: embedder.dim(),
     };
     let access = cfg.access()?;
-    evident_indexers::access::install(access.clone());
+    evident_sources::access::install(access.clone());
     let (stores, embedded) = open_stores(cfg, space).await?;
     let kb = Kb::new(stores, embedder, cfg.write_pools)
         .await?
@@ -256,7 +249,21 @@ async fn open_stores(
     };
     let mut health: Vec<Arc<dyn Health>> = Vec::new();
     if let Some(l) = &local {
-        health.push(l.clone());
+        // Report the roles the embedded store serves in this deployment, not all it could.
+        let mut roles = Vec::new();
+        if cfg.store.graph == GraphBackend::Embedded {
+            roles.extend(["graph", "aliases"]);
+        }
+        if cfg.store.chunks == ChunkBackend::Embedded {
+            roles.push("chunks");
+        }
+        if cfg.store.queue == QueueBackend::Embedded {
+            roles.extend(["queue", "sources", "indexers", "memory", "access"]);
+        }
+        health.push(Arc::new(evident_store::ServingRoles {
+            backend: l.clone(),
+            roles: roles.into_iter().map(String::from).collect(),
+        }));
     }
 
     let (graph, aliases): (Arc<dyn GraphStore>, Arc<dyn AliasRegistry>) = match cfg.store.graph {
@@ -380,4 +387,37 @@ async fn connect_mongo(_cfg: &Config) -> Result<Arc<evident_store_mongo::MongoSt
     Err(OpenError::Backend(
         "store.queue = \"mongo\": this build has no MongoDB driver; build with `--features mongo` (or `production`)".into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pollers derive from nothing but this wiring: every kind a source can be registered
+    /// as (`evident_sources::KINDS`, the one list) must have one, and no poller may poll a
+    /// kind that cannot be registered.
+    #[tokio::test]
+    async fn a_poller_for_every_registrable_kind() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let data = dir.path().display().to_string();
+        let cfg = Config::load(
+            None,
+            [
+                ("EVIDENT__STORE__DATA_DIR".to_string(), data),
+                ("EVIDENT__EMBEDDER__KIND".to_string(), "hashing".to_string()),
+                ("EVIDENT__EMBEDDER__DIM".to_string(), "16".to_string()),
+            ],
+        )
+        .expect("config");
+        let opened = open(&cfg).await.expect("open");
+        let clock: Arc<dyn evident_store::queue::Clock> =
+            Arc::new(evident_store::queue::SystemClock);
+        let ctx = opened.poll_context(clock);
+        let mut polled = opened.pollers(&cfg, &ctx).kinds();
+        polled.sort_unstable();
+        let mut kinds: Vec<&str> = evident_sources::KINDS.iter().map(|k| k.kind).collect();
+        kinds.sort_unstable();
+        assert_eq!(polled, kinds);
+        opened.close();
+    }
 }

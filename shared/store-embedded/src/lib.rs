@@ -13,13 +13,13 @@
 //!
 //! Must not: know about HTTP, embedders or ingest rules — it stores what it is given.
 
+mod access;
 mod aliases;
 mod chunks;
 mod dense;
 mod graph;
 mod indexers;
 mod integrity;
-mod access;
 mod memory;
 mod queue;
 mod schema;
@@ -349,12 +349,12 @@ impl evident_store::Health for EmbeddedStore {
             .await;
         HealthReport {
             backend: "embedded".into(),
-            roles: vec![
-                "graph".into(),
-                "chunks".into(),
-                "aliases".into(),
-                "sources".into(),
-            ],
+            // Every role: a deployment that gives it fewer wraps it in `ServingRoles`.
+            roles: [
+                "graph", "aliases", "chunks", "queue", "sources", "indexers", "memory", "access",
+            ]
+            .map(String::from)
+            .to_vec(),
             ready: result.is_ok(),
             detail: match result {
                 Ok(_) => {

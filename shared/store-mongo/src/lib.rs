@@ -97,7 +97,7 @@ pub use recorded::{Exchange, RecordedTransport};
 use client::Db;
 
 /// The roles this backend serves, as reported by its health check.
-pub const ROLES: [&str; 4] = ["queue", "sources", "indexers", "memory"];
+pub const ROLES: [&str; 5] = ["queue", "sources", "indexers", "memory", "access"];
 
 struct Inner {
     db: Db,

@@ -176,3 +176,52 @@ pub trait SourceWriter: Send + Sync {
 pub trait Health: Send + Sync {
     async fn check(&self) -> HealthReport;
 }
+
+/// A backend's health reported for the roles a deployment gives it (a store that can serve
+/// every role reports only those it serves here: the embedded store beside ArangoDB serves
+/// chunks and the queue, not the graph).
+pub struct ServingRoles {
+    pub backend: std::sync::Arc<dyn Health>,
+    pub roles: Vec<String>,
+}
+
+#[async_trait]
+impl Health for ServingRoles {
+    async fn check(&self) -> HealthReport {
+        let mut report = self.backend.check().await;
+        report.roles = self.roles.clone();
+        report
+    }
+}
+
+#[cfg(test)]
+mod serving_roles_tests {
+    use super::*;
+
+    struct Everything;
+
+    #[async_trait]
+    impl Health for Everything {
+        async fn check(&self) -> HealthReport {
+            HealthReport {
+                backend: "embedded".into(),
+                roles: vec!["graph".into(), "chunks".into(), "queue".into()],
+                ready: true,
+                detail: None,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_backend_reports_only_the_roles_it_serves() {
+        let h = ServingRoles {
+            backend: std::sync::Arc::new(Everything),
+            roles: vec!["chunks".into()],
+        };
+        let r = h.check().await;
+        assert_eq!(
+            (r.backend.as_str(), r.roles, r.ready),
+            ("embedded", vec!["chunks".to_string()], true)
+        );
+    }
+}

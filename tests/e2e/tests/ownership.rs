@@ -179,14 +179,21 @@ async fn queued_and_prepared_ingest_refuse_another_scopes_source() {
         .expect_err("refused");
     assert_eq!((err.code(), err.http_status()), ("scope_conflict", 409));
 
-    // Queued ingest: the worker refuses it (a permanent error, never a move).
-    let (s, v) = app
-        .post(
-            "/api/v1/ingest-queue",
-            &doc("p2", "The lighthouse keeper, queued."),
+    // Queued ingest: the route refuses it before enqueuing…
+    let queued = doc("p2", "The lighthouse keeper, queued.");
+    let (s, v) = app.post("/api/v1/ingest-queue", &queued).await;
+    assert_eq!((s.as_u16(), v["code"].as_str()), (409, Some("scope_conflict")), "{v}");
+    // …and a task that was queued before the owner existed is refused by the worker (a
+    // permanent error, never a move).
+    let rec = evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone())
+        .enqueue_ingest(
+            serde_json::from_value(queued).expect("request"),
+            Priority::DEFAULT,
+            0,
         )
-        .await;
-    assert_eq!(s, 202, "{v}");
+        .await
+        .expect("enqueue");
+    let v = json!({ "taskId": rec.task_id });
     let q = Qualifier {
         queue: app.kb.stores().queue.clone(),
         handlers: evident_kb::TaskHandlers::new(&app.kb),

@@ -31,6 +31,17 @@ pub async fn enqueue_ingest(
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<IngestRequest>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
+    // A source owned by another scope is refused now (409), not as a failed task later.
+    let scope = if req.global {
+        evident_core::Scope::global()
+    } else {
+        evident_kb::scope(
+            req.client_id.as_deref(),
+            req.project_id.as_deref(),
+            req.group_id.as_deref(),
+        )?
+    };
+    s.kb.check_source_owner(&scope, &req.source_urn).await?;
     let rec = s.tasks.enqueue_ingest(req, p, s.clock.now_ms()).await?;
     Ok((
         StatusCode::ACCEPTED,
