@@ -205,9 +205,12 @@ fn the_blocker_query_looks_for_older_open_tasks_and_other_live_leases() {
     );
 }
 
+/// Open tasks per source (partition, sourceUrn): (seq, head, state).
+type OpenBySource = HashMap<(String, String), Vec<(i64, bool, String)>>;
+
 /// Per source (partition, sourceUrn): open tasks by seq with their head flags.
-fn open_by_source(fake: &FakeMongo) -> HashMap<(String, String), Vec<(i64, bool, String)>> {
-    let mut by: HashMap<(String, String), Vec<(i64, bool, String)>> = HashMap::new();
+fn open_by_source(fake: &FakeMongo) -> OpenBySource {
+    let mut by: OpenBySource = HashMap::new();
     for d in fake.collection("tasks") {
         if opt_bool(&d, "open") != Some(true) {
             continue;
@@ -439,8 +442,7 @@ async fn concurrent(seed: u64, rounds: usize) -> Result<(), TestCaseError> {
     }
     let mut held: Vec<LeaseToken> = Vec::new();
     let mut completed: HashSet<String> = HashSet::new();
-    let mut now = 10;
-    for _ in 0..rounds {
+    for (now, _) in (10..).zip(0..rounds) {
         let mut set = tokio::task::JoinSet::new();
         for w in 0..3 {
             let s = store.clone();
@@ -497,7 +499,6 @@ async fn concurrent(seed: u64, rounds: usize) -> Result<(), TestCaseError> {
                 open
             );
         }
-        now += 1;
     }
     Ok(())
 }
