@@ -143,7 +143,7 @@ fn settings_body(pairs: &[String]) -> anyhow::Result<serde_json::Value> {
         let (k, v) = pair
             .split_once('=')
             .with_context(|| format!("`{pair}`: settings are KEY=VALUE"))?;
-        let key = evident_indexers::sources::camel_case(k.trim_start_matches("--"));
+        let key = evident_sources::camel_case(k.trim_start_matches("--"));
         let mut value: serde_json::Value =
             serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
         if let Some(text) = value.as_str() {

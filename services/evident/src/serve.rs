@@ -201,13 +201,13 @@ async fn register_local_repo(
             return;
         }
     };
-    let req = evident_indexers::git::service::GitSourceRequest {
+    let req = evident_sources::git::service::GitSourceRequest {
         client_id: Some(client.to_string()),
         path: Some(path.clone()),
         interval_secs: Some(30),
         ..Default::default()
     };
-    match evident_indexers::git::service::register(&opened.kb, &req, now).await {
+    match evident_sources::git::service::register(&opened.kb, &req, now).await {
         Ok(s) => eprintln!(
             "following git repository {} as `{}`: every file and commit, re-polled every {} s",
             path.display(),

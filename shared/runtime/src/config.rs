@@ -108,39 +108,58 @@ pub struct GitSettings {
 
 /// `[sources]`: sources registered at start-up (they can also be registered by API or CLI).
 /// Every kind takes the keys of its API request in snake case (`client`, `project`,
-/// `group`, `id`, `interval_secs`, `enabled`, then the kind's settings).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `group`, `id`, `interval_secs`, `enabled`, then the kind's settings). The kinds are
+/// those of [`evident_sources::KINDS`]: `[[sources.KIND]]` of any other name is refused.
+#[derive(Debug, Clone, Default)]
 pub struct SourcesConfig {
     /// Folders local sources may read (symlinks resolved; checked at registration and at
     /// every poll). Empty: no local path is allowed, except what the command line names.
-    #[serde(default)]
     pub roots: Vec<PathBuf>,
-    #[serde(default)]
-    pub git: Vec<toml::Table>,
-    #[serde(default)]
-    pub mbox: Vec<toml::Table>,
-    #[serde(default)]
-    pub maildir: Vec<toml::Table>,
-    #[serde(default)]
-    pub imap: Vec<toml::Table>,
-    #[serde(default)]
-    pub github: Vec<toml::Table>,
-    #[serde(default)]
-    pub gitlab: Vec<toml::Table>,
-    #[serde(default)]
-    pub jira: Vec<toml::Table>,
-    #[serde(default)]
-    pub confluence: Vec<toml::Table>,
-    #[serde(default)]
-    pub transcripts: Vec<toml::Table>,
-    #[serde(default)]
-    pub documents: Vec<toml::Table>,
-    #[serde(default)]
-    pub web: Vec<toml::Table>,
+    /// The `[[sources.KIND]]` entries, by kind.
+    pub entries: std::collections::BTreeMap<String, Vec<toml::Table>>,
 }
 
-use evident_indexers::sources::camel_case as camel;
+impl<'de> Deserialize<'de> for SourcesConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        // `deny_unknown_fields` does not combine with `flatten`: kinds are checked here.
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(default)]
+            roots: Vec<PathBuf>,
+            #[serde(flatten)]
+            entries: std::collections::BTreeMap<String, Vec<toml::Table>>,
+        }
+        let raw = Raw::deserialize(d)?;
+        if let Some(unknown) = raw
+            .entries
+            .keys()
+            .find(|k| evident_sources::kind_info(k).is_none())
+        {
+            return Err(D::Error::custom(format!(
+                "unknown field `{unknown}`, expected `roots` or a source kind ({})",
+                evident_sources::KINDS
+                    .iter()
+                    .map(|k| k.kind)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(SourcesConfig {
+            roots: raw.roots,
+            entries: raw.entries,
+        })
+    }
+}
+
+impl SourcesConfig {
+    /// The entries of one kind.
+    pub fn of(&self, kind: &str) -> &[toml::Table] {
+        self.entries.get(kind).map_or(&[], Vec::as_slice)
+    }
+}
+
+use evident_sources::camel_case as camel;
 
 fn to_json(v: &toml::Value) -> serde_json::Value {
     match v {
@@ -177,38 +196,29 @@ fn request_body(kind: &str, entry: &toml::Table) -> serde_json::Value {
 
 impl Config {
     /// What sources may reach: `[egress]` and `[sources] roots`.
-    pub fn access(&self) -> Result<evident_indexers::access::Access, ConfigError> {
+    pub fn access(&self) -> Result<evident_sources::access::Access, ConfigError> {
         let egress = self.egress.policy().map_err(ConfigError::Invalid)?;
-        Ok(evident_indexers::access::Access::new(
+        Ok(evident_sources::access::Access::new(
             egress,
-            evident_indexers::access::SourceRoots::new(&self.sources.roots),
+            evident_sources::access::SourceRoots::new(&self.sources.roots),
         ))
     }
 }
 
 impl SourcesConfig {
-    /// Every non-git entry as `(kind, request)`.
+    /// Every non-git entry as `(kind, request)`, in the order of [`evident_sources::KINDS`].
     pub fn requests(
         &self,
-    ) -> Result<Vec<(&'static str, evident_indexers::sources::SourceRequest)>, ConfigError> {
-        let kinds: [(&'static str, &Vec<toml::Table>); 10] = [
-            ("mbox", &self.mbox),
-            ("maildir", &self.maildir),
-            ("imap", &self.imap),
-            ("github", &self.github),
-            ("gitlab", &self.gitlab),
-            ("jira", &self.jira),
-            ("confluence", &self.confluence),
-            ("transcripts", &self.transcripts),
-            ("documents", &self.documents),
-            ("web", &self.web),
-        ];
+    ) -> Result<Vec<(&'static str, evident_sources::SourceRequest)>, ConfigError> {
         let mut out = Vec::new();
-        for (kind, entries) in kinds {
-            for (i, entry) in entries.iter().enumerate() {
-                let req =
-                    evident_indexers::sources::SourceRequest::from_json(request_body(kind, entry))
-                        .map_err(|e| ConfigError::Invalid(format!("sources.{kind}[{i}]: {e}")))?;
+        for kind in evident_sources::KINDS
+            .iter()
+            .map(|k| k.kind)
+            .filter(|k| *k != "git")
+        {
+            for (i, entry) in self.of(kind).iter().enumerate() {
+                let req = evident_sources::SourceRequest::from_json(request_body(kind, entry))
+                    .map_err(|e| ConfigError::Invalid(format!("sources.{kind}[{i}]: {e}")))?;
                 out.push((kind, req));
             }
         }
@@ -218,8 +228,8 @@ impl SourcesConfig {
     /// The `[[sources.git]]` entries as registration requests.
     pub fn git_requests(
         &self,
-    ) -> Result<Vec<evident_indexers::git::service::GitSourceRequest>, ConfigError> {
-        self.git
+    ) -> Result<Vec<evident_sources::git::service::GitSourceRequest>, ConfigError> {
+        self.of("git")
             .iter()
             .enumerate()
             .map(|(i, entry)| {

@@ -22,7 +22,7 @@ use evident_store::indexers::{IndexerSource, IndexerStore};
 use serde::{Deserialize, Serialize};
 
 /// Attachments larger than this are not extracted unless a source says otherwise.
-pub const DEFAULT_MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
+pub use evident_sources::kinds::DEFAULT_MAX_ATTACHMENT_BYTES;
 
 /// Bytes as base64 in task bodies (which are JSON).
 mod b64 {

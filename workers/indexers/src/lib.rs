@@ -9,8 +9,9 @@
 //! - [`meetings`]: transcripts, and recordings transcribed by an operator's command.
 //! - [`documents`]: folders of documents and a bounded web crawler.
 //! - [`items`]: the queue tasks of polled items (extraction happens on workers).
-//! - [`sources`]: registration of every kind, with its settings checked.
-//! - [`access`]: what sources may reach: the egress policy and `[sources] roots`.
+//! - [`sources`], [`access`]: registration, every kind's settings and what sources may
+//!   reach, re-exported from `evident-sources` (which the API depends on instead of this
+//!   crate).
 //!
 //! Must not: serve HTTP or know a database; it sees `evident-store` traits, the knowledge base and
 //! the sources themselves.

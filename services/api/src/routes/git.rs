@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use evident_indexers::git::service::{
+use evident_sources::git::service::{
     self, CommitsPush, CpgOutcome, CpgPush, GitSourceRequest, PushOutcome, StructurePush,
 };
 use evident_store::indexers::IndexerSource;

@@ -6,7 +6,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use evident_indexers::sources::{self, SourceRequest};
+use evident_sources::{self as sources, SourceRequest};
 use evident_store::indexers::IndexerSource;
 use serde_json::{Value, json};
 

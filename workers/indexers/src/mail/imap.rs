@@ -6,7 +6,6 @@
 //! server renumbered the mailbox: the poll starts again from the first message, and messages
 //! already written are recognised by their Message-ID and skipped.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,147 +19,14 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-use super::{default_max_attachment_bytes, default_max_message_bytes, queue_batch};
+use super::queue_batch;
 use crate::poll::{LeasedPoller, PollContext, PollError};
-use crate::sources::{SourceConfig, config_of};
+use crate::sources::config_of;
+pub use evident_sources::kinds::mail::{ImapConfig, ImapSecurity};
 
 /// Connecting and logging in, and each command, must answer within this.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ImapSecurity {
-    /// TLS from the first byte (port 993).
-    #[default]
-    Tls,
-    /// Plain connection upgraded with `STARTTLS` (port 143).
-    Starttls,
-    /// No encryption: only to a server on this machine.
-    Plain,
-}
-
-fn default_mailboxes() -> Vec<String> {
-    vec!["INBOX".into()]
-}
-
-fn default_batch() -> u32 {
-    100
-}
-
-/// `kind = "imap"`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ImapConfig {
-    pub host: String,
-    /// Default: 993 for `tls`, 143 otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    #[serde(default)]
-    pub security: ImapSecurity,
-    /// Environment variables holding the login and password, read when connecting; the
-    /// values are never stored or logged.
-    pub username_env: String,
-    pub password_env: String,
-    #[serde(default = "default_mailboxes")]
-    pub mailboxes: Vec<String>,
-    /// A PEM file of certificates to trust besides the public roots (a private CA or a
-    /// self-signed server).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ca_file: Option<PathBuf>,
-    #[serde(default = "default_max_message_bytes")]
-    pub max_message_bytes: u64,
-    #[serde(default = "default_max_attachment_bytes")]
-    pub max_attachment_bytes: u64,
-    /// Messages fetched per round trip.
-    #[serde(default = "default_batch")]
-    pub batch: u32,
-}
-
-fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn valid_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-}
-
-impl SourceConfig for ImapConfig {
-    const KIND: &'static str = "imap";
-    const FAMILY: &'static str = "mail";
-
-    fn validate(&self) -> Result<(), String> {
-        if self.host.trim().is_empty() || self.host.contains(['/', ' ']) {
-            return Err("`host` must be a host name or address".into());
-        }
-        if self.security == ImapSecurity::Plain && !is_loopback(&self.host) {
-            return Err(
-                "`security = \"plain\"` sends the password in clear: only allowed to localhost"
-                    .into(),
-            );
-        }
-        for (field, v) in [
-            ("usernameEnv", &self.username_env),
-            ("passwordEnv", &self.password_env),
-        ] {
-            if !valid_env_name(v) {
-                return Err(format!(
-                    "`{field}` names an environment variable (A-Z, 0-9, _), not a value"
-                ));
-            }
-        }
-        if self.mailboxes.is_empty() || self.mailboxes.iter().any(|m| m.trim().is_empty()) {
-            return Err("`mailboxes` lists at least one mailbox name".into());
-        }
-        if let Some(ca) = &self.ca_file {
-            super::check_path(ca)?;
-        }
-        if !(1..=1000).contains(&self.batch) {
-            return Err("`batch` must be between 1 and 1000".into());
-        }
-        super::check_limits(self.max_message_bytes, self.max_attachment_bytes)
-    }
-
-    fn name(&self) -> String {
-        let user = std::env::var(&self.username_env).unwrap_or_default();
-        let user = user.split('@').next().unwrap_or("");
-        if user.is_empty() {
-            self.host.clone()
-        } else {
-            format!("{user}-{}", self.host)
-        }
-    }
-
-    fn local_paths(&self) -> Vec<PathBuf> {
-        self.ca_file.iter().cloned().collect()
-    }
-
-    /// The server's host, checked by the egress policy like a URL's (the scheme only carries
-    /// the host and port to the check).
-    fn remote_urls(&self) -> Vec<String> {
-        let host = if self.host.contains(':') && !self.host.starts_with('[') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        vec![format!("https://{host}:{}/", self.port())]
-    }
-}
-
-impl ImapConfig {
-    fn port(&self) -> u16 {
-        self.port.unwrap_or(match self.security {
-            ImapSecurity::Tls => 993,
-            _ => 143,
-        })
-    }
-}
 
 /// Any connection async-imap can drive (TLS or plain), boxed so one session type serves both.
 trait ImapIo: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug {}
@@ -482,6 +348,7 @@ impl LeasedPoller for ImapPoller {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::SourceConfig;
 
     fn cfg() -> ImapConfig {
         serde_json::from_value(json!({

@@ -14,113 +14,14 @@
 pub mod imap;
 pub mod local;
 
-use std::path::PathBuf;
-
 use evident_store::indexers::IndexerSource;
-use serde::{Deserialize, Serialize};
 
 use crate::items::ItemTask;
 use crate::poll::{PollContext, PollError};
-use crate::sources::SourceConfig;
+pub use evident_sources::kinds::mail::{DEFAULT_MAX_MESSAGE_BYTES, MaildirConfig, MboxConfig};
 
 pub use imap::{ImapConfig, ImapPoller, ImapSecurity};
 pub use local::{MaildirPoller, MboxPoller};
-
-/// Messages larger than this are read only up to it unless a source says otherwise (their
-/// text comes first; the attachment cut off is listed as not read).
-pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 25 * 1024 * 1024;
-
-fn default_max_message_bytes() -> u64 {
-    DEFAULT_MAX_MESSAGE_BYTES
-}
-
-fn default_max_attachment_bytes() -> u64 {
-    crate::items::DEFAULT_MAX_ATTACHMENT_BYTES
-}
-
-fn check_limits(max_message: u64, max_attachment: u64) -> Result<(), String> {
-    if !(1024..=1 << 30).contains(&max_message) {
-        return Err("`maxMessageBytes` must be between 1 KiB and 1 GiB".into());
-    }
-    if max_attachment == 0 {
-        return Err("`maxAttachmentBytes` must be positive".into());
-    }
-    Ok(())
-}
-
-fn check_path(path: &std::path::Path) -> Result<(), String> {
-    if path.is_absolute() {
-        Ok(())
-    } else {
-        Err(format!("`path` must be absolute, not `{}`", path.display()))
-    }
-}
-
-/// The file (or folder) name a path is known by: the source's default name.
-fn path_name(path: &std::path::Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "mail".into())
-}
-
-/// `kind = "mbox"`: one mbox file, or every mbox file in a folder (each file is a mailbox).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MboxConfig {
-    pub path: PathBuf,
-    #[serde(default = "default_max_message_bytes")]
-    pub max_message_bytes: u64,
-    #[serde(default = "default_max_attachment_bytes")]
-    pub max_attachment_bytes: u64,
-}
-
-impl SourceConfig for MboxConfig {
-    const KIND: &'static str = "mbox";
-    const FAMILY: &'static str = "mail";
-
-    fn validate(&self) -> Result<(), String> {
-        check_path(&self.path)?;
-        check_limits(self.max_message_bytes, self.max_attachment_bytes)
-    }
-
-    fn name(&self) -> String {
-        path_name(&self.path)
-    }
-
-    fn local_paths(&self) -> Vec<PathBuf> {
-        vec![self.path.clone()]
-    }
-}
-
-/// `kind = "maildir"`: a Maildir (`cur/`, `new/`), with Maildir++ subfolders (`.Sent/`) as
-/// further mailboxes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MaildirConfig {
-    pub path: PathBuf,
-    #[serde(default = "default_max_message_bytes")]
-    pub max_message_bytes: u64,
-    #[serde(default = "default_max_attachment_bytes")]
-    pub max_attachment_bytes: u64,
-}
-
-impl SourceConfig for MaildirConfig {
-    const KIND: &'static str = "maildir";
-    const FAMILY: &'static str = "mail";
-
-    fn validate(&self) -> Result<(), String> {
-        check_path(&self.path)?;
-        check_limits(self.max_message_bytes, self.max_attachment_bytes)
-    }
-
-    fn name(&self) -> String {
-        path_name(&self.path)
-    }
-
-    fn local_paths(&self) -> Vec<PathBuf> {
-        vec![self.path.clone()]
-    }
-}
 
 /// A quick look for the Message-ID in a message's header (no full parse): it orders the
 /// message's tasks in the queue. Messages without one are ordered by a hash of their bytes.

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use evident_egress::EgressPolicy;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use serde::{Deserialize, Serialize};
 
 use crate::poll::PollError;
 
@@ -16,44 +15,12 @@ const MAX_WAIT_MS: i64 = 3_600_000;
 /// When a 429 names no wait.
 const DEFAULT_WAIT_MS: i64 = 60_000;
 
-/// How requests authenticate. Values come from environment variables named in the source's
-/// settings, read when the client is built; they are never stored or logged.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Credentials {
-    /// Environment variable holding a token (GitHub, GitLab, Jira/Confluence PAT or API token).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_env: Option<String>,
-    /// Environment variable holding the account e-mail (Atlassian Cloud: basic auth with the
-    /// API token).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub email_env: Option<String>,
-}
+pub use evident_sources::kinds::tracker::Credentials;
 
-impl Credentials {
-    pub fn validate(&self) -> Result<(), String> {
-        for (field, v) in [("tokenEnv", &self.token_env), ("emailEnv", &self.email_env)] {
-            if let Some(v) = v {
-                let ok = !v.is_empty()
-                    && v.bytes()
-                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-                if !ok {
-                    return Err(format!(
-                        "`{field}` names an environment variable (A-Z, 0-9, _), not a value"
-                    ));
-                }
-            }
-        }
-        if self.email_env.is_some() && self.token_env.is_none() {
-            return Err("`emailEnv` goes with `tokenEnv`".into());
-        }
-        Ok(())
-    }
-
-    fn read(name: &str) -> Result<String, PollError> {
-        std::env::var(name)
-            .map_err(|_| PollError::Config(format!("environment variable {name} is not set")))
-    }
+/// The value of an environment variable a source names.
+fn read_env(name: &str) -> Result<String, PollError> {
+    std::env::var(name)
+        .map_err(|_| PollError::Config(format!("environment variable {name} is not set")))
 }
 
 /// How a token is sent.
@@ -114,11 +81,7 @@ impl Api {
         match (&creds.email_env, &creds.token_env) {
             (Some(email), Some(token)) => {
                 use base64::Engine;
-                let pair = format!(
-                    "{}:{}",
-                    Credentials::read(email)?,
-                    Credentials::read(token)?
-                );
+                let pair = format!("{}:{}", read_env(email)?, read_env(token)?);
                 let mut v = HeaderValue::from_str(&format!(
                     "Basic {}",
                     base64::engine::general_purpose::STANDARD.encode(pair)
@@ -128,7 +91,7 @@ impl Api {
                 headers.insert(reqwest::header::AUTHORIZATION, v);
             }
             (None, Some(token)) => {
-                let token = Credentials::read(token)?;
+                let token = read_env(token)?;
                 let (name, value) = match style {
                     TokenStyle::Bearer => {
                         (reqwest::header::AUTHORIZATION, format!("Bearer {token}"))

@@ -19,11 +19,11 @@ use evident_store::queue::{Millis, TaskRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::GitSourceConfig;
 use super::write::{ingest_all, ingest_commits, stream_of};
+use crate::kinds::git::{GitSourceConfig, default_max_file_bytes};
 
 /// Polling interval when none is given.
-pub const DEFAULT_INTERVAL_SECS: u64 = crate::sources::DEFAULT_INTERVAL_SECS;
+pub const DEFAULT_INTERVAL_SECS: u64 = crate::registration::DEFAULT_INTERVAL_SECS;
 /// Files or commits accepted in one push.
 const MAX_PUSH_ITEMS: usize = 5_000;
 /// Call-graph edges accepted in one push (an edge is far smaller than a file or a commit).
@@ -67,8 +67,8 @@ pub struct GitSourceRequest {
     pub enabled: Option<bool>,
 }
 
-pub use crate::sources::check_id;
-use crate::sources::{SourceRequest, invalid, slug};
+pub use crate::registration::check_id;
+use crate::registration::{SourceRequest, invalid, slug};
 
 impl GitSourceRequest {
     /// The repository's name in node keys: as given, else the last segment of the URL or
@@ -116,9 +116,7 @@ impl GitSourceRequest {
             username_env: self.username_env.clone(),
             token_env: self.token_env.clone(),
             issue_tracker: self.issue_tracker.clone(),
-            max_file_bytes: self
-                .max_file_bytes
-                .unwrap_or_else(super::default_max_file_bytes),
+            max_file_bytes: self.max_file_bytes.unwrap_or_else(default_max_file_bytes),
         };
         let config = match serde_json::to_value(&cfg) {
             Ok(Value::Object(map)) => map,
@@ -155,18 +153,18 @@ pub async fn register_with(
     now: Millis,
 ) -> Result<IndexerSource, KbError> {
     let source = req.to_source_with(now, access)?;
-    crate::sources::check_access(&source, access).await?;
-    crate::sources::put(kb, source, now).await
+    crate::registration::check_access(&source, access).await?;
+    crate::registration::put(kb, source, now).await
 }
 
 /// Git sources the reader may see.
 pub async fn list(kb: &Kb, vis: &Visibility) -> Result<Vec<IndexerSource>, KbError> {
-    crate::sources::list(kb, vis, Some("git")).await
+    crate::registration::list(kb, vis, Some("git")).await
 }
 
 /// One git source, if the reader may see it.
 pub async fn get(kb: &Kb, vis: &Visibility, id: &str) -> Result<IndexerSource, KbError> {
-    crate::sources::get(kb, vis, Some("git"), id).await
+    crate::registration::get(kb, vis, Some("git"), id).await
 }
 
 /// Unregisters a source and queues the removal of everything it wrote.
@@ -177,7 +175,7 @@ pub async fn unregister(
     id: &str,
     now: Millis,
 ) -> Result<TaskRecord, KbError> {
-    crate::sources::unregister(kb, tasks, vis, Some("git"), id, now).await
+    crate::registration::unregister(kb, tasks, vis, Some("git"), id, now).await
 }
 
 /// Scope fields of a push.
@@ -195,7 +193,7 @@ pub struct PushScope {
 impl PushScope {
     /// Pushed data, like a registered source, always belongs to a client.
     fn scope(&self) -> Result<Scope, KbError> {
-        let (_, scope) = crate::sources::registration_scope(
+        let (_, scope) = crate::registration::registration_scope(
             self.client_id.as_deref(),
             self.project_id.as_deref(),
             self.group_id.as_deref(),
@@ -743,17 +741,17 @@ pub async fn push_cpg(kb: &Kb, req: CpgPush, priority: Priority) -> Result<CpgOu
     }
     // Which endpoints does the graph already know (from structural ingest)?
     let vis = Visibility::of(ctx.scope.clone());
-    let mut names: Vec<&str> = req
+    let mut named: Vec<(&str, evident_core::NodeKey)> = req
         .edges
         .iter()
-        .flat_map(|e| [e.from.as_str(), e.to.as_str()])
+        .flat_map(|e| {
+            let (from, to) = evident_code::cpg::edge_keys(&ctx.repository, e);
+            [(e.from.as_str(), from), (e.to.as_str(), to)]
+        })
         .collect();
-    names.sort_unstable();
-    names.dedup();
-    let keys: Vec<_> = names
-        .iter()
-        .map(|n| evident_core::keys::symbol(&ctx.repository, n))
-        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let (names, keys): (Vec<&str>, Vec<evident_core::NodeKey>) = named.into_iter().unzip();
     let mut known = std::collections::HashSet::new();
     for batch in keys.chunks(500) {
         for n in kb.stores().graph.get_nodes(&vis, batch).await? {
