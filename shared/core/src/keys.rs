@@ -4,13 +4,55 @@
 //! issue node meet at one key, and a git author, a mail sender and a meeting speaker meet at
 //! one person (through the alias registry).
 //!
-//! Every key is a normalised ref ([`normalize_ref`]), so what a person types (`GET
-//! /graph/node/file:evident/src/main.rs`) finds the node. Namespaces are chosen outside the
-//! entity-type alias table where the alias would change the meaning (`import`, not `module`,
-//! which the table folds into `file`).
+//! # Structural keys are exact
+//!
+//! The namespaces in [`EXACT_NAMESPACES`] — `repository`, `branch`, `file`, `symbol`,
+//! `import`, `commit` — name identities an extractor read from a repository, and their keys
+//! are **exact and injective**: case and separators are kept in the namespace's own syntax
+//! (paths stay paths, qualified names keep their dots), so `file:shop/src/Cart.java` and
+//! `file:shop/src/cart.java`, `file:r/a/b_c.rs` and `file:r/a_b/c.rs` are different nodes.
+//! In a symbol key a function or method ends in `()` and a type does not, so a method and a
+//! type of the same name (`Cart.builder()`, `Cart.Builder`) differ too. A repository name is
+//! written with `%` and `/` escaped (`%25`, `%2F`) so that `{repository}/{path}` splits one
+//! way only; control characters (never in a real path) become U+FFFD.
+//!
+//! Each exact key also answers to its folded spelling — the free-text normalisation of
+//! [`normalize_ref`] (`file:shop_src_cart_java`, the keys' spelling before they were exact):
+//! [`folded`] gives it and the ingest path registers it as an alias when unknown (the first
+//! key seen claims a spelling two keys share), so a ref in prose still resolves.
+//!
+//! Other structural namespaces — mail `message` / `thread`, tracker issues — are produced
+//! only by their extractors but their keys are still normalised refs. Everything else (people,
+//! issues named in commit messages, free-text refs) follows the reference normalisation rules
+//! ([`normalize_ref`]), so what a person types finds the node. Namespaces are chosen outside
+//! the entity-type alias table where the alias would change the meaning (`import`, not
+//! `module`, which the table folds into `file`).
+//!
+//! Version of the key scheme: [`KEYS_VERSION`] (stores record it; a data directory written
+//! under an older scheme re-indexes its git sources).
 
 use crate::commits::IssueKey;
 use crate::refs::{NodeKey, normalize_ref};
+
+/// The key scheme. 1: every key a normalised ref; 2: exact keys in [`EXACT_NAMESPACES`].
+pub const KEYS_VERSION: u32 = 2;
+
+/// Namespaces whose keys are exact (see the module docs).
+pub const EXACT_NAMESPACES: &[&str] =
+    &["repository", "branch", "file", "symbol", "import", "commit"];
+
+/// Whether a key's namespace holds exact keys.
+pub fn is_exact(key: &NodeKey) -> bool {
+    EXACT_NAMESPACES.contains(&key.namespace())
+}
+
+/// The folded spelling of an exact key (its free-text normalisation), when it differs.
+pub fn folded(key: &NodeKey) -> Option<NodeKey> {
+    if !is_exact(key) {
+        return None;
+    }
+    normalize_ref(key.as_str()).filter(|f| f != key)
+}
 
 fn key(raw: &str) -> NodeKey {
     // Every caller passes a namespace and a value with at least one letter or digit; a value
@@ -19,40 +61,66 @@ fn key(raw: &str) -> NodeKey {
         .unwrap_or_else(|| NodeKey::from_canonical(raw.split(':').next().unwrap_or("entity")))
 }
 
+/// An exact key: the value as given, control characters replaced.
+fn exact(namespace: &str, value: &str) -> NodeKey {
+    let value: String = value
+        .chars()
+        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .collect();
+    NodeKey::from_canonical(format!("{namespace}:{value}"))
+}
+
+/// A repository name as the first component of a key (`/` and `%` escaped).
+fn repo_part(repo: &str) -> String {
+    repo.replace('%', "%25").replace('/', "%2F")
+}
+
 pub fn repository(repo: &str) -> NodeKey {
-    key(&format!("repository:{repo}"))
+    exact("repository", &repo_part(repo))
 }
 
 pub fn branch(repo: &str, branch: &str) -> NodeKey {
-    key(&format!("branch:{repo}/{branch}"))
+    exact("branch", &format!("{}/{branch}", repo_part(repo)))
 }
 
 /// A file of a repository (shared by its branches: each branch that holds it evidences it).
 pub fn file(repo: &str, path: &str) -> NodeKey {
-    key(&format!("file:{repo}/{path}"))
+    exact("file", &format!("{}/{path}", repo_part(repo)))
 }
 
-/// A class, function, method… by qualified name (`::` and `.` both separate).
+/// A type (class, interface, struct, enum, trait…) by qualified name (`::` and `.` both
+/// separate: `crate::m::Type` is `symbol:{repo}/crate.m.Type`).
 pub fn symbol(repo: &str, qualified_name: &str) -> NodeKey {
-    key(&format!(
-        "symbol:{repo}/{}",
-        qualified_name.replace("::", ".")
-    ))
+    exact(
+        "symbol",
+        &format!("{}/{}", repo_part(repo), qualified_name.replace("::", ".")),
+    )
 }
 
-/// An import target: a module, package or class named by an import statement. Relative
-/// imports (`./util`, `.models`) belong to their repository.
+/// A function or method by qualified name: the symbol key followed by `()`, so it never meets
+/// a type of the same name. A name already ending in `()` is taken as it is.
+pub fn callable(repo: &str, qualified_name: &str) -> NodeKey {
+    let name = qualified_name.strip_suffix("()").unwrap_or(qualified_name);
+    exact(
+        "symbol",
+        &format!("{}/{}()", repo_part(repo), name.replace("::", ".")),
+    )
+}
+
+/// An import target: a module, package or class named by an import statement (`::` written
+/// `.`). Relative imports (`./util`, `.models`) belong to their repository.
 pub fn import(repo: &str, target: &str) -> NodeKey {
     let target = target.replace("::", ".");
     if target.starts_with('.') {
-        key(&format!("import:{repo}/{target}"))
+        exact("import", &format!("{}/{target}", repo_part(repo)))
     } else {
-        key(&format!("import:{target}"))
+        exact("import", &target)
     }
 }
 
+/// A commit by its full hash (hexadecimal, lower case).
 pub fn commit(hash: &str) -> NodeKey {
-    key(&format!("commit:{}", hash.to_ascii_lowercase()))
+    exact("commit", &hash.trim().to_ascii_lowercase())
 }
 
 /// A person: by e-mail address when known (the identity that joins sources), else by name.
@@ -146,38 +214,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_are_normalised_refs() {
+    fn structural_keys_are_exact_and_injective() {
         assert_eq!(
-            file("evident", "src/main.rs").as_str(),
-            "file:evident_src_main_rs"
+            file("shop", "src/Cart.java").as_str(),
+            "file:shop/src/Cart.java"
+        );
+        assert_ne!(file("shop", "src/Cart.java"), file("shop", "src/cart.java"));
+        assert_ne!(file("r", "a/b_c.rs"), file("r", "a_b/c.rs"));
+        assert_ne!(file("a/b", "c.rs"), file("a", "b/c.rs"));
+        assert_eq!(file("a/b", "c.rs").as_str(), "file:a%2Fb/c.rs");
+        assert_eq!(
+            symbol("shop", "com.acme.Cart").as_str(),
+            "symbol:shop/com.acme.Cart"
         );
         assert_eq!(
-            symbol("evident", "core::refs::NodeKey::as_str").as_str(),
-            "symbol:evident_core_refs_nodekey_as_str"
+            callable("shop", "com.acme.Cart.total").as_str(),
+            "symbol:shop/com.acme.Cart.total()"
         );
+        assert_eq!(
+            callable("e", "core::refs::NodeKey::as_str").as_str(),
+            "symbol:e/core.refs.NodeKey.as_str()"
+        );
+        assert_eq!(callable("e", "f()"), callable("e", "f"));
+        // A method and a type of the same name, names differing in case (Java, Go).
+        assert_ne!(
+            callable("shop", "com.acme.Cart.Builder"),
+            symbol("shop", "com.acme.Cart.Builder")
+        );
+        assert_ne!(callable("g", "flag.Set"), callable("g", "flag.set"));
         assert_eq!(commit("ABCDEF12").as_str(), "commit:abcdef12");
         assert_eq!(
-            branch("evident", "feature/x").as_str(),
-            "branch:evident_feature_x"
+            branch("shop", "feature/X").as_str(),
+            "branch:shop/feature/X"
         );
+        assert_eq!(repository("shop").as_str(), "repository:shop");
         assert_eq!(
             import("r", "java.util.List").as_str(),
-            "import:java_util_list"
+            "import:java.util.List"
         );
-        assert_eq!(import("r", "./util").as_str(), "import:r_util");
-        assert_eq!(import("r", "std::io::Read").as_str(), "import:std_io_read");
-        for k in [
-            file("a", "b/c.rs"),
-            symbol("a", "x::Y"),
-            commit("0a1b"),
-            import("r", "os"),
-        ] {
-            assert_eq!(
-                normalize_ref(k.as_str()),
-                Some(k.clone()),
-                "{k} is a fixed point"
-            );
-        }
+        assert_eq!(import("r", "./util").as_str(), "import:r/./util");
+        assert_eq!(import("r", "std::io::Read").as_str(), "import:std.io.Read");
+        assert_eq!(file("r", "a\u{7}b").as_str(), "file:r/a\u{FFFD}b");
+    }
+
+    #[test]
+    fn exact_keys_answer_to_their_old_folded_spelling() {
+        let f = |k: NodeKey| folded(&k).map(|k| k.as_str().to_string());
+        assert_eq!(
+            f(file("shop", "src/Cart.java")).as_deref(),
+            Some("file:shop_src_cart_java")
+        );
+        assert_eq!(
+            f(callable("shop", "com.acme.Cart.total")).as_deref(),
+            Some("symbol:shop_com_acme_cart_total")
+        );
+        assert_eq!(
+            f(import("r", "std::sync::Arc")).as_deref(),
+            Some("import:std_sync_arc")
+        );
+        assert_eq!(f(commit("0a1b")), None, "already its own folded form");
+        assert_eq!(f(import("r", "os")), None);
+        assert_eq!(folded(&NodeKey::from_canonical("user:Jan")), None);
+        assert!(is_exact(&file("a", "b")) && !is_exact(&NodeKey::from_canonical("user:x")));
     }
 
     #[test]

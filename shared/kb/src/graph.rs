@@ -100,9 +100,28 @@ impl Kb {
             .unwrap_or(key))
     }
 
+    /// The node a caller's key names: an exact structural key (`file:shop/src/Cart.java`,
+    /// see `evident_core::keys`) of a node the reader can see as written; anything else
+    /// normalised and resolved through the aliases (so `file:shop_src_cart_java` finds it).
+    async fn lookup(&self, vis: &Visibility, field: &'static str, raw: &str) -> Result<NodeKey> {
+        validate::identifier(field, raw)?;
+        let exact = NodeKey::from_canonical(raw);
+        if evident_core::keys::is_exact(&exact)
+            && !self
+                .stores
+                .graph
+                .get_nodes(vis, std::slice::from_ref(&exact))
+                .await?
+                .is_empty()
+        {
+            return Ok(exact);
+        }
+        self.resolve_for(vis, parse_key(field, raw)?).await
+    }
+
     /// A node with its direct edges (both directions), or NotFound when the reader cannot see it.
     pub async fn node(&self, vis: &Visibility, raw_key: &str) -> Result<NodeView> {
-        let key = self.resolve_for(vis, parse_key("key", raw_key)?).await?;
+        let key = self.lookup(vis, "key", raw_key).await?;
         let sub = self
             .stores
             .graph
@@ -159,9 +178,7 @@ impl Kb {
     }
 
     pub async fn traverse(&self, vis: &Visibility, req: &TraverseRequest) -> Result<GraphView> {
-        let start = self
-            .resolve_for(vis, parse_key("startKey", &req.start_key)?)
-            .await?;
+        let start = self.lookup(vis, "startKey", &req.start_key).await?;
         if req.max_depth == 0 || req.max_depth > MAX_DEPTH {
             return Err(KbError::Invalid(format!(
                 "maxDepth must be 1..={MAX_DEPTH}"

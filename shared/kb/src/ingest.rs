@@ -549,14 +549,26 @@ impl Kb {
             want(&e.from);
             want(&e.to);
         }
+        // Exact structural keys name themselves: a folded spelling registered for another key
+        // (`import:foo_bar` for `import:foo/bar`) must not redirect a key written exactly so.
+        let (exact, all_keys): (Vec<NodeKey>, Vec<NodeKey>) =
+            all_keys.into_iter().partition(evident_core::keys::is_exact);
         let resolved_list = self.stores.aliases.resolve(client, &all_keys).await?;
-        let resolved: HashMap<NodeKey, NodeKey> = all_keys.into_iter().zip(resolved_list).collect();
-        // Unicode keys also answer to their ASCII-folded spelling (registered when unknown).
-        // One candidate per folded spelling (two keys may fold alike; the first one seen
-        // claims it, as a later ingest would find it registered).
+        let resolved: HashMap<NodeKey, NodeKey> = all_keys
+            .into_iter()
+            .zip(resolved_list)
+            .chain(exact.into_iter().map(|k| (k.clone(), k)))
+            .collect();
+        // Unicode keys also answer to their ASCII-folded spelling, and exact structural keys
+        // (`file:shop/src/Cart.java`) to their normalised one (`file:shop_src_cart_java`),
+        // registered when unknown. One candidate per folded spelling (two keys may fold
+        // alike; the first one seen claims it, as a later ingest would find it registered).
         let mut by_fold: BTreeMap<NodeKey, &NodeKey> = BTreeMap::new();
         for key in resolved.values() {
-            if let Some(f) = refs::ascii_fold_key(key) {
+            let structural = evident_core::keys::folded(key);
+            let ascii = structural.as_ref().unwrap_or(key);
+            let ascii = refs::ascii_fold_key(ascii).filter(|f| f != key);
+            for f in structural.into_iter().chain(ascii) {
                 by_fold.entry(f).or_insert(key);
             }
         }

@@ -1,6 +1,6 @@
 //! How Evident's names become ArangoDB names (reference-behaviour §3, §4).
 //!
-//! **Document keys.** A canonical [`NodeKey`] (`user:jan_novák`, `file:shop_src_main_rs`)
+//! **Document keys.** A canonical [`NodeKey`] (`user:jan_novák`, `file:shop/src/Main.rs`)
 //! becomes a `_key` of at most 254 bytes of `[A-Za-z0-9_\-:.@()+,=;$!*'%]`:
 //! every byte outside that set, and `%` itself, is written `%` + two upper-case hex digits
 //! (`user:jan_nov%C3%A1k`), which is reversible. An encoding longer than
@@ -210,6 +210,33 @@ mod tests {
         for k in ["user:jan_novák", "a%b", "a/b c", "", "ž:příliš_žluťoučký"] {
             assert_eq!(decode_key(&encode_key(k)).as_deref(), Some(k));
         }
+    }
+
+    #[test]
+    fn exact_structural_keys_stay_distinct_and_reversible() {
+        // Exact keys of the git vocabulary keep `/`, `.`, `()` and upper case
+        // (`evident_core::keys`): each is one `_key`, different from its folded spelling.
+        let keys = [
+            "file:shop/src/Cart.java",
+            "file:shop/src/cart.java",
+            "file:r/a/b_c.rs",
+            "file:r/a_b/c.rs",
+            "symbol:shop/com.acme.Cart.Builder",
+            "symbol:shop/com.acme.Cart.builder()",
+            "import:std.sync.Arc",
+            "import:r/./util",
+            "file:a%2Fb/c.rs",
+        ];
+        let encoded: Vec<String> = keys.iter().map(|k| encode_key(k)).collect();
+        assert_eq!(encoded[0], "file:shop%2Fsrc%2FCart.java");
+        assert_eq!(encoded[5], "symbol:shop%2Fcom.acme.Cart.builder()");
+        for (k, e) in keys.iter().zip(&encoded) {
+            assert!(valid_key(e), "{e}");
+            assert_eq!(decode_key(e).as_deref(), Some(*k));
+        }
+        let distinct: std::collections::HashSet<&String> = encoded.iter().collect();
+        assert_eq!(distinct.len(), keys.len());
+        assert_ne!(encode_key("file:shop_src_cart_java"), encoded[0]);
     }
 
     #[test]

@@ -150,23 +150,23 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
     assert_eq!(
         node_keys(&v),
         vec![
-            "symbol:shop_shop_cart",
-            "symbol:shop_shop_cart_clear",
-            "symbol:shop_shop_cart_total"
+            "symbol:shop/shop.Cart",
+            "symbol:shop/shop.Cart.clear()",
+            "symbol:shop/shop.Cart.total()"
         ]
     );
     // … and from an outline-only push.
     let v = traverse(&app, "symbol:shop/shop.Checkout", "out", &["has_method"], 1).await;
-    assert!(node_keys(&v).contains(&"symbol:shop_shop_checkout_pay".to_string()));
+    assert!(node_keys(&v).contains(&"symbol:shop/shop.Checkout.pay()".to_string()));
 
     // What imports java.util.List?
     let v = traverse(&app, "import:java.util.List", "in", &["imports"], 1).await;
     assert_eq!(
         node_keys(&v),
         vec![
-            "file:shop_src_shop_cart_java",
-            "file:shop_src_shop_checkout_kt",
-            "import:java_util_list"
+            "file:shop/src/shop/Cart.java",
+            "file:shop/src/shop/Checkout.kt",
+            "import:java.util.List"
         ]
     );
 
@@ -206,7 +206,7 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
     assert!(
         edges
             .iter()
-            .any(|e| e["edgeType"] == "has_commit" && e["from"] == "branch:shop_main"),
+            .any(|e| e["edgeType"] == "has_commit" && e["from"] == "branch:shop/main"),
         "{v}"
     );
     assert!(edges.iter().any(|e| e["edgeType"] == "parent"), "{v}");
@@ -222,8 +222,18 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
     assert_eq!(keys(&v, "nodes"), vec![format!("commit:{C2}")]);
 
     // The call graph links the outline's method to the parsed one.
-    let v = traverse(&app, "symbol:shop/shop.Checkout.pay", "out", &["calls"], 1).await;
-    assert!(node_keys(&v).contains(&"symbol:shop_shop_cart_total".to_string()));
+    let v = traverse(
+        &app,
+        "symbol:shop/shop.Checkout.pay()",
+        "out",
+        &["calls"],
+        1,
+    )
+    .await;
+    assert!(node_keys(&v).contains(&"symbol:shop/shop.Cart.total()".to_string()));
+    // The old folded spelling still names the method.
+    let v = traverse(&app, "symbol:shop_shop_checkout_pay", "out", &["calls"], 1).await;
+    assert!(node_keys(&v).contains(&"symbol:shop/shop.Cart.total()".to_string()));
 
     // Retrieval over code: the diff chunk cites file, lines and commit; code chunks the symbol.
     let (s, pack) = app
@@ -418,8 +428,8 @@ async fn a_commit_stored_again_keeps_the_links_of_every_branch() {
     assert_eq!(
         node_keys(&v),
         vec![
-            "branch:shop_main".to_string(),
-            "branch:shop_release".into(),
+            "branch:shop/main".to_string(),
+            "branch:shop/release".into(),
             format!("commit:{C2}")
         ]
     );

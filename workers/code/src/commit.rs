@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use crate::structure::RepoContext;
 
 /// Bump when what a commit becomes changes.
-pub const COMMIT_VERSION: &str = "commit-v1";
+pub const COMMIT_VERSION: &str = "commit-v2";
 /// Files listed in a commit's message chunk (the rest are counted).
 const LISTED_FILES: usize = 300;
 
@@ -728,9 +728,9 @@ mod tests {
         for e in [
             ("authored_by", "user:jan_example_com"),
             ("parent", "commit:1111111111111111111111111111111111111111"),
-            ("modifies", "file:shop_src_cart_rs"),
-            ("renames", "file:shop_new_txt"),
-            ("deletes", "file:shop_gone_rs"),
+            ("modifies", "file:shop/src/cart.rs"),
+            ("renames", "file:shop/new.txt"),
+            ("deletes", "file:shop/gone.rs"),
             ("fixes", "github:acme_shop_12"),
             ("references", "jira:shop-7"),
         ] {

@@ -4,7 +4,9 @@
 //! bare symbol nodes (recorded, never silently dropped) and counted by the caller.
 
 use evident_core::hashing::content_hash;
-use evident_core::{EvidenceSpec, Locator, PreparedChunk, PreparedEdge, PreparedSource, keys};
+use evident_core::{
+    EvidenceSpec, Locator, NodeKey, PreparedChunk, PreparedEdge, PreparedSource, keys,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
@@ -34,6 +36,25 @@ pub fn cpg_urn(source_id: &str, name: &str) -> String {
     format!("git:{source_id}:cpg:{name}")
 }
 
+/// The keys of an edge's endpoints: `calls` joins callables, `extends` / `implements` join
+/// types, `uses_type` goes from a callable to a type; a name ending in `()` is a callable
+/// whatever the edge ([`keys::callable`], [`keys::symbol`]).
+pub fn edge_keys(repository: &str, e: &CpgEdge) -> (NodeKey, NodeKey) {
+    let key = |name: &str, callable: bool| {
+        if callable || name.ends_with("()") {
+            keys::callable(repository, name)
+        } else {
+            keys::symbol(repository, name)
+        }
+    };
+    let (from_callable, to_callable) = match e.edge_type.as_str() {
+        "calls" => (true, true),
+        "uses_type" => (true, false),
+        _ => (false, false),
+    };
+    (key(&e.from, from_callable), key(&e.to, to_callable))
+}
+
 /// The prepared source of one CPG export. Edge types must be in [`CPG_EDGE_TYPES`] (the
 /// caller validates); the listing is sorted, so the same export always yields the same chunks.
 pub fn cpg_source(ctx: &RepoContext, name: &str, edges: &[CpgEdge]) -> PreparedSource {
@@ -55,9 +76,10 @@ pub fn cpg_source(ctx: &RepoContext, name: &str, edges: &[CpgEdge]) -> PreparedS
                 ));
             }
             text.push('\n');
+            let (from, to) = edge_keys(&ctx.repository, e);
             prepared_edges.push(PreparedEdge {
-                from: keys::symbol(&ctx.repository, &e.from),
-                to: keys::symbol(&ctx.repository, &e.to),
+                from,
+                to,
                 edge_type: e.edge_type.clone(),
                 props: Map::new(),
                 evidence: EvidenceSpec::chunk(chunks.len()),
@@ -84,7 +106,7 @@ pub fn cpg_source(ctx: &RepoContext, name: &str, edges: &[CpgEdge]) -> PreparedS
         source_urn: cpg_urn(&ctx.source_id, name),
         kind: "git-cpg".into(),
         title: Some(format!("call graph {name} of {}", ctx.repository)),
-        fingerprint: content_hash(&format!("cpg-v1\0{}\0{listing}", ctx.repository)),
+        fingerprint: content_hash(&format!("cpg-v2\0{}\0{listing}", ctx.repository)),
         observed_at: None,
         chunks,
         nodes: Vec::new(),
@@ -126,6 +148,37 @@ mod tests {
                 .text
                 .contains(&format!("{} calls", "shop.Cart.m99"))
         );
-        assert_eq!(e.to.as_str(), "symbol:shop_shop_price_total");
+        assert_eq!(e.to.as_str(), "symbol:shop/shop.Price.total()");
+        assert_eq!(e.from.as_str(), "symbol:shop/shop.Cart.m99()");
+    }
+
+    #[test]
+    fn endpoints_are_callables_or_types_by_edge() {
+        let e = |from: &str, t: &str, to: &str| {
+            let (a, b) = edge_keys(
+                "r",
+                &CpgEdge {
+                    from: from.into(),
+                    to: to.into(),
+                    edge_type: t.into(),
+                    path: None,
+                    line: None,
+                },
+            );
+            (a.as_str().to_string(), b.as_str().to_string())
+        };
+        assert_eq!(
+            e("p.A", "extends", "p.B"),
+            ("symbol:r/p.A".into(), "symbol:r/p.B".into())
+        );
+        assert_eq!(
+            e("p.A.f", "uses_type", "p.B"),
+            ("symbol:r/p.A.f()".into(), "symbol:r/p.B".into())
+        );
+        assert_eq!(
+            e("m::f", "calls", "m::g()"),
+            ("symbol:r/m.f()".into(), "symbol:r/m.g()".into())
+        );
+        assert_eq!(e("p.A.f()", "implements", "p.I").0, "symbol:r/p.A.f()");
     }
 }

@@ -22,7 +22,7 @@ use crate::skip::is_documentation;
 use evident_core::secrets::redact;
 
 /// Bump when what a file becomes changes, so every file is re-derived once.
-pub const STRUCTURE_VERSION: &str = "structure-v1";
+pub const STRUCTURE_VERSION: &str = "structure-v2";
 
 /// The repository a file belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +86,15 @@ fn file_node(ctx: &RepoContext, path: &str, language: Option<&str>) -> PreparedN
     }
 }
 
+/// A symbol's key: a function or method is a callable (`…name()`), anything else a type.
+pub fn symbol_key(repository: &str, s: &Symbol) -> evident_core::NodeKey {
+    if s.kind.is_type() {
+        keys::symbol(repository, &s.qualified_name)
+    } else {
+        keys::callable(repository, &s.qualified_name)
+    }
+}
+
 fn symbol_node(
     ctx: &RepoContext,
     path: &str,
@@ -94,7 +103,7 @@ fn symbol_node(
     chunk: usize,
 ) -> PreparedNode {
     PreparedNode {
-        key: keys::symbol(&ctx.repository, &s.qualified_name),
+        key: symbol_key(&ctx.repository, s),
         node_type: s.kind.as_str().into(),
         label: s.name.clone(),
         props: props([
@@ -156,7 +165,7 @@ fn file_graph(
     )];
     for s in symbols {
         let at = chunk_of(s.line_start);
-        let key = keys::symbol(&ctx.repository, &s.qualified_name);
+        let key = symbol_key(&ctx.repository, s);
         nodes.push(symbol_node(ctx, path, lang, s, at));
         let (from, t) = match &s.parent {
             Some(p) => (
@@ -216,7 +225,7 @@ pub fn outline_source(
             );
             c.refs = vec![
                 keys::file(&ctx.repository, path),
-                keys::symbol(&ctx.repository, &s.qualified_name),
+                symbol_key(&ctx.repository, s),
             ];
             c
         })
@@ -295,7 +304,7 @@ pub fn file_source(
                 .chain(
                     c.declares
                         .iter()
-                        .map(|i| keys::symbol(&ctx.repository, &symbols[*i].qualified_name)),
+                        .map(|i| symbol_key(&ctx.repository, &symbols[*i])),
                 )
                 .collect();
             pc.context = Some(match &c.symbol {
@@ -391,15 +400,15 @@ mod tests {
             .map(|n| (n.node_type.as_str(), n.key.as_str()))
             .collect();
         assert!(
-            types.contains(&("file", "file:shop_src_shop_cart_java")),
+            types.contains(&("file", "file:shop/src/shop/Cart.java")),
             "{types:?}"
         );
         assert!(
-            types.contains(&("class", "symbol:shop_shop_cart")),
+            types.contains(&("class", "symbol:shop/shop.Cart")),
             "{types:?}"
         );
         assert!(
-            types.contains(&("method", "symbol:shop_shop_cart_total")),
+            types.contains(&("method", "symbol:shop/shop.Cart.total()")),
             "{types:?}"
         );
         let edges: Vec<(&str, &str, &str)> = p
@@ -409,24 +418,24 @@ mod tests {
             .collect();
         for e in [
             (
-                "branch:shop_main",
+                "branch:shop/main",
                 "contains_file",
-                "file:shop_src_shop_cart_java",
+                "file:shop/src/shop/Cart.java",
             ),
             (
-                "file:shop_src_shop_cart_java",
+                "file:shop/src/shop/Cart.java",
                 "contains",
-                "symbol:shop_shop_cart",
+                "symbol:shop/shop.Cart",
             ),
             (
-                "symbol:shop_shop_cart",
+                "symbol:shop/shop.Cart",
                 "has_method",
-                "symbol:shop_shop_cart_total",
+                "symbol:shop/shop.Cart.total()",
             ),
             (
-                "file:shop_src_shop_cart_java",
+                "file:shop/src/shop/Cart.java",
                 "imports",
-                "import:java_util_list",
+                "import:java.util.List",
             ),
         ] {
             assert!(edges.contains(&e), "{e:?} in {edges:?}");
@@ -450,6 +459,38 @@ mod tests {
         };
         let again = file_source(&ctx(), &later, &s, &CodeChunking::default()).expect("source");
         assert_eq!(again.fingerprint, p.fingerprint);
+    }
+
+    #[test]
+    fn members_differing_in_case_or_kind_are_distinct_nodes() {
+        let src = "package com.acme;\n\npublic class Cart {\n    public static Builder builder() {\n        return new Builder();\n    }\n\n    public static class Builder {\n        Cart build() { return new Cart(); }\n    }\n}\n";
+        let f = FileVersion {
+            branch: "main",
+            commit: None,
+            path: "src/com/acme/Cart.java",
+            content: src,
+        };
+        let s = analyse(f.path, src).expect("parse");
+        let p = file_source(&ctx(), &f, &s, &CodeChunking::default()).expect("source");
+        let keys: Vec<(&str, &str)> = p
+            .nodes
+            .iter()
+            .map(|n| (n.node_type.as_str(), n.key.as_str()))
+            .collect();
+        for want in [
+            ("file", "file:shop/src/com/acme/Cart.java"),
+            ("class", "symbol:shop/com.acme.Cart"),
+            ("method", "symbol:shop/com.acme.Cart.builder()"),
+            ("class", "symbol:shop/com.acme.Cart.Builder"),
+            ("method", "symbol:shop/com.acme.Cart.Builder.build()"),
+        ] {
+            assert!(keys.contains(&want), "{want:?} in {keys:?}");
+        }
+        let distinct: std::collections::HashSet<&str> = keys.iter().map(|(_, k)| *k).collect();
+        assert_eq!(distinct.len(), keys.len(), "{keys:?}");
+        assert!(p.edges.iter().any(|e| e.edge_type == "has_method"
+            && e.from.as_str() == "symbol:shop/com.acme.Cart.Builder"
+            && e.to.as_str() == "symbol:shop/com.acme.Cart.Builder.build()"));
     }
 
     #[test]

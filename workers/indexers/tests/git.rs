@@ -310,16 +310,16 @@ async fn history_structure_and_identities_are_indexed_exactly() {
         "{file_edges:?}"
     );
     assert!(
-        file_edges.contains(&("imports".into(), "import:std_collections_hashmap".into())),
+        file_edges.contains(&("imports".into(), "import:std.collections.HashMap".into())),
         "{file_edges:?}"
     );
     assert!(h.out_edges(&cart).await.contains(&(
         "has_method".into(),
-        keys::symbol("shop", "Cart::total").as_str().into()
+        keys::callable("shop", "Cart::total").as_str().into()
     )));
     // The Latin-1 file and the broken file are indexed anyway; the rules' skips are not.
-    assert!(h.node_exists(&keys::symbol("shop", "legacy.brew")).await);
-    assert!(h.node_exists(&keys::symbol("shop", "broken::ok")).await);
+    assert!(h.node_exists(&keys::callable("shop", "legacy.brew")).await);
+    assert!(h.node_exists(&keys::callable("shop", "broken::ok")).await);
     assert!(
         h.source_urns("git:acme.shop:blob:main:vendor")
             .await
@@ -738,7 +738,7 @@ async fn unusable_repositories_are_clear_per_source_errors() {
     let far = get("far").await;
     assert!(far.status.last_error.is_some(), "{:?}", far.status);
     assert!(get("ok").await.status.last_error.is_none());
-    assert!(h.node_exists(&keys::symbol("ok", "ok.Fine")).await);
+    assert!(h.node_exists(&keys::callable("ok", "ok.Fine")).await);
 }
 
 /// This repository's own history, fetched through the mirror path (a `file://` URL), checked
@@ -888,4 +888,181 @@ async fn a_worker_with_a_stale_mirror_fetches_the_commits_a_task_names() {
         h.node_exists(&evident_core::keys::file("shop", "src/pay.rs"))
             .await
     );
+}
+
+const CART_JAVA: &str = "package com.acme;\n\nimport java.util.List;\n\npublic class Cart {\n    private List<Integer> items;\n\n    public static Builder builder() {\n        return new Builder();\n    }\n\n    public int total() {\n        int sum = 0;\n        for (int i : items) { sum += i; }\n        return sum;\n    }\n\n    public static class Builder {\n        Cart build() { return new Cart(); }\n    }\n}\n";
+
+/// The keys the README documents in its vocabulary section (the shop examples).
+fn readme_example_keys() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README");
+    let section = readme
+        .split_once("Node types:")
+        .and_then(|(_, rest)| rest.split_once("Edge types:"))
+        .map(|(s, _)| s)
+        .expect("vocabulary section");
+    section
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| {
+            ["repository:", "branch:", "file:", "symbol:", "import:"]
+                .iter()
+                .any(|ns| t.starts_with(ns))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distinct_paths_and_names_are_distinct_nodes_under_the_documented_keys() {
+    let h = harness().await;
+    let work = h.dir.path().join("shop");
+    let repo = init_repo(&work);
+    commit(
+        &repo,
+        &[
+            ("a/b_c.rs", Some(b"pub fn one() {}\n")),
+            ("a_b/c.rs", Some(b"pub fn two() {}\n")),
+            ("src/Cart.java", Some(CART_JAVA.as_bytes())),
+            (
+                "src/cart.java",
+                Some(b"package com.acme;\n\nclass cart {}\n"),
+            ),
+            (
+                "src/lib.rs",
+                Some(b"use std::sync::Arc;\n\npub fn f() {}\n"),
+            ),
+        ],
+        "Two of each",
+        ("Jan", "jan@example.com"),
+    );
+    h.register("acme.shop", cfg_path("shop", &work, &[])).await;
+    h.poll("acme.shop").await;
+    h.drain().await;
+
+    let vis = h.vis();
+    let documented = readme_example_keys();
+    assert!(
+        documented.len() >= 5 && documented.contains(&"file:shop/src/Cart.java".to_string()),
+        "{documented:?}"
+    );
+    let mut expected: Vec<String> = documented;
+    expected.extend(
+        [
+            "file:shop/a/b_c.rs",
+            "file:shop/a_b/c.rs",
+            "file:shop/src/cart.java",
+            "symbol:shop/com.acme.Cart",
+            "symbol:shop/com.acme.Cart.builder()",
+            "symbol:shop/com.acme.Cart.Builder",
+            "symbol:shop/com.acme.cart",
+        ]
+        .map(String::from),
+    );
+    for k in &expected {
+        let found = h.kb.node(&vis, k).await.expect("node").key;
+        if evident_core::refs::normalize_ref(k).is_some_and(|n| n.as_str() != k) {
+            // An exact key is in the store as written, and names exactly that node.
+            assert!(
+                h.node_exists(&NodeKey::from_canonical(k.as_str())).await,
+                "{k} is in the store"
+            );
+            assert_eq!(found.as_str(), k);
+        }
+    }
+    // The old folded spellings still resolve (registered as aliases).
+    for (old, now) in [
+        ("import:java_util_list", "import:java.util.List"),
+        (
+            "symbol:shop_com_acme_cart_total",
+            "symbol:shop/com.acme.Cart.total()",
+        ),
+        ("file:shop_a_b_c_rs", "file:shop/a/b_c.rs"),
+    ] {
+        let got = h.kb.node(&vis, old).await.expect("node").key;
+        if old.starts_with("file:") {
+            // Two files fold alike: the spelling names one of them.
+            assert!(
+                ["file:shop/a/b_c.rs", "file:shop/a_b/c.rs"].contains(&got.as_str()),
+                "{got}"
+            );
+        } else {
+            assert_eq!(got.as_str(), now);
+        }
+    }
+    let report = h.store.check_integrity().await.expect("integrity");
+    assert!(report.is_ok(), "{report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_indexed_under_the_old_keys_reindexes_itself() {
+    let h = harness().await;
+    let work = h.dir.path().join("shop");
+    let repo = init_repo(&work);
+    commit(
+        &repo,
+        &[("src/Cart.java", Some(CART_JAVA.as_bytes()))],
+        "Cart",
+        ("Jan", "jan@example.com"),
+    );
+    h.register("acme.shop", cfg_path("shop", &work, &[])).await;
+    let first = h.poll("acme.shop").await;
+    assert!(!first.reindexed, "a new source has nothing to re-read");
+    h.drain().await;
+    let reference = h.store.check_integrity().await.expect("integrity");
+
+    // What an older data directory holds: the file under folded keys (scheme 1), and no
+    // record of the key scheme.
+    let ctx = evident_code::structure::RepoContext {
+        source_id: "acme.shop".into(),
+        repository: "shop".into(),
+        scope: Scope::client("acme"),
+    };
+    let f = evident_code::structure::FileVersion {
+        branch: "main",
+        commit: None,
+        path: "src/Cart.java",
+        content: CART_JAVA,
+    };
+    let s = evident_code::structure::analyse(f.path, CART_JAVA).expect("parse");
+    let mut old = evident_code::structure::file_source(&ctx, &f, &s, &CodeChunking::default())
+        .expect("source");
+    let fold = |k: &NodeKey| evident_core::refs::normalize_ref(k.as_str()).expect("folds");
+    for n in &mut old.nodes {
+        n.key = fold(&n.key);
+    }
+    for e in &mut old.edges {
+        (e.from, e.to) = (fold(&e.from), fold(&e.to));
+    }
+    for c in &mut old.chunks {
+        c.refs = c.refs.iter().map(fold).collect();
+    }
+    old.fingerprint = "scheme-1".into();
+    h.kb.ingest_prepared(old, Priority::DEFAULT)
+        .await
+        .expect("old write");
+    let old_file = NodeKey::from_canonical("file:shop_src_cart_java");
+    assert!(h.node_exists(&old_file).await);
+    h.kb.stores()
+        .indexers
+        .delete_cursor("acme.shop", "test-poller", "keys-version")
+        .await
+        .expect("forget the scheme");
+
+    let again = h.poll("acme.shop").await;
+    assert!(again.reindexed, "{again:?}");
+    assert_eq!(again.files_queued, 1, "{again:?}");
+    h.drain().await;
+    assert!(!h.node_exists(&old_file).await, "old keys are gone");
+    assert!(h.node_exists(&keys::file("shop", "src/Cart.java")).await);
+    let after = h.store.check_integrity().await.expect("integrity");
+    assert!(after.is_ok(), "{after:?}");
+    assert_eq!(
+        (after.chunks, after.nodes, after.edges),
+        (reference.chunks, reference.nodes, reference.edges)
+    );
+    // Recorded: the next poll has nothing to do.
+    assert_eq!(h.poll("acme.shop").await.tasks, 0);
 }

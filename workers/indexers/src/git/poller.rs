@@ -19,6 +19,9 @@ use crate::poll::{PollContext, PollError, SourcePoller};
 use super::repo::{GitError, GitRepo};
 use super::{GitSourceConfig, GitTask, branch_matches, branch_task_urn};
 
+/// The cursor recording the key scheme a source was indexed under.
+pub(crate) const KEYS_CURSOR: &str = "keys-version";
+
 /// How much work goes into one task.
 #[derive(Debug, Clone, Copy)]
 pub struct Batches {
@@ -53,6 +56,9 @@ pub struct PollReport {
     pub skipped: BTreeMap<String, usize>,
     /// A few of them, to say what was skipped.
     pub skipped_examples: Vec<String>,
+    /// Every branch was read again: the source had been indexed under an older key scheme.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reindexed: bool,
 }
 
 /// One branch's plan, computed from the repository.
@@ -113,8 +119,25 @@ impl GitPoller {
         crate::sources::check_access(source, &self.ctx.access).await?;
         let cursors: BTreeMap<String, Oid> =
             super::branch_tips(self.ctx.cursors(&source.id, super::BRANCH_CURSOR).await?);
-        let (mirrors, id, cursors_for_plan) =
-            (self.mirrors.clone(), source.id.clone(), cursors.clone());
+        // Indexed under an older key scheme (`evident_core::keys::KEYS_VERSION`): plan every
+        // followed branch as new, so every file and commit is read and written again under
+        // the current keys; each source write replaces its chunks' evidence, so the nodes
+        // under old keys lose it and are removed (their old spellings stay as aliases).
+        let keys_version = self
+            .ctx
+            .cursor(&source.id, KEYS_CURSOR)
+            .await?
+            .and_then(|v| v.as_u64());
+        let reindex = keys_version < Some(u64::from(evident_core::keys::KEYS_VERSION));
+        let (mirrors, id, cursors_for_plan) = (
+            self.mirrors.clone(),
+            source.id.clone(),
+            if reindex {
+                BTreeMap::new()
+            } else {
+                cursors.clone()
+            },
+        );
         let (followed, plans, skipped) =
             tokio::task::spawn_blocking(move || plan(&cfg, &mirrors, &id, &cursors_for_plan))
                 .await
@@ -151,6 +174,17 @@ impl GitPoller {
                 .await?;
             report.deleted_branches += 1;
             report.tasks += 1;
+        }
+        if reindex {
+            // Recorded once the re-reading work is queued (like any cursor).
+            self.ctx
+                .set_cursor(
+                    &source.id,
+                    KEYS_CURSOR,
+                    &json!(evident_core::keys::KEYS_VERSION),
+                )
+                .await?;
+            report.reindexed = !cursors.is_empty();
         }
         Ok(report)
     }
