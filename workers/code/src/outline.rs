@@ -222,8 +222,12 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
                 },
                 _ => Decl::Skip,
             },
-            "use_declaration" => match field_text(node, "argument", src) {
-                Some(a) => Decl::Imports(vec![a]),
+            "use_declaration" => match field(node, "argument") {
+                Some(a) => {
+                    let mut targets = Vec::new();
+                    rust_use_paths(a, src, "", &mut targets);
+                    Decl::Imports(targets)
+                }
                 None => Decl::Skip,
             },
             "extern_crate_declaration" => match name(node) {
@@ -460,6 +464,49 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             | "enum_body" => Decl::Descend,
             _ => Decl::Skip,
         },
+    }
+}
+
+/// The paths a Rust use tree imports, one per leaf: `a::{B, c::D as E, f::*, self}` gives
+/// `a::B`, `a::c::D`, `a::f::*` and `a` (a rename imports its path; comments are skipped).
+fn rust_use_paths(node: Node<'_>, src: &str, prefix: &str, out: &mut Vec<String>) {
+    let join = |p: &str, s: &str| {
+        let s: String = s.split_whitespace().collect();
+        match (p.is_empty(), s.is_empty()) {
+            (true, _) => s,
+            (false, true) => p.to_string(),
+            (false, false) => format!("{p}::{s}"),
+        }
+    };
+    match node.kind() {
+        "line_comment" | "block_comment" => {}
+        "use_as_clause" => {
+            if let Some(path) = field(node, "path") {
+                rust_use_paths(path, src, prefix, out);
+            }
+        }
+        "scoped_use_list" => {
+            let path = field(node, "path").map_or(String::new(), |p| text(p, src).to_string());
+            let inner = join(prefix, &path);
+            if let Some(list) = field(node, "list") {
+                rust_use_paths(list, src, &inner, out);
+            }
+        }
+        "use_list" => {
+            let mut cursor = node.walk();
+            let items: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            for item in items {
+                rust_use_paths(item, src, prefix, out);
+            }
+        }
+        // `{self}` imports the enclosing path itself.
+        "self" if !prefix.is_empty() => out.push(prefix.to_string()),
+        _ => {
+            let t = join(prefix, text(node, src));
+            if !t.is_empty() {
+                out.push(t);
+            }
+        }
     }
 }
 

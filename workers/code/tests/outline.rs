@@ -63,6 +63,35 @@ fn methods_know_their_type_and_signatures_stop_at_the_body() {
 }
 
 #[test]
+fn rust_grouped_imports_are_one_import_per_path() {
+    let src = "use evident_store::{HealthReport, Result, StoreError};\nuse a::{b::{C, d::E as F}, self, g::*, /* note */ h};\nuse ::std::io;\nuse x as y;\nuse z::*;\nuse {p::Q, r};\n";
+    let o = outline(Language::Rust, "src/lib.rs", src).expect("outline");
+    let got: Vec<(&str, usize)> = o
+        .imports
+        .iter()
+        .map(|i| (i.target.as_str(), i.line))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("evident_store::HealthReport", 1),
+            ("evident_store::Result", 1),
+            ("evident_store::StoreError", 1),
+            ("a::b::C", 2),
+            ("a::b::d::E", 2),
+            ("a", 2),
+            ("a::g::*", 2),
+            ("a::h", 2),
+            ("::std::io", 3),
+            ("x", 4),
+            ("z::*", 5),
+            ("p::Q", 6),
+            ("r", 6),
+        ]
+    );
+}
+
+#[test]
 fn broken_code_still_yields_what_parses() {
     let src = "class Ok {\n  void fine() {}\n}\nclass Broken {\n  void half( {\n";
     let o = outline(Language::Java, "B.java", src).expect("outline");
