@@ -21,6 +21,9 @@ pub enum SymbolKind {
     Struct,
     Enum,
     Trait,
+    /// Any other named type: Go `type ID int` / `type F func()`, type aliases (Rust `type`,
+    /// TypeScript `type`, Kotlin `typealias`, Go `type A = B`).
+    Type,
     Function,
     Method,
 }
@@ -33,6 +36,7 @@ impl SymbolKind {
             SymbolKind::Struct => "struct",
             SymbolKind::Enum => "enum",
             SymbolKind::Trait => "trait",
+            SymbolKind::Type => "type",
             SymbolKind::Function => "function",
             SymbolKind::Method => "method",
         }
@@ -45,6 +49,7 @@ impl SymbolKind {
             SymbolKind::Struct,
             SymbolKind::Enum,
             SymbolKind::Trait,
+            SymbolKind::Type,
             SymbolKind::Function,
             SymbolKind::Method,
         ]
@@ -205,6 +210,14 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             "struct_item" | "union_item" => symbol(SymbolKind::Struct, node, name(node)),
             "enum_item" => symbol(SymbolKind::Enum, node, name(node)),
             "trait_item" => symbol(SymbolKind::Trait, node, name(node)),
+            "type_item" => match name(node) {
+                Some(name) => Decl::Symbol {
+                    kind: SymbolKind::Type,
+                    name,
+                    body: None,
+                },
+                None => Decl::Skip,
+            },
             "function_item" | "function_signature_item" => symbol(function_kind, node, name(node)),
             "impl_item" => match field_text(node, "type", src) {
                 Some(t) => Decl::Scope {
@@ -335,6 +348,14 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
                     None => Decl::Skip,
                 }
             }
+            "type_alias" => match first_named_of(node, &["type_identifier"]) {
+                Some(n) => Decl::Symbol {
+                    kind: SymbolKind::Type,
+                    name: text(n, src).to_string(),
+                    body: None,
+                },
+                None => Decl::Skip,
+            },
             "object_declaration" => match first_named_of(node, &["type_identifier"]) {
                 Some(n) => Decl::Symbol {
                     kind: SymbolKind::Class,
@@ -377,22 +398,27 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             "function_declaration" => symbol(SymbolKind::Function, node, name(node)),
             "method_declaration" | "method_elem" => symbol(SymbolKind::Method, node, name(node)),
             "type_spec" => {
-                let kind = match field(node, "type").map(|t| t.kind()) {
-                    Some("struct_type") => SymbolKind::Struct,
-                    Some("interface_type") => SymbolKind::Interface,
-                    _ => return Decl::Skip,
+                let (kind, body) = match field(node, "type") {
+                    Some(t) if t.kind() == "struct_type" => (SymbolKind::Struct, Some(t)),
+                    Some(t) if t.kind() == "interface_type" => (SymbolKind::Interface, Some(t)),
+                    // A named type over any other type: `type ID int`, `type F func(…)`.
+                    _ => (SymbolKind::Type, None),
                 };
                 match name(node) {
                     // The "body" is the struct or interface type: its method elements are
                     // walked, and the signature reads `Store struct`.
-                    Some(name) => Decl::Symbol {
-                        kind,
-                        name,
-                        body: field(node, "type"),
-                    },
+                    Some(name) => Decl::Symbol { kind, name, body },
                     None => Decl::Skip,
                 }
             }
+            "type_alias" => match name(node) {
+                Some(name) => Decl::Symbol {
+                    kind: SymbolKind::Type,
+                    name,
+                    body: None,
+                },
+                None => Decl::Skip,
+            },
             "source_file" | "import_declaration" | "import_spec_list" | "type_declaration" => {
                 Decl::Descend
             }
@@ -404,6 +430,14 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             }
             "interface_declaration" => symbol(SymbolKind::Interface, node, name(node)),
             "enum_declaration" => symbol(SymbolKind::Enum, node, name(node)),
+            "type_alias_declaration" => match name(node) {
+                Some(name) => Decl::Symbol {
+                    kind: SymbolKind::Type,
+                    name,
+                    body: None,
+                },
+                None => Decl::Skip,
+            },
             "function_declaration" | "generator_function_declaration" | "function_signature" => {
                 symbol(function_kind, node, name(node))
             }

@@ -163,22 +163,39 @@ fn file_graph(
         file_key.clone(),
         EvidenceSpec::chunk(0),
     )];
+    // Types declared here: a member of a type declared elsewhere (a Go method in another
+    // file than its receiver, a Rust `impl` of another module's type) is also contained by
+    // this file, so every symbol is reachable from the file that declares it.
+    let local_types: std::collections::HashSet<&str> = symbols
+        .iter()
+        .filter(|s| s.kind.is_type())
+        .map(|s| s.qualified_name.as_str())
+        .collect();
     for s in symbols {
         let at = chunk_of(s.line_start);
         let key = symbol_key(&ctx.repository, s);
         nodes.push(symbol_node(ctx, path, lang, s, at));
-        let (from, t) = match &s.parent {
-            Some(p) => (
+        if let Some(p) = &s.parent {
+            let t = if s.kind == SymbolKind::Method {
+                "has_method"
+            } else {
+                "contains"
+            };
+            edges.push(edge(
                 keys::symbol(&ctx.repository, p),
-                if s.kind == SymbolKind::Method {
-                    "has_method"
-                } else {
-                    "contains"
-                },
-            ),
-            None => (file_key.clone(), "contains"),
-        };
-        edges.push(edge(from, t, key, EvidenceSpec::chunk(at)));
+                t,
+                key.clone(),
+                EvidenceSpec::chunk(at),
+            ));
+        }
+        if s.parent.as_deref().is_none_or(|p| !local_types.contains(p)) {
+            edges.push(edge(
+                file_key.clone(),
+                "contains",
+                key,
+                EvidenceSpec::chunk(at),
+            ));
+        }
     }
     for i in imports {
         edges.push(edge(
@@ -491,6 +508,69 @@ mod tests {
         assert!(p.edges.iter().any(|e| e.edge_type == "has_method"
             && e.from.as_str() == "symbol:shop/com.acme.Cart.Builder"
             && e.to.as_str() == "symbol:shop/com.acme.Cart.Builder.build()"));
+    }
+
+    #[test]
+    fn go_named_types_and_methods_in_another_file_are_reachable_from_their_file() {
+        let types = "package flag\n\ntype boolValue bool\n\ntype ErrorHandling int\n\ntype parseFunc func(string) error\n\ntype Alias = boolValue\n";
+        let methods = "package flag\n\nfunc (b *boolValue) Set(s string) error { return nil }\n\nfunc (b *boolValue) String() string { return \"\" }\n\nfunc (e ErrorHandling) set() {}\n";
+        let graph = |path: &str, src: &str| {
+            let f = FileVersion {
+                branch: "main",
+                commit: None,
+                path,
+                content: src,
+            };
+            let s = analyse(path, src).expect("parse");
+            let p = file_source(&ctx(), &f, &s, &CodeChunking::default()).expect("source");
+            let nodes: Vec<(String, String)> = p
+                .nodes
+                .iter()
+                .map(|n| (n.node_type.clone(), n.key.as_str().to_string()))
+                .collect();
+            let edges: Vec<(String, String, String)> = p
+                .edges
+                .iter()
+                .map(|e| {
+                    (
+                        e.from.as_str().to_string(),
+                        e.edge_type.clone(),
+                        e.to.as_str().to_string(),
+                    )
+                })
+                .collect();
+            (nodes, edges)
+        };
+        let (nodes, edges) = graph("flag/types.go", types);
+        for name in ["boolValue", "ErrorHandling", "parseFunc", "Alias"] {
+            let key = format!("symbol:shop/flag.{name}");
+            assert!(
+                nodes.contains(&("type".to_string(), key.clone())),
+                "{name} in {nodes:?}"
+            );
+            assert!(edges.contains(&("file:shop/flag/types.go".into(), "contains".into(), key)));
+        }
+        let (nodes, edges) = graph("flag/methods.go", methods);
+        for (recv, m) in [
+            ("boolValue", "Set"),
+            ("boolValue", "String"),
+            ("ErrorHandling", "set"),
+        ] {
+            let key = format!("symbol:shop/flag.{recv}.{m}()");
+            assert!(
+                nodes.contains(&("method".to_string(), key.clone())),
+                "{key}"
+            );
+            for e in [
+                (format!("symbol:shop/flag.{recv}"), "has_method", &key),
+                ("file:shop/flag/methods.go".into(), "contains", &key),
+            ] {
+                assert!(
+                    edges.contains(&(e.0.clone(), e.1.to_string(), e.2.clone())),
+                    "{e:?} in {edges:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -92,6 +92,46 @@ fn rust_grouped_imports_are_one_import_per_path() {
 }
 
 #[test]
+fn named_types_and_aliases_are_symbols_in_every_language() {
+    let cases = [
+        (
+            Language::Rust,
+            "src/lib.rs",
+            "pub type Result<T> = std::result::Result<T, Error>;\n",
+            "Result",
+        ),
+        (
+            Language::TypeScript,
+            "src/a.ts",
+            "export type Id = string;\n",
+            "src/a.Id",
+        ),
+        (
+            Language::Kotlin,
+            "A.kt",
+            "package p\n\ntypealias Names = List<String>\n",
+            "p.Names",
+        ),
+        (
+            Language::Go,
+            "a.go",
+            "package p\n\ntype (\n\tID int\n\tF func(int) error\n\tA = ID\n)\n",
+            "p.F",
+        ),
+    ];
+    for (lang, path, src, want) in cases {
+        let o = outline(lang, path, src).expect("outline");
+        assert!(
+            o.symbols
+                .iter()
+                .any(|s| s.kind.as_str() == "type" && s.qualified_name == want),
+            "{want} in {:?}",
+            o.symbols
+        );
+    }
+}
+
+#[test]
 fn broken_code_still_yields_what_parses() {
     let src = "class Ok {\n  void fine() {}\n}\nclass Broken {\n  void half( {\n";
     let o = outline(Language::Java, "B.java", src).expect("outline");
