@@ -6,6 +6,7 @@
 pub mod auth;
 mod error;
 mod extract;
+pub mod mcp;
 mod middleware;
 pub mod routes;
 
@@ -91,6 +92,7 @@ pub fn router(app: App, metrics: Option<&'static PrometheusHandle>, config: ApiC
     // Outermost last: CORS answers preflights, `observe` times and counts every answer
     // (refusals included), `guard` authenticates and authorises before any handler.
     routes::all()
+        .route_service("/mcp", mcp::service(state.clone()))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::guard,

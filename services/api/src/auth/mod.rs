@@ -496,6 +496,26 @@ async fn record(state: &AppState, audit: Audit, (status, outcome): (StatusCode, 
     }
 }
 
+/// Records a write made by an MCP tool call like a REST write: the caller, `POST /mcp`
+/// with the tool's name as the route (`mcp:store_knowledge`), the scope, and the outcome.
+pub(crate) async fn record_tool_call(
+    state: &AppState,
+    principal: &Principal,
+    tool: &str,
+    scope: Scope,
+    status: StatusCode,
+    outcome: String,
+) {
+    let audit = Audit {
+        principal: principal.clone(),
+        method: "POST".into(),
+        route: format!("mcp:{tool}"),
+        target: "/mcp".into(),
+        scope,
+    };
+    record(state, audit, (status, outcome)).await;
+}
+
 /// `Retry-After` on a 429.
 pub fn retry_after(response: &mut Response, secs: u64) {
     if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {

@@ -24,6 +24,9 @@ pub enum Access {
     Public,
     /// Any valid token (the OpenAPI document).
     Authenticated,
+    /// Any valid token at the door; every MCP tool call then checks its own scope and role
+    /// with the same rule (`Grant::authorize`), and writes are audited per call.
+    PerCall,
     /// `role` at least, over the scope found `from` the request, read or written.
     Scoped {
         role: Role,
@@ -37,7 +40,7 @@ impl Access {
     pub fn role(&self) -> Option<Role> {
         match self {
             Access::Public => None,
-            Access::Authenticated => Some(Role::Read),
+            Access::Authenticated | Access::PerCall => Some(Role::Read),
             Access::Scoped { role, .. } => Some(*role),
         }
     }
@@ -132,6 +135,8 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("get", "/api/v1/audit", admin_read(Query)),
     ("get", "/api/v1/whoami", Access::Authenticated),
     ("get", "/api/v1/openapi.json", Access::Authenticated),
+    // MCP (streamable HTTP, stateless, JSON-RPC in the body): one POST per message.
+    ("post", "/mcp", Access::PerCall),
     ("get", "/healthz", Access::Public),
     ("get", "/readyz", Access::Public),
     ("get", "/metrics", Access::Public),

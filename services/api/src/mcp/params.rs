@@ -1,0 +1,214 @@
+//! The arguments of every tool, as the model sees them: the JSON schemas (with these doc
+//! comments as descriptions) come from these types. Names are camelCase, as in the REST API.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// Where to read or write. With a token of one client every field may be omitted: that
+/// client is used. Narrowed tokens name the project or group they write into.
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeArgs {
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// A project of the client: reads see its data besides the client's; writes go into it.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// A group of the client: reads see its data besides the client's; writes go into it.
+    #[serde(default)]
+    pub group_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchArgs {
+    /// What to find, in natural language or with identifiers (`jira:PAY-12`, a file name,
+    /// an e-mail address, a CamelCase symbol). Entities named here seed the graph expansion.
+    pub query: String,
+    /// Only these source kinds (e.g. `document`, `email`, `issue`, `code`, `note`).
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// How many passages to return (1..=50, default 10).
+    #[serde(default)]
+    pub max_results: Option<usize>,
+    /// Also follow the knowledge graph from the best hits (default true).
+    #[serde(default)]
+    pub expand_graph: Option<bool>,
+    /// Hops of graph expansion (1..=5, default 2).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
+    /// Drop passages scoring below this fused score.
+    #[serde(default)]
+    pub min_score: Option<f32>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TraverseArgs {
+    /// The node to start from: a key such as `jira:PAY-12`, `person:jan_novak`,
+    /// `file:shop/src/Cart.java`, or free text that names one (resolved through aliases).
+    pub start_key: String,
+    /// Hops to follow (1..=5, default 2).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
+    /// Edge direction to follow: `out`, `in` or `any` (default `any`).
+    #[serde(default)]
+    pub direction: Option<Direction>,
+    /// Only these edge types (e.g. `blocks`, `mentions`, `authored`, `calls`).
+    #[serde(default)]
+    pub edge_types: Vec<String>,
+    /// At most this many nodes (1..=1000, default 200).
+    #[serde(default)]
+    pub max_nodes: Option<usize>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Out,
+    In,
+    Any,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GetNodeArgs {
+    /// The node's key (`jira:PAY-12`, `person:jan_novak`, `file:shop/src/Cart.java`) or
+    /// free text naming it.
+    pub key: String,
+    /// How many evidence passages to return with it (0..=100, default 10).
+    #[serde(default)]
+    pub evidence_limit: Option<usize>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListNodesArgs {
+    /// Text to match in node keys and labels.
+    pub q: String,
+    /// Only nodes of this type (e.g. `person`, `issue`, `file`, `service`).
+    #[serde(default, rename = "type")]
+    pub node_type: Option<String>,
+    /// At most this many nodes (1..=500, default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreKnowledgeArgs {
+    /// The knowledge itself: plain text or Markdown. `namespace:value` refs in it
+    /// (`service:payments`, `jira:PAY-12`) become graph nodes.
+    pub content: String,
+    /// What this knowledge is about. Each subject is its own source: storing again under the
+    /// same subject replaces that knowledge; other subjects are never touched. Defaults to
+    /// the title.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// A short title shown with citations.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The source kind (default `note`), e.g. `decision`, `fact`, `procedure`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Typed relationships, e.g. `service:payments|DEPENDS_ON|service:ledger` or
+    /// `jira:PAY-12 -> BLOCKED_BY -> jira:PAY-9`.
+    #[serde(default)]
+    pub relationships: Vec<String>,
+    /// The node this knowledge is mainly about (e.g. `service:payments`).
+    #[serde(default)]
+    pub main_node_key: Option<String>,
+    /// An explicit source URN instead of the one derived from the subject
+    /// (`knowledge:{normalised subject}`).
+    #[serde(default)]
+    pub source_urn: Option<String>,
+    /// Small JSON metadata kept with the source.
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+    /// Write priority, 0 (most urgent) ..= 2 (default 1): interactive writes never wait
+    /// behind bulk indexing.
+    #[serde(default)]
+    pub priority: Option<u8>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+/// Session memory is per client: a token of one client may omit `clientId`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryGetArgs {
+    /// The conversation or task the memory belongs to.
+    pub session_id: String,
+    /// The entry's key.
+    pub key: String,
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryPutArgs {
+    /// The conversation or task the memory belongs to.
+    pub session_id: String,
+    /// The entry's key; writing it again replaces the value.
+    pub key: String,
+    /// Any JSON value (at most 64 KiB serialised).
+    pub value: Value,
+    /// Seconds until the entry expires (default a day, at most 30 days).
+    #[serde(default)]
+    pub ttl_secs: Option<u64>,
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryListArgs {
+    /// The conversation or task whose entries to list.
+    pub session_id: String,
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueStatusArgs {
+    /// Only tasks in this state: `queued`, `processing`, `retry_wait`, `done` or `error`.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// Only tasks of this source.
+    #[serde(default)]
+    pub source_urn: Option<String>,
+    /// At most this many tasks (1..=1000, default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceStatusArgs {
+    /// Only polled sources of this kind (`git`, `mbox`, `imap`, `github`, `jira`, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// At most this many ingested sources (1..=1000, default 100).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
