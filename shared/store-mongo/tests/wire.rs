@@ -103,7 +103,8 @@ async fn health_pings() {
                 "queue".to_string(),
                 "sources".into(),
                 "indexers".into(),
-                "memory".into()
+                "memory".into(),
+                "access".into()
             ]
         )
     );
