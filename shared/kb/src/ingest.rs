@@ -28,7 +28,8 @@ const MAX_METADATA_BYTES: usize = 64 * 1024;
 /// Longest single relationship string accepted.
 const MAX_RELATIONSHIP_LEN: usize = 4096;
 
-/// `POST /api/v1/ingest` body.
+/// `POST /api/v1/ingest` body (the HTTP shape; [`Kb::ingest`] and the queue take the
+/// [`Document`] it converts into).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IngestRequest {
@@ -62,6 +63,65 @@ pub struct IngestRequest {
     /// Base locator of the source (e.g. a file and its commit); chunk locators derive from it.
     #[serde(default)]
     pub locator: Option<Locator>,
+}
+
+/// A document to ingest: what [`Kb::ingest`] takes and what a queued ingest stores (the
+/// `document` of an `ingest` task, `v: 2`). A domain type: the HTTP body
+/// ([`IngestRequest`]) converts into it, so a change to the API's body does not change what
+/// is stored in the queue. Its serialised form is the one `v: 1` tasks stored as `request`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Document {
+    /// Required unless `global` is true.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub group_id: Option<String>,
+    /// Global data (visible to every reader). Excludes `client_id`.
+    #[serde(default)]
+    pub global: bool,
+    pub source_urn: String,
+    pub kind: String,
+    pub content: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+    /// RFC 3339 time the content was observed at the source.
+    #[serde(default)]
+    pub observed_at: Option<String>,
+    /// The node this source is about; bare ids in relationships that equal its value expand
+    /// to it.
+    #[serde(default)]
+    pub main_node_key: Option<String>,
+    /// Explicit relationships in pipe, arrow or bracket format.
+    #[serde(default)]
+    pub relationships: Option<Vec<String>>,
+    /// Base locator of the source; chunk locators derive from it.
+    #[serde(default)]
+    pub locator: Option<Locator>,
+}
+
+impl From<IngestRequest> for Document {
+    fn from(r: IngestRequest) -> Document {
+        Document {
+            client_id: r.client_id,
+            project_id: r.project_id,
+            group_id: r.group_id,
+            global: r.global,
+            source_urn: r.source_urn,
+            kind: r.kind,
+            content: r.content,
+            title: r.title,
+            metadata: r.metadata,
+            observed_at: r.observed_at,
+            main_node_key: r.main_node_key,
+            relationships: r.relationships,
+            locator: r.locator,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,7 +174,7 @@ pub(crate) struct Checked {
     source_hash: String,
 }
 
-pub(crate) fn check(req: &IngestRequest) -> Result<Checked> {
+pub(crate) fn check(req: &Document) -> Result<Checked> {
     if req.global && req.client_id.is_some() {
         return Err(KbError::Invalid(
             "`global: true` writes global data and takes no clientId".into(),
@@ -219,7 +279,7 @@ fn count_newlines(s: &str) -> usize {
 /// relationships in the content (evidenced by the chunk holding them) and in the explicit list
 /// (evidenced by the chunks naming an endpoint).
 pub(crate) fn prepare_document(
-    req: &IngestRequest,
+    req: &Document,
     checked: &Checked,
     chunking: &ChunkingConfig,
 ) -> Result<PreparedSource> {
@@ -471,8 +531,16 @@ fn unchanged(
 impl Kb {
     /// Ingests one document synchronously: when this returns Ok, the data is durable and
     /// searchable.
+    pub async fn ingest(
+        &self,
+        doc: impl Into<Document>,
+        priority: Priority,
+    ) -> Result<IngestOutcome> {
+        self.ingest_document(doc.into(), priority).await
+    }
+
     #[tracing::instrument(skip_all, fields(source_urn = %req.source_urn, kind = %req.kind))]
-    pub async fn ingest(&self, req: IngestRequest, priority: Priority) -> Result<IngestOutcome> {
+    async fn ingest_document(&self, req: Document, priority: Priority) -> Result<IngestOutcome> {
         let checked = check(&req)?;
         let _permit = self.pools.acquire(priority).await;
         let previous = self
@@ -1055,7 +1123,7 @@ mod tests {
 
     #[test]
     fn a_document_request_is_checked_in_every_stored_string() {
-        assert!(check(&request()).is_ok());
+        assert!(check(&request().into()).is_ok());
         let key = aws();
         let cases: Vec<(IngestRequest, &str)> = vec![
             (
@@ -1120,7 +1188,7 @@ mod tests {
         ];
         for (req, field) in cases {
             assert_eq!(
-                refused_field(check(&req)).as_deref(),
+                refused_field(check(&req.clone().into())).as_deref(),
                 Some(field),
                 "{req:?}"
             );

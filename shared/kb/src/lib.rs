@@ -28,7 +28,7 @@ use evident_store::{Stores, VectorSpace};
 
 pub use error::{KbError, Result};
 pub use graph::{NodeView, TraverseRequest};
-pub use ingest::{IngestOutcome, IngestRequest, IngestStatus, PurgeOutcome};
+pub use ingest::{Document, IngestOutcome, IngestRequest, IngestStatus, PurgeOutcome};
 pub use knowledge::knowledge_urn;
 pub use pools::{PoolConfig, WritePools};
 pub use retrieve::{EvidencePack, RetrieveRequest};

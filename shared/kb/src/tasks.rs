@@ -12,7 +12,7 @@ use evident_store::queue::{NewTask, TaskQueue, TaskRecord};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
-use crate::{IngestRequest, Kb, KbError, Result};
+use crate::{Document, Kb, KbError, Result};
 
 /// Task bodies. New kinds are added as new variants; a changed body gets a new `v`.
 // A body is parsed once per task and handled by value; boxing the ingest request would change
@@ -21,8 +21,16 @@ use crate::{IngestRequest, Kb, KbError, Result};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum TaskBody {
-    /// `POST /ingest` deferred through the queue.
-    Ingest { v: u32, request: IngestRequest },
+    /// A document ingest deferred through the queue (`POST /ingest-queue`).
+    ///
+    /// - `v: 2`: `document`, the domain [`Document`].
+    /// - `v: 1` (stored before): `request`, the HTTP body of the time. Its fields are those of
+    ///   a [`Document`], so it is read as one ([`TaskBody::upgrade`]).
+    Ingest {
+        v: u32,
+        #[serde(alias = "request")]
+        document: Document,
+    },
     /// Remove a source and what only it evidences.
     Purge {
         v: u32,
@@ -45,6 +53,22 @@ pub enum TaskBody {
 }
 
 impl TaskBody {
+    /// The version of each kind's body this build writes.
+    pub const INGEST_V: u32 = 2;
+
+    /// The body as this build writes it: older versions of a kind converted to the current
+    /// one (their stored form stays readable), unknown versions left for the handler to refuse.
+    pub fn upgrade(self) -> TaskBody {
+        match self {
+            // v1 stored the HTTP body as `request`: the same fields, read as a `Document`.
+            TaskBody::Ingest { v: 1, document } => TaskBody::Ingest {
+                v: Self::INGEST_V,
+                document,
+            },
+            other => other,
+        }
+    }
+
     /// Every kind, as [`TaskBody::kind`] names them (the serialised `type`).
     pub const KINDS: [&'static str; 4] = ["ingest", "purge", "ingest-prepared", "purge-prefix"];
 
@@ -109,13 +133,17 @@ impl TaskSubmitter {
     /// once with 4xx, not discovered later by a worker), then enqueues it.
     pub async fn enqueue_ingest(
         &self,
-        request: IngestRequest,
+        document: impl Into<Document>,
         priority: Priority,
         now: i64,
     ) -> Result<TaskRecord> {
-        let checked = crate::ingest::check(&request)?;
-        let urn = request.source_urn.clone();
-        let body = TaskBody::Ingest { v: 1, request };
+        let document = document.into();
+        let checked = crate::ingest::check(&document)?;
+        let urn = document.source_urn.clone();
+        let body = TaskBody::Ingest {
+            v: TaskBody::INGEST_V,
+            document,
+        };
         self.enqueue_typed(&body, checked.scope, &urn, priority, now)
             .await
     }
@@ -282,9 +310,12 @@ impl TaskHandler for Kb {
     ) -> std::result::Result<(), TaskError> {
         let body: TaskBody = serde_json::from_value(payload.clone())
             .map_err(|e| TaskError::Permanent(format!("unreadable task body: {e}")))?;
-        match body {
-            TaskBody::Ingest { v: 1, request } => self
-                .ingest(request, priority)
+        match body.upgrade() {
+            TaskBody::Ingest {
+                v: TaskBody::INGEST_V,
+                document,
+            } => self
+                .ingest(document, priority)
                 .await
                 .map(drop)
                 .map_err(TaskError::from),
@@ -322,6 +353,91 @@ impl TaskHandler for Kb {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An `ingest` task stored as `v: 1` (the HTTP body as `request`) before the body became
+    /// the domain `Document` is still read, upgraded and run; new tasks are written as `v: 2`;
+    /// a version this build does not know is refused, not guessed.
+    #[tokio::test]
+    async fn an_ingest_task_stored_as_v1_still_runs() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let embedder: Arc<dyn evident_ai::Embedder> =
+            Arc::new(evident_ai::HashingEmbedder::new(32).expect("dim"));
+        let store =
+            evident_store_embedded::EmbeddedStore::open(evident_store_embedded::EmbeddedOptions {
+                dir: dir.path().to_path_buf(),
+                vector_space: evident_store::VectorSpace {
+                    embedder: embedder.identity().to_string(),
+                    dim: embedder.dim(),
+                },
+                background_indexer: false,
+            })
+            .expect("store");
+        let kb = Kb::new(store.stores(), embedder, Default::default())
+            .await
+            .expect("kb");
+        let stored = serde_json::json!({
+            "type": "ingest",
+            "v": 1,
+            "request": {
+                "clientId": "acme",
+                "sourceUrn": "doc:old",
+                "kind": "doc",
+                "title": "Old",
+                "content": "Written to the queue before the upgrade."
+            }
+        });
+        let body: TaskBody = serde_json::from_value(stored.clone()).expect("v1 readable");
+        assert!(matches!(
+            body.upgrade(),
+            TaskBody::Ingest { v: 2, ref document } if document.source_urn == "doc:old"
+        ));
+        TaskHandlers::new(&kb)
+            .execute(&stored, Priority::DEFAULT)
+            .await
+            .expect("the v1 task runs");
+        let scope = Scope::client("acme");
+        let written = kb
+            .stores()
+            .sources
+            .get(scope.partition(), "doc:old")
+            .await
+            .expect("read");
+        assert!(written.is_some(), "the old task's document is stored");
+
+        let queue = kb.stores().queue.clone();
+        TaskSubmitter::new(queue.clone())
+            .enqueue_ingest(
+                Document {
+                    client_id: Some("acme".into()),
+                    source_urn: "doc:new".into(),
+                    kind: "doc".into(),
+                    content: "Queued by this build.".into(),
+                    ..Default::default()
+                },
+                Priority::DEFAULT,
+                1,
+            )
+            .await
+            .expect("enqueue");
+        let claim = queue
+            .claim("test", evident_store::queue::PriorityBand::ALL, 60_000, 2)
+            .await
+            .expect("claim")
+            .expect("the queued ingest");
+        assert_eq!(claim.payload["v"], 2);
+        assert_eq!(claim.payload["document"]["sourceUrn"], "doc:new");
+        assert!(claim.payload.get("request").is_none());
+
+        let mut future = stored;
+        future["v"] = 9.into();
+        match TaskHandlers::new(&kb)
+            .execute(&future, Priority::DEFAULT)
+            .await
+        {
+            Err(TaskError::Permanent(m)) => assert!(m.contains("version"), "{m}"),
+            other => panic!("an unknown version must be refused: {other:?}"),
+        }
+    }
 
     /// The kinds the built-in handler registers for are the `type`s the bodies serialise to.
     #[test]

@@ -187,7 +187,7 @@ async fn queued_and_prepared_ingest_refuse_another_scopes_source() {
     // permanent error, never a move).
     let rec = evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone())
         .enqueue_ingest(
-            serde_json::from_value(queued).expect("request"),
+            serde_json::from_value::<evident_kb::Document>(queued).expect("request"),
             Priority::DEFAULT,
             0,
         )
