@@ -234,3 +234,23 @@ pub fn enc(s: &str) -> String {
     }
     out
 }
+
+/// `Bearer {secret}`, for an `authorization` header.
+pub fn bearer(secret: &str) -> String {
+    format!("Bearer {secret}")
+}
+
+/// A grant of `role` over `client`, narrowed to `projects` and `groups`.
+pub fn narrowed(
+    role: evident_core::access::Role,
+    client: &str,
+    projects: &[&str],
+    groups: &[&str],
+) -> evident_core::access::Grant {
+    evident_core::access::Grant {
+        role,
+        client_id: Some(client.into()),
+        projects: projects.iter().map(|s| s.to_string()).collect(),
+        groups: groups.iter().map(|s| s.to_string()).collect(),
+    }
+}
