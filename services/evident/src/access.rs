@@ -174,18 +174,23 @@ async fn ensure_token(
         }
     };
     store
-        .create_token(TokenRecord {
-            id,
-            name: name.into(),
-            secret_hash: hash,
-            grant: Grant::operator(),
-            created_at: now,
-            expires_at: None,
-            revoked_at: None,
-            created_by: Some("serve".into()),
-        })
+        .create_token(operator_token(id, name, hash, now))
         .await?;
     Ok(())
+}
+
+/// An operator token minted by `serve` itself (bootstrap or local), never expiring.
+fn operator_token(id: String, name: &str, secret_hash: String, now: i64) -> TokenRecord {
+    TokenRecord {
+        id,
+        name: name.into(),
+        secret_hash,
+        grant: Grant::operator(),
+        created_at: now,
+        expires_at: None,
+        revoked_at: None,
+        created_by: Some("serve".into()),
+    }
 }
 
 /// The local operator token: reused while it is live, else minted and written with mode 0600.
@@ -206,16 +211,12 @@ async fn local_token(
     let (id, secret) =
         evident_api::auth::new_token_secret().map_err(|e| anyhow::anyhow!("{}", e.message))?;
     store
-        .create_token(TokenRecord {
-            id: format!("{id}_local"),
-            name: "local operator token".into(),
-            secret_hash: token_hash(&secret),
-            grant: Grant::operator(),
-            created_at: now,
-            expires_at: None,
-            revoked_at: None,
-            created_by: Some("serve".into()),
-        })
+        .create_token(operator_token(
+            format!("{id}_local"),
+            "local operator token",
+            token_hash(&secret),
+            now,
+        ))
         .await?;
     std::fs::create_dir_all(data_dir)
         .with_context(|| format!("creating {}", data_dir.display()))?;
@@ -311,9 +312,13 @@ impl JwksFetcher {
             match self.fetch().await {
                 Ok(text) => match verifier.replace_keys(&text) {
                     Ok(n) => tracing::info!(keys = n, url = %self.url, "JWKS refreshed"),
-                    Err(e) => tracing::warn!(error = %e, url = %self.url, "JWKS refresh refused; keeping the current keys"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, url = %self.url, "JWKS refresh refused; keeping the current keys")
+                    }
                 },
-                Err(e) => tracing::warn!(error = %e, "JWKS refresh failed; keeping the current keys"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "JWKS refresh failed; keeping the current keys")
+                }
             }
         }
     }

@@ -19,7 +19,7 @@ pub struct TestApp {
     pub store: EmbeddedStore,
     pub dir: tempfile::TempDir,
     /// An operator token, sent by [`TestApp::call`] unless the call names its own
-    /// `authorization` header (an empty value sends none).
+    /// `authorization` header (an empty value sends none; likewise `content-type`).
     pub token: String,
 }
 
@@ -135,14 +135,13 @@ impl TestApp {
         body: Option<Body>,
         headers: &[(&str, &str)],
     ) -> (StatusCode, Value) {
-        let mut req = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header("content-type", "application/json");
-        if !headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-        {
+        let names = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        let mut req = Request::builder().method(method).uri(uri);
+        // JSON and the operator's token unless the call names its own (empty: none).
+        if !names("content-type") {
+            req = req.header("content-type", "application/json");
+        }
+        if !names("authorization") {
             req = req.header("authorization", format!("Bearer {}", self.token));
         }
         for (k, v) in headers {

@@ -328,38 +328,24 @@ async fn each_probe_is_a_4xx_json_error_and_changes_nothing() {
 
     let before = (app.fingerprint().await, registered(&app).await);
     for (what, method, uri, ct, body, token) in probes {
-        let mut headers: Vec<(&str, String)> = Vec::new();
-        match &token {
-            None => headers.push(("authorization", format!("Bearer {}", app.token))),
-            Some(t) if t.is_empty() => headers.push(("authorization", String::new())),
-            Some(t) => headers.push(("authorization", format!("Bearer {t}"))),
-        }
-        let body = (!body.is_null()).then(|| Body::from(body.to_string()));
-        let req = {
-            let mut r = axum::http::Request::builder().method(method).uri(&uri);
-            for (k, v) in &headers {
-                if !v.is_empty() {
-                    r = r.header(*k, v);
-                }
-            }
-            if !ct.is_empty() {
-                r = r.header("content-type", ct);
-            }
-            r.body(body.unwrap_or_else(Body::empty)).expect("request")
+        let auth = match &token {
+            None => format!("Bearer {}", app.token),
+            Some(t) if t.is_empty() => String::new(),
+            Some(t) => format!("Bearer {t}"),
         };
-        let resp = tower::ServiceExt::oneshot(app.router.clone(), req)
-            .await
-            .expect("answer");
-        let status = resp.status();
-        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
-            .await
-            .expect("body");
-        let out: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let body = (!body.is_null()).then(|| Body::from(body.to_string()));
+        let (status, out) = app
+            .call(
+                method,
+                &uri,
+                body,
+                &[("authorization", &auth), ("content-type", ct)],
+            )
+            .await;
         assert!(status.is_client_error(), "{what}: {status} {out}");
         assert!(
             out["code"].is_string() && out["message"].is_string(),
-            "{what}: not a JSON error: {}",
-            String::from_utf8_lossy(&bytes)
+            "{what}: not a JSON error: {out}"
         );
         for secret in [fake_github, jwt] {
             assert!(

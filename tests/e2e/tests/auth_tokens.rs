@@ -270,23 +270,16 @@ async fn json_endpoints_refuse_other_content_types_and_change_nothing() {
     let before = app.fingerprint().await;
     for ct in ["text/plain", "application/x-www-form-urlencoded", ""] {
         let body = json!({"clientId": "c1", "sourceUrn": "doc:k"}).to_string();
-        let auth = bearer(&app.token);
-        let req = axum::http::Request::builder()
-            .method("POST")
-            .uri("/api/v1/purge")
-            .header("authorization", auth);
-        let req = if ct.is_empty() {
-            req
-        } else {
-            req.header("content-type", ct)
-        };
-        let resp = tower::ServiceExt::oneshot(
-            app.router.clone(),
-            req.body(Body::from(body)).expect("req"),
-        )
-        .await
-        .expect("answer");
-        assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE, "{ct}");
+        let (status, out) = app
+            .call(
+                "POST",
+                "/api/v1/purge",
+                Some(Body::from(body)),
+                &[("content-type", ct)],
+            )
+            .await;
+        assert_eq!(out["code"], "unsupported_media_type", "{ct}");
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{ct}");
     }
     assert_eq!(app.fingerprint().await, before);
     let (status, out) = app.call("PATCH", "/api/v1/ingest", None, &[]).await;

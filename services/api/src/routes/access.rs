@@ -123,15 +123,12 @@ pub async fn create(
     ))
 }
 
+/// Tokens are listed per client (the guard fills in the caller's; operators may omit it).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClientFilter {
     #[serde(default)]
     client_id: Option<String>,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
 }
 
 /// `GET /api/v1/tokens`: the tokens of the caller's client (operators: of `clientId`, or all).
@@ -140,7 +137,6 @@ pub async fn list(
     Extension(by): Extension<Principal>,
     ApiQuery(q): ApiQuery<ClientFilter>,
 ) -> ApiResult<Json<Value>> {
-    let _ = (&q.project_id, &q.group_id);
     let mut tokens = s
         .auth
         .store()
@@ -191,10 +187,6 @@ pub struct AuditQuery {
     #[serde(default)]
     client_id: Option<String>,
     #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    #[serde(default)]
     token_id: Option<String>,
     #[serde(default)]
     route: Option<String>,
@@ -241,7 +233,6 @@ pub async fn audit(
             group_id: e.group_id.clone(),
         })
     });
-    let _ = (&q.project_id, &q.group_id);
     let next = (events.len() == limit)
         .then(|| events.last().map(|e| e.at))
         .flatten();
