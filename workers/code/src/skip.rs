@@ -10,11 +10,12 @@ pub enum SkipReason {
     Vendored,
     /// Produced by a tool (`@generated`, `*.min.js`, lock files, minified lines).
     Generated,
-    /// Not text (NUL bytes).
+    /// Binary content (NUL bytes).
     Binary,
     /// Larger than the configured limit.
     Oversized,
-    /// Neither source code nor documentation (images, archives, data dumps…).
+    /// A file whose name does not say it is text and whose content is not text (not UTF-8,
+    /// or control characters): images, archives, data dumps…
     NotText,
 }
 
@@ -187,7 +188,56 @@ pub fn is_documentation(path: &str) -> bool {
         || ["readme", "changelog", "contributing", "authors", "notice"].contains(&lower.as_str())
 }
 
-/// Whether a path is skipped by its name alone (before reading its content).
+/// Whether a path's name says it holds text: a parsed language, a text extension or a text
+/// file name. Such a file is read as text whatever its encoding (Latin-1 sources are read
+/// lossily); any other file is indexed when its content is text ([`is_text`]).
+pub fn is_text_path(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if crate::Language::from_path(path).is_some() || TEXT_NAMES.contains(&name) {
+        return true;
+    }
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    ext.is_some_and(|e| TEXT_EXTENSIONS.contains(&e.as_str()))
+}
+
+/// Bytes read to decide whether content is text.
+const TEXT_SAMPLE_BYTES: usize = 8192;
+
+/// Whether content is text: no NUL, UTF-8 (a character cut by the sample's end aside), and
+/// control characters other than tab, line feed, carriage return, form feed and escape (ANSI
+/// colours in captured output) at most 1 in 100 bytes of the first 8 KiB. An empty file is
+/// text.
+pub fn is_text(bytes: &[u8]) -> bool {
+    let sample = &bytes[..bytes.len().min(TEXT_SAMPLE_BYTES)];
+    if sample.contains(&0) {
+        return false;
+    }
+    match std::str::from_utf8(sample) {
+        Ok(_) => {}
+        // Cut inside the last character by the sample: text up to there.
+        Err(e) if e.error_len().is_none() && sample.len() < bytes.len() => {}
+        Err(_) => return false,
+    }
+    let control = sample
+        .iter()
+        .filter(|b| {
+            (**b < 0x20 && !matches!(**b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b)) || **b == 0x7f
+        })
+        .count();
+    control * 100 <= sample.len()
+}
+
+/// Every rule for one file whose content is at hand: by path, then by content (size, binary,
+/// generated), then — for a file whose name does not say it is text — whether the content is
+/// text.
+pub fn skip_file(path: &str, bytes: &[u8], max_bytes: usize) -> Option<SkipReason> {
+    skip_by_path(path)
+        .or_else(|| skip_by_content(bytes, max_bytes))
+        .or_else(|| (!is_text_path(path) && !is_text(bytes)).then_some(SkipReason::NotText))
+}
+
+/// Whether a path is skipped by its name alone (before reading its content): vendored or
+/// generated. Whether a file is text is decided by its content ([`skip_file`]).
 pub fn skip_by_path(path: &str) -> Option<SkipReason> {
     let mut parts = path.split('/');
     let name = parts.next_back().unwrap_or(path);
@@ -202,14 +252,7 @@ pub fn skip_by_path(path: &str) -> Option<SkipReason> {
     if GENERATED_NAMES.contains(&name) || GENERATED_SUFFIXES.iter().any(|s| name.ends_with(s)) {
         return Some(SkipReason::Generated);
     }
-    if crate::Language::from_path(path).is_some() || TEXT_NAMES.contains(&name) {
-        return None;
-    }
-    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    match ext {
-        Some(e) if TEXT_EXTENSIONS.contains(&e.as_str()) => None,
-        _ => Some(SkipReason::NotText),
-    }
+    None
 }
 
 /// Whether content is skipped: too large, binary, or generated (a marker in its first lines,
@@ -260,7 +303,7 @@ mod tests {
         );
         assert_eq!(skip_by_path("Cargo.lock"), Some(SkipReason::Generated));
         assert_eq!(skip_by_path("api/v1/x.pb.go"), Some(SkipReason::Generated));
-        assert_eq!(skip_by_path("assets/logo.png"), Some(SkipReason::NotText));
+        assert_eq!(skip_by_path("assets/logo.png"), None, "decided by content");
         assert_eq!(skip_by_path("src/main.rs"), None);
         assert_eq!(skip_by_path("docs/guide.md"), None);
         assert_eq!(skip_by_path("Makefile"), None);
@@ -272,6 +315,56 @@ mod tests {
         assert!(is_documentation("README"));
         assert!(is_documentation("docs/a.MD"));
         assert!(!is_documentation("src/lib.rs"));
+    }
+
+    #[test]
+    fn text_is_decided_by_content_when_the_name_does_not_say() {
+        let max = 1 << 20;
+        // Text without a known extension: indexed.
+        for (path, content) in [
+            (".ci/run", &b"#!/bin/sh\nset -eu\ncargo test\n"[..]),
+            (
+                "tests/ui/parse.expected",
+                b"error: expected `;`\n  --> a.rs:1:5\n",
+            ),
+            (
+                "LICENSE-MIT",
+                b"Permission is hereby granted, free of charge\n",
+            ),
+            ("out/colours.expected", b"\x1b[31merror\x1b[0m: it failed\n"),
+            ("notes/caf\u{e9}", "caf\u{e9} cr\u{e8}me\n".as_bytes()),
+            ("empty", b""),
+        ] {
+            assert!(is_text(content), "{path}");
+            assert_eq!(skip_file(path, content, max), None, "{path}");
+        }
+        // Not text: skipped with the reason, whatever the name.
+        assert_eq!(
+            skip_file("assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", max),
+            Some(SkipReason::Binary)
+        );
+        assert_eq!(
+            skip_file("data/blob", &[0xff, 0xfe, 0x41, 0x00, 0x42], max),
+            Some(SkipReason::Binary)
+        );
+        assert_eq!(
+            skip_file("data/latin1", b"caf\xe9 cr\xe8me\n", max),
+            Some(SkipReason::NotText)
+        );
+        assert_eq!(
+            skip_file("data/ctl", b"\x01\x02\x03\x04abc\x05", max),
+            Some(SkipReason::NotText)
+        );
+        // A name that says text keeps a Latin-1 source (read lossily).
+        assert_eq!(skip_file("src/legacy.py", b"# caf\xe9\n", max), None);
+        assert_eq!(
+            skip_file("vendor/x/run", b"#!/bin/sh\n", max),
+            Some(SkipReason::Vendored)
+        );
+        // A multi-byte character cut by the sample's end is still text.
+        let mut long = "a".repeat(TEXT_SAMPLE_BYTES - 1).into_bytes();
+        long.extend("é and more".as_bytes());
+        assert!(is_text(&long));
     }
 
     #[test]

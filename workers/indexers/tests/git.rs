@@ -289,7 +289,7 @@ async fn history_structure_and_identities_are_indexed_exactly() {
     assert_eq!(report.new_commits, 2);
     assert_eq!(report.skipped.get("vendored"), Some(&1), "{report:?}");
     assert_eq!(report.skipped.get("oversized"), Some(&1), "{report:?}");
-    assert_eq!(report.skipped.get("not_text"), Some(&1), "{report:?}");
+    assert_eq!(report.skipped.get("binary"), Some(&1), "{report:?}");
     assert!(h.drain().await >= 3);
 
     // Structure: repository → branch → file → class → method, imports.
@@ -399,7 +399,7 @@ async fn history_structure_and_identities_are_indexed_exactly() {
     // Diff chunks cite file, line span and commit.
     let hits =
         h.kb.retrieve(&{
-            let mut r = evident_kb::RetrieveRequest::new("copied sum totals", Some("acme"));
+            let mut r = evident_kb::RetrieveQuery::new("copied sum totals", Some("acme"));
             r.kinds = vec!["git-diff".into()];
             r
         })
@@ -1065,4 +1065,58 @@ async fn a_source_indexed_under_the_old_keys_reindexes_itself() {
     );
     // Recorded: the next poll has nothing to do.
     assert_eq!(h.poll("acme.shop").await.tasks, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_without_a_known_extension_are_indexed_when_their_content_is_text() {
+    let h = harness().await;
+    let work = h.dir.path().join("r");
+    let repo = init_repo(&work);
+    commit(
+        &repo,
+        &[
+            (".ci/run", Some(b"#!/bin/sh\nset -eu\ncargo nextest run\n")),
+            ("tests/ui/parse.expected", Some(b"error: expected `;`\n")),
+            (
+                "LICENSE-MIT",
+                Some(b"Permission is hereby granted, free of charge\n"),
+            ),
+            ("assets/logo.png", Some(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")),
+            ("data/latin1", Some(b"caf\xe9 cr\xe8me\n")),
+            ("src/main.rs", Some(b"fn main() {}\n")),
+        ],
+        "Scripts, outputs, licence and two non-text files",
+        ("Jan", "jan@example.com"),
+    );
+    h.register("r", cfg_path("r", &work, &[])).await;
+    let report = h.poll("r").await;
+    assert_eq!(report.skipped.get("binary"), Some(&1), "{report:?}");
+    assert_eq!(report.skipped.get("not_text"), Some(&1), "{report:?}");
+    assert_eq!(report.files_queued, 4, "{report:?}");
+    for example in ["assets/logo.png (binary)", "data/latin1 (not_text)"] {
+        assert!(
+            report.skipped_examples.iter().any(|e| e == example),
+            "{example} in {:?}",
+            report.skipped_examples
+        );
+    }
+    h.drain().await;
+    for path in [
+        ".ci/run",
+        "tests/ui/parse.expected",
+        "LICENSE-MIT",
+        "src/main.rs",
+    ] {
+        assert!(h.node_exists(&keys::file("r", path)).await, "{path}");
+    }
+    // Not indexed as files (their nodes exist only as what the commit created).
+    for path in ["assets/logo.png", "data/latin1"] {
+        assert!(
+            h.source_urns(&format!("git:r:blob:main:{path}"))
+                .await
+                .is_empty(),
+            "{path}"
+        );
+    }
+    assert_eq!(h.source_urns("git:r:blob:main:").await.len(), 4);
 }

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use evident_code::skip::skip_by_path;
+use evident_code::skip::{is_text_path, skip_by_path, skip_file};
 use evident_store::indexers::IndexerSource;
 use git2::Oid;
 use serde::{Deserialize, Serialize};
@@ -344,10 +344,17 @@ fn plan(
             Some(o) => repo.changed_paths(o, *tip)?,
             None => {
                 let mut paths = Vec::new();
-                for (path, _, size) in repo.tree_files(*tip)? {
-                    let reason = skip_by_path(&path)
+                for (path, blob, size) in repo.tree_files(*tip)? {
+                    let mut reason = skip_by_path(&path)
                         .map(|r| r.as_str())
                         .or((size > cfg.max_file_bytes).then_some("oversized"));
+                    // A name that does not say text: its content decides (here, so that the
+                    // poll's report names what was skipped and why).
+                    if reason.is_none() && !is_text_path(&path) {
+                        let bytes = repo.blob(blob)?;
+                        reason = skip_file(&path, &bytes, cfg.max_file_bytes as usize)
+                            .map(|r| r.as_str());
+                    }
                     match reason {
                         Some(r) => skipped.entry(r.to_string()).or_default().push(path),
                         None => paths.push(path),

@@ -10,7 +10,7 @@ use evident_ai::Priority;
 use evident_code::chunks::CodeChunking;
 use evident_code::commit::{commit_source, commit_urn};
 use evident_code::overview::{OverviewInput, overview_source, overview_urn};
-use evident_code::skip::{SkipReason, skip_by_content, skip_by_path};
+use evident_code::skip::{SkipReason, skip_by_path, skip_file};
 use evident_code::structure::{
     FileVersion, RepoContext, analyse, branch_files_prefix, file_source, file_urn,
 };
@@ -154,10 +154,12 @@ fn prepare_file(
         return Ok(FileOutcome::Skipped(path, SkipReason::Oversized));
     }
     let bytes = repo.blob(blob)?;
-    if let Some(reason) = skip_by_content(&bytes, cfg.max_file_bytes as usize) {
+    // Content rules, and text by content for a file whose name does not say it is text.
+    if let Some(reason) = skip_file(&path, &bytes, cfg.max_file_bytes as usize) {
         return Ok(FileOutcome::Skipped(path, reason));
     }
-    // Not UTF-8 (Latin-1 sources exist): read it lossily rather than drop it.
+    // A source whose name says text but not UTF-8 (Latin-1 sources exist): read it lossily
+    // rather than drop it.
     let content = String::from_utf8_lossy(&bytes);
     let structure = analyse(&path, &content).unwrap_or_else(|e| {
         tracing::warn!(%path, error = %e, "unparsable file indexed as text");
