@@ -39,6 +39,8 @@ enum Command {
     Alias(AliasArgs),
     /// Create, list and revoke API tokens of a running server.
     Token(crate::token_cmd::TokenArgs),
+    /// MCP over stdio for agents, bridged to a running server's `/mcp` (see README *MCP*).
+    Mcp(crate::mcp_cmd::McpArgs),
 }
 
 #[derive(Args)]
@@ -208,10 +210,10 @@ pub struct Server {
         default_value = "http://127.0.0.1:7878",
         global = true
     )]
-    server: String,
+    pub(crate) server: String,
     /// API token (default: `./evident-data/local-token` of a local server).
     #[arg(long, env = "EVIDENT_TOKEN", global = true, hide_env_values = true)]
-    token: Option<String>,
+    pub(crate) token: Option<String>,
 }
 
 impl Server {
@@ -322,6 +324,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Search(args) => search(args).await,
         Command::Alias(args) => alias(args).await,
         Command::Token(args) => crate::token_cmd::run(args).await,
+        Command::Mcp(args) => crate::mcp_cmd::run(args).await,
     }
 }
 

@@ -4,6 +4,7 @@ mod access;
 mod cli;
 mod client;
 mod local_files;
+mod mcp_cmd;
 mod serve;
 mod token_cmd;
 
