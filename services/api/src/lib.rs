@@ -4,6 +4,7 @@
 //! Must not: contain product logic — handlers parse, call `evident-kb`, and shape replies.
 
 pub mod auth;
+pub mod bodies;
 mod error;
 mod extract;
 pub mod mcp;

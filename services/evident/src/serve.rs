@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use evident_ai::Priority;
-use evident_kb::IngestRequest;
+use evident_kb::Document;
 use evident_runtime::Config;
 use evident_store::queue::{Clock, SystemClock};
 
@@ -250,7 +250,7 @@ async fn ingest_local(
                     continue;
                 }
             };
-            let req = IngestRequest {
+            let req = Document {
                 client_id: Some(client.to_string()),
                 source_urn: f.urn.clone(),
                 kind: "doc".into(),

@@ -3,7 +3,7 @@
 use evident_core::refs::{self, NodeKey};
 use evident_core::{Chunk, Edge, Node, Visibility, validate};
 use evident_store::{Direction, Subgraph, TraverseOptions};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::{Kb, KbError, Result};
 
@@ -23,31 +23,29 @@ pub struct NodeView {
     pub edges: Vec<Edge>,
 }
 
-/// `POST /api/v1/traverse` body.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TraverseRequest {
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
+/// A walk of the graph from one node, for [`Kb::traverse`] (the reader's visibility is given
+/// beside it). A domain type: the HTTP API's body converts into it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraverseQuery {
     pub start_key: String,
-    #[serde(default = "two")]
     pub max_depth: usize,
-    #[serde(default)]
     pub direction: Direction,
-    #[serde(default)]
+    /// Only edges of these types (all when empty).
     pub edge_types: Vec<String>,
-    #[serde(default = "default_nodes")]
     pub max_nodes: usize,
 }
 
-fn two() -> usize {
-    2
-}
-fn default_nodes() -> usize {
-    200
+impl TraverseQuery {
+    /// A walk with the defaults: 2 hops both ways over every edge type, up to 200 nodes.
+    pub fn new(start_key: impl Into<String>) -> Self {
+        TraverseQuery {
+            start_key: start_key.into(),
+            max_depth: 2,
+            direction: Direction::Any,
+            edge_types: Vec::new(),
+            max_nodes: 200,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -177,7 +175,7 @@ impl Kb {
         Ok(self.stores.chunks.get(vis, &ids).await?)
     }
 
-    pub async fn traverse(&self, vis: &Visibility, req: &TraverseRequest) -> Result<GraphView> {
+    pub async fn traverse(&self, vis: &Visibility, req: &TraverseQuery) -> Result<GraphView> {
         let start = self.lookup(vis, "startKey", &req.start_key).await?;
         if req.max_depth == 0 || req.max_depth > MAX_DEPTH {
             return Err(KbError::Invalid(format!(

@@ -28,47 +28,9 @@ const MAX_METADATA_BYTES: usize = 64 * 1024;
 /// Longest single relationship string accepted.
 const MAX_RELATIONSHIP_LEN: usize = 4096;
 
-/// `POST /api/v1/ingest` body (the HTTP shape; [`Kb::ingest`] and the queue take the
-/// [`Document`] it converts into).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct IngestRequest {
-    /// Required unless `global` is true.
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    /// Write global data (visible to every reader). Excludes clientId.
-    #[serde(default)]
-    pub global: bool,
-    pub source_urn: String,
-    pub kind: String,
-    pub content: String,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-    /// RFC 3339 time the content was observed at the source.
-    #[serde(default)]
-    pub observed_at: Option<String>,
-    /// The node this source is about, e.g. `jira:TASK-123`; bare ids in relationships that
-    /// equal its value expand to it.
-    #[serde(default)]
-    pub main_node_key: Option<String>,
-    /// Explicit relationships in pipe, arrow or bracket format.
-    #[serde(default)]
-    pub relationships: Option<Vec<String>>,
-    /// Base locator of the source (e.g. a file and its commit); chunk locators derive from it.
-    #[serde(default)]
-    pub locator: Option<Locator>,
-}
-
 /// A document to ingest: what [`Kb::ingest`] takes and what a queued ingest stores (the
-/// `document` of an `ingest` task, `v: 2`). A domain type: the HTTP body
-/// ([`IngestRequest`]) converts into it, so a change to the API's body does not change what
-/// is stored in the queue. Its serialised form is the one `v: 1` tasks stored as `request`.
+/// `document` of an `ingest` task, `v: 2`). A domain type: the HTTP API's body converts into
+/// it, so a change to the API's body does not change what is stored in the queue. Its serialised form is the one `v: 1` tasks stored as `request`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Document {
@@ -102,26 +64,6 @@ pub struct Document {
     /// Base locator of the source; chunk locators derive from it.
     #[serde(default)]
     pub locator: Option<Locator>,
-}
-
-impl From<IngestRequest> for Document {
-    fn from(r: IngestRequest) -> Document {
-        Document {
-            client_id: r.client_id,
-            project_id: r.project_id,
-            group_id: r.group_id,
-            global: r.global,
-            source_urn: r.source_urn,
-            kind: r.kind,
-            content: r.content,
-            title: r.title,
-            metadata: r.metadata,
-            observed_at: r.observed_at,
-            main_node_key: r.main_node_key,
-            relationships: r.relationships,
-            locator: r.locator,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -1111,8 +1053,8 @@ mod tests {
         }
     }
 
-    fn request() -> IngestRequest {
-        IngestRequest {
+    fn request() -> Document {
+        Document {
             client_id: Some("acme".into()),
             source_urn: "doc:1".into(),
             kind: "doc".into(),
@@ -1123,46 +1065,46 @@ mod tests {
 
     #[test]
     fn a_document_request_is_checked_in_every_stored_string() {
-        assert!(check(&request().into()).is_ok());
+        assert!(check(&request()).is_ok());
         let key = aws();
-        let cases: Vec<(IngestRequest, &str)> = vec![
+        let cases: Vec<(Document, &str)> = vec![
             (
-                IngestRequest {
+                Document {
                     content: format!("key {key}"),
                     ..request()
                 },
                 "content",
             ),
             (
-                IngestRequest {
+                Document {
                     title: Some(format!("key {key}")),
                     ..request()
                 },
                 "title",
             ),
             (
-                IngestRequest {
+                Document {
                     source_urn: format!("doc:{key}"),
                     ..request()
                 },
                 "sourceUrn",
             ),
             (
-                IngestRequest {
+                Document {
                     main_node_key: Some(format!("k:{key}")),
                     ..request()
                 },
                 "mainNodeKey",
             ),
             (
-                IngestRequest {
+                Document {
                     relationships: Some(vec![format!("a:{key}|rel|b:c")]),
                     ..request()
                 },
                 "relationships",
             ),
             (
-                IngestRequest {
+                Document {
                     metadata: json!({"a": [{"secret": "s3cr3t-Value!"}]})
                         .as_object()
                         .cloned(),
@@ -1171,7 +1113,7 @@ mod tests {
                 "metadata.a[0].secret",
             ),
             (
-                IngestRequest {
+                Document {
                     locator: Some(Locator::for_chunk(
                         None,
                         &format!("https://x/{key}"),
@@ -1188,7 +1130,7 @@ mod tests {
         ];
         for (req, field) in cases {
             assert_eq!(
-                refused_field(check(&req.clone().into())).as_deref(),
+                refused_field(check(&req)).as_deref(),
                 Some(field),
                 "{req:?}"
             );

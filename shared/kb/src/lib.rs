@@ -27,11 +27,11 @@ use evident_core::chunking::ChunkingConfig;
 use evident_store::{Stores, VectorSpace};
 
 pub use error::{KbError, Result};
-pub use graph::{NodeView, TraverseRequest};
-pub use ingest::{Document, IngestOutcome, IngestRequest, IngestStatus, PurgeOutcome};
+pub use graph::{NodeView, TraverseQuery};
+pub use ingest::{Document, IngestOutcome, IngestStatus, PurgeOutcome};
 pub use knowledge::knowledge_urn;
 pub use pools::{PoolConfig, WritePools};
-pub use retrieve::{EvidencePack, RetrieveRequest};
+pub use retrieve::{EvidencePack, RetrieveQuery};
 pub use tasks::{TaskBody, TaskError, TaskHandler, TaskHandlers, TaskSubmitter};
 
 /// The knowledge base: stores + embedder + write pools. Cheap to clone.

@@ -36,42 +36,26 @@ const MAX_EXPANDED_NODES: usize = 50;
 const MAX_GRAPH_CHUNKS: usize = 50;
 const MAX_ENTITY_CHUNKS: usize = 20;
 
-/// `POST /api/v1/retrieve` body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RetrieveRequest {
+/// What [`Kb::retrieve`] answers: a question, the reader's scope (its visibility) and how
+/// much to return. A domain type: the HTTP API's body converts into it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetrieveQuery {
     pub query: String,
-    #[serde(default)]
     pub client_id: Option<String>,
-    #[serde(default)]
     pub project_id: Option<String>,
-    #[serde(default)]
     pub group_id: Option<String>,
-    #[serde(default)]
+    /// Only chunks of these kinds (all when empty).
     pub kinds: Vec<String>,
-    #[serde(default = "ten")]
     pub max_results: usize,
-    #[serde(default = "yes")]
     pub expand_graph: bool,
-    #[serde(default = "two")]
     pub max_depth: usize,
-    #[serde(default)]
     pub min_score: Option<f32>,
 }
 
-fn ten() -> usize {
-    10
-}
-fn yes() -> bool {
-    true
-}
-fn two() -> usize {
-    2
-}
-
-impl RetrieveRequest {
+impl RetrieveQuery {
+    /// A query with the defaults: 10 results, the graph expanded 2 hops, every kind.
     pub fn new(query: impl Into<String>, client_id: Option<&str>) -> Self {
-        RetrieveRequest {
+        RetrieveQuery {
             query: query.into(),
             client_id: client_id.map(str::to_string),
             project_id: None,
@@ -221,7 +205,7 @@ fn rrf(list: &[ScoredId], weight: f32, into: &mut HashMap<String, f32>) {
 
 impl Kb {
     #[tracing::instrument(skip_all, fields(max_results = req.max_results))]
-    pub async fn retrieve(&self, req: &RetrieveRequest) -> Result<EvidencePack> {
+    pub async fn retrieve(&self, req: &RetrieveQuery) -> Result<EvidencePack> {
         let started = Instant::now();
         validate::bounded_text("query", &req.query, 8 * 1024)?;
         if req.max_results == 0 || req.max_results > 100 {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use evident_ai::{Embedder, Priority, StaticEmbedder};
-use evident_kb::{IngestRequest, Kb, PoolConfig, TaskSubmitter};
+use evident_kb::{Document, Kb, PoolConfig, TaskSubmitter};
 use evident_qualifier::{Qualifier, QueueConfig};
 use evident_store::VectorSpace;
 use evident_store::queue::{Clock, NewTask, PriorityBand, SystemClock, TaskQueue, TaskState};
@@ -111,8 +111,8 @@ fn small_doc(corpus: &Corpus, rng: &mut Rng, n: usize) -> String {
     text
 }
 
-fn ingest_request(urn: String, content: String) -> IngestRequest {
-    IngestRequest {
+fn ingest_request(urn: String, content: String) -> Document {
+    Document {
         client_id: Some("bench".into()),
         source_urn: urn,
         kind: "note".into(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use evident_ai::{Embedder, Priority, StaticEmbedder};
-use evident_kb::{IngestRequest, Kb, PoolConfig, RetrieveRequest};
+use evident_kb::{Document, Kb, PoolConfig, RetrieveQuery};
 use evident_store::{ChunkFilter, VectorSpace};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
@@ -56,7 +56,7 @@ pub async fn run(args: &Args) {
         let content = corpus.document(&mut rng, doc, PARAGRAPHS);
         let kb = kb.clone();
         in_flight.spawn(async move {
-            let req = IngestRequest {
+            let req = Document {
                 client_id: Some("bench".into()),
                 project_id: Some(format!("p{}", doc % 4)),
                 source_urn: format!("bench:doc/{doc}"),
@@ -117,14 +117,14 @@ pub async fn run(args: &Args) {
     // Warm-up (page cache, lazily built statics).
     for q in queries.iter().take(20) {
         let _ = kb
-            .retrieve(&RetrieveRequest::new(q.clone(), Some("bench")))
+            .retrieve(&RetrieveQuery::new(q.clone(), Some("bench")))
             .await;
     }
 
     let mut retrieve_times = Vec::new();
     let mut empty = 0;
     for q in &queries {
-        let mut req = RetrieveRequest::new(q.clone(), Some("bench"));
+        let mut req = RetrieveQuery::new(q.clone(), Some("bench"));
         req.project_id = Some("p1".into());
         let t = Instant::now();
         let pack = kb.retrieve(&req).await.expect("retrieve");
@@ -138,7 +138,7 @@ pub async fn run(args: &Args) {
     // The same without graph expansion: splits the cost of the graph channel from fusion.
     let mut flat_times = Vec::new();
     for q in &queries {
-        let mut req = RetrieveRequest::new(q.clone(), Some("bench"));
+        let mut req = RetrieveQuery::new(q.clone(), Some("bench"));
         req.project_id = Some("p1".into());
         req.expand_graph = false;
         let t = Instant::now();

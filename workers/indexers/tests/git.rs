@@ -399,7 +399,7 @@ async fn history_structure_and_identities_are_indexed_exactly() {
     // Diff chunks cite file, line span and commit.
     let hits =
         h.kb.retrieve(&{
-            let mut r = evident_kb::RetrieveRequest::new("copied sum totals", Some("acme"));
+            let mut r = evident_kb::RetrieveQuery::new("copied sum totals", Some("acme"));
             r.kinds = vec!["git-diff".into()];
             r
         })

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use evident_ai::{Embedder, OllamaConfig, OllamaEmbedder, Priority};
-use evident_kb::{IngestRequest, Kb, TaskSubmitter};
+use evident_kb::{Document, Kb, TaskSubmitter};
 use evident_qualifier::{Outcome, Qualifier, QueueConfig};
 use evident_store::VectorSpace;
 use evident_store::queue::{Clock, ManualClock, NewTask, PriorityBand, TaskQueue, TaskState};
@@ -52,8 +52,8 @@ async fn setup(embedder: Arc<dyn Embedder>) -> Setup {
     }
 }
 
-fn doc(i: usize) -> IngestRequest {
-    IngestRequest {
+fn doc(i: usize) -> Document {
+    Document {
         client_id: Some("acme".into()),
         source_urn: format!("doc:{i}"),
         kind: "doc".into(),
@@ -157,7 +157,10 @@ async fn an_embedder_outage_backs_off_forever_and_heals_when_the_endpoint_return
         s.clock.set(latest);
     }
     assert_eq!(
-        q.counts(None).await.expect("counts").state(TaskState::Error),
+        q.counts(None)
+            .await
+            .expect("counts")
+            .state(TaskState::Error),
         0,
         "an outage never turns into failed tasks"
     );

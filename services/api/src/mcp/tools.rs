@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use evident_ai::Priority;
 use evident_core::Scope;
 use evident_core::access::{Intent, Role};
-use evident_kb::{IngestRequest, RetrieveRequest, TraverseRequest};
+use evident_kb::{Document, RetrieveQuery, TraverseQuery};
 use evident_store::queue::{TaskFilter, TaskState};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -62,7 +62,7 @@ impl EvidentMcp {
         let scope = caller
             .scope(&a.scope, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
-        let req = RetrieveRequest {
+        let req = RetrieveQuery {
             query: a.query.clone(),
             client_id: scope.client_id.clone(),
             project_id: scope.project_id.clone(),
@@ -95,10 +95,7 @@ impl EvidentMcp {
         let scope = caller
             .scope(&a.scope, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
-        let req = TraverseRequest {
-            client_id: scope.client_id.clone(),
-            project_id: scope.project_id.clone(),
-            group_id: scope.group_id.clone(),
+        let req = TraverseQuery {
             start_key: a.start_key,
             max_depth: a.max_depth.unwrap_or(2),
             direction: match a.direction.unwrap_or(Direction::Any) {
@@ -218,7 +215,7 @@ impl EvidentMcp {
                     ));
                 }
             };
-            let req = IngestRequest {
+            let req = Document {
                 client_id: scope.client_id.clone(),
                 project_id: scope.project_id.clone(),
                 group_id: scope.group_id.clone(),

@@ -3,13 +3,13 @@
 use axum::Json;
 use axum::extract::{Extension, State};
 use axum::http::StatusCode;
-use evident_kb::IngestRequest;
 use evident_store::queue::{TaskFilter, TaskRecord, TaskState};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::bodies::IngestRequest;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, RequestPriority};
 

@@ -1,13 +1,14 @@
 use axum::Json;
 use axum::extract::State;
 use evident_core::{Chunk, Visibility};
-use evident_kb::retrieve::{EvidencePack, RetrieveRequest};
-use evident_kb::{NodeView, TraverseRequest};
+use evident_kb::NodeView;
+use evident_kb::retrieve::EvidencePack;
 use evident_store::{AliasStats, ChunkFilter, SourceRecord};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::AppState;
+use crate::bodies::{RetrieveRequest, TraverseRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 
@@ -85,7 +86,7 @@ pub async fn retrieve(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<RetrieveRequest>,
 ) -> ApiResult<Json<EvidencePack>> {
-    Ok(Json(s.kb.retrieve(&req).await?))
+    Ok(Json(s.kb.retrieve(&req.into()).await?))
 }
 
 pub async fn traverse(
@@ -97,7 +98,7 @@ pub async fn traverse(
         req.project_id.as_deref(),
         req.group_id.as_deref(),
     )?;
-    let view = s.kb.traverse(&vis, &req).await?;
+    let view = s.kb.traverse(&vis, &req.into()).await?;
     Ok(Json(serde_json::to_value(view).map_err(|e| {
         ApiError::bad_request("invalid_request", e.to_string())
     })?))

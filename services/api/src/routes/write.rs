@@ -1,12 +1,13 @@
 use axum::Json;
 use axum::extract::{Extension, State};
-use evident_kb::{IngestOutcome, IngestRequest, PurgeOutcome};
+use evident_kb::{IngestOutcome, PurgeOutcome};
 use evident_store::AliasEntry;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::bodies::IngestRequest;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, RequestPriority};
 

@@ -14,7 +14,7 @@ use evident_indexers::items::ItemTasks;
 use evident_indexers::poll::{PollContext, PollError, SourcePoller};
 use evident_indexers::sources::{SourceRequest, register_with};
 use evident_indexers::{documents, mail, meetings, tracker, wiki};
-use evident_kb::{EvidencePack, Kb, RetrieveRequest, TaskHandlers, TaskSubmitter};
+use evident_kb::{EvidencePack, Kb, RetrieveQuery, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Outcome, Qualifier, QueueConfig};
 use evident_store::VectorSpace;
 use evident_store::indexers::IndexerSource;
@@ -200,13 +200,9 @@ impl Harness {
     }
 
     pub async fn retrieve(&self, query: &str, kinds: &[&str]) -> EvidencePack {
-        let req: RetrieveRequest = serde_json::from_value(json!({
-            "query": query,
-            "clientId": "acme",
-            "kinds": kinds,
-            "maxResults": 5,
-        }))
-        .expect("request");
+        let mut req = RetrieveQuery::new(query, Some("acme"));
+        req.kinds = kinds.iter().map(|k| k.to_string()).collect();
+        req.max_results = 5;
         self.kb.retrieve(&req).await.expect("retrieve")
     }
 
