@@ -211,6 +211,16 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
     );
     assert!(edges.iter().any(|e| e["edgeType"] == "parent"), "{v}");
 
+    // An exact key with `/`, `.` and upper case names its node through the path; so does
+    // its old folded spelling.
+    for raw in ["file:shop/src/shop/Cart.java", "file:shop_src_shop_cart_java"] {
+        let (s, v) = app
+            .get(&format!("/api/v1/graph/node/{}?clientId=acme", enc(raw)))
+            .await;
+        assert_eq!(s, 200, "{raw}: {v}");
+        assert_eq!(v["key"], "file:shop/src/shop/Cart.java", "{v}");
+    }
+
     // A commit is found by its hash.
     let (s, v) = app
         .get(&format!(

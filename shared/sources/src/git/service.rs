@@ -286,7 +286,7 @@ fn refuse_credentials_in_commits(req: &CommitsPush) -> Result<(), KbError> {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PushedSymbol {
-    /// class, interface, struct, enum, trait, function, method.
+    /// class, interface, struct, enum, trait, type, function, method.
     pub kind: String,
     pub name: String,
     #[serde(default)]
@@ -370,7 +370,7 @@ fn pushed_symbols(path: &str, symbols: &[PushedSymbol]) -> Result<Vec<Symbol>, K
         .iter()
         .map(|s| {
             let kind = SymbolKind::parse(&s.kind.to_ascii_lowercase())
-                .ok_or_else(|| invalid("symbols", format!("`{}` in {path}: kind must be class, interface, struct, enum, trait, function or method", s.kind)))?;
+                .ok_or_else(|| invalid("symbols", format!("`{}` in {path}: kind must be class, interface, struct, enum, trait, type, function or method", s.kind)))?;
             validate::bounded_text("symbols", &s.name, 512)?;
             let line_end = s.line_end.unwrap_or(s.line_start).max(s.line_start);
             if s.line_start == 0 {
