@@ -213,7 +213,10 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
 
     // An exact key with `/`, `.` and upper case names its node through the path; so does
     // its old folded spelling.
-    for raw in ["file:shop/src/shop/Cart.java", "file:shop_src_shop_cart_java"] {
+    for raw in [
+        "file:shop/src/shop/Cart.java",
+        "file:shop_src_shop_cart_java",
+    ] {
         let (s, v) = app
             .get(&format!("/api/v1/graph/node/{}?clientId=acme", enc(raw)))
             .await;
