@@ -454,6 +454,31 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
                     None => Decl::Skip,
                 }
             }
+            // A class field holding a function (`onClick = () => {…}`) is a method.
+            "field_definition" | "public_field_definition" if ctx.in_type => {
+                let is_fn = field(node, "value").is_some_and(|v| {
+                    matches!(
+                        v.kind(),
+                        "arrow_function" | "function_expression" | "function"
+                    )
+                });
+                let name = field(node, "property").or_else(|| field(node, "name"));
+                match (is_fn, name) {
+                    (true, Some(n))
+                        if matches!(
+                            n.kind(),
+                            "property_identifier" | "private_property_identifier"
+                        ) =>
+                    {
+                        Decl::Symbol {
+                            kind: SymbolKind::Method,
+                            name: text(n, src).to_string(),
+                            body: None,
+                        }
+                    }
+                    _ => Decl::Skip,
+                }
+            }
             "variable_declarator" => {
                 let is_fn = field(node, "value").is_some_and(|v| {
                     matches!(

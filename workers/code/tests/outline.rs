@@ -132,6 +132,28 @@ fn named_types_and_aliases_are_symbols_in_every_language() {
 }
 
 #[test]
+fn class_fields_holding_functions_are_methods() {
+    for (lang, path) in [
+        (Language::JavaScript, "src/a.js"),
+        (Language::TypeScript, "src/a.ts"),
+    ] {
+        let src = "class Panel {\n  count = 0;\n  onClick = () => {\n    this.count++;\n  };\n  render() {}\n}\n";
+        let o = outline(lang, path, src).expect("outline");
+        let methods: Vec<&str> = o
+            .symbols
+            .iter()
+            .filter(|s| s.kind.as_str() == "method")
+            .map(|s| s.qualified_name.as_str())
+            .collect();
+        assert_eq!(
+            methods,
+            vec!["src/a.Panel.onClick", "src/a.Panel.render"],
+            "{path}"
+        );
+    }
+}
+
+#[test]
 fn broken_code_still_yields_what_parses() {
     let src = "class Ok {\n  void fine() {}\n}\nclass Broken {\n  void half( {\n";
     let o = outline(Language::Java, "B.java", src).expect("outline");
