@@ -585,11 +585,15 @@ impl Kb {
         let (folded, keys): (Vec<NodeKey>, Vec<&NodeKey>) = by_fold.into_iter().unzip();
         if !folded.is_empty() {
             let current = self.stores.aliases.resolve(client, &folded).await?;
-            for ((alias, key), now) in folded.iter().zip(keys).zip(current) {
-                if now == *alias {
-                    self.stores.aliases.register(client, alias, key).await?;
-                }
-            }
+            let new: Vec<(NodeKey, NodeKey)> = folded
+                .iter()
+                .zip(keys)
+                .zip(current)
+                .filter(|((alias, _), now)| now == *alias)
+                .map(|((alias, key), _)| (alias.clone(), key.clone()))
+                .collect();
+            // One write for all of them (a file's symbols, a commit's files).
+            self.stores.aliases.register_many(client, &new).await?;
         }
         Ok(resolved)
     }

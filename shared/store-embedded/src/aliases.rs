@@ -95,6 +95,31 @@ impl AliasRegistry for EmbeddedStore {
         Ok(resolved)
     }
 
+    async fn register_many(&self, client: &str, pairs: &[(NodeKey, NodeKey)]) -> Result<()> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let (client, pairs) = (client.to_string(), pairs.to_vec());
+        self.write(move |conn, _| {
+            let tx = conn.transaction().map_err(sqlite_err)?;
+            // Each pair exactly as `register` does it, in one transaction.
+            for (alias, canonical) in &pairs {
+                let target = canonical_of(&tx, &client, canonical.as_str())?.unwrap_or_else(|| canonical.as_str().to_string());
+                if target == alias.as_str() && alias != canonical {
+                    return Err(StoreError::invalid(format!("registering {alias} → {canonical} would create a cycle")));
+                }
+                put_alias(&tx, &client, alias.as_str(), &target)?;
+                if alias.as_str() != target {
+                    tx.execute("UPDATE aliases SET canonical_key = ?1 WHERE client = ?2 AND canonical_key = ?3", rusqlite::params![target, client, alias.as_str()])
+                        .map_err(sqlite_err)?;
+                }
+            }
+            tx.commit().map_err(sqlite_err)?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn register(
         &self,
         client: &str,

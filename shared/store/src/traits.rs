@@ -118,6 +118,15 @@ pub trait AliasRegistry: Send + Sync {
         alias: &NodeKey,
         canonical: &NodeKey,
     ) -> Result<AliasEntry>;
+    /// [`AliasRegistry::register`] for each `(alias, canonical)` pair in order, as one
+    /// write where the backend can (an ingest registers the folded spellings of all its
+    /// keys at once).
+    async fn register_many(&self, client: &str, pairs: &[(NodeKey, NodeKey)]) -> Result<()> {
+        for (alias, canonical) in pairs {
+            self.register(client, alias, canonical).await?;
+        }
+        Ok(())
+    }
     async fn merge(&self, client: &str, source: &NodeKey, target: &NodeKey) -> Result<u64>;
     async fn list(&self, client: &str, canonical: &NodeKey) -> Result<Vec<AliasEntry>>;
     async fn stats(&self, client: &str, top: usize) -> Result<AliasStats>;
