@@ -20,7 +20,9 @@ pub mod walk;
 mod writer;
 
 pub use error::{ErrorKind, StoreError};
-pub use traits::{AliasRegistry, ChunkStore, GraphStore, Health, SourceRegistry, SourceWriter};
+pub use traits::{
+    AliasRegistry, ChunkStore, GraphStore, Health, ServingRoles, SourceRegistry, SourceWriter,
+};
 pub use types::*;
 pub use writer::{SequencedWriter, SourceRecordWriter};
 
