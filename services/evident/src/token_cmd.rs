@@ -127,7 +127,7 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<()> {
 
 fn describe(token: &Value) -> String {
     let g = &token["grant"];
-    let mut s = format!("{}", g["role"].as_str().unwrap_or("?"));
+    let mut s = g["role"].as_str().unwrap_or("?").to_string();
     match g["clientId"].as_str() {
         Some(c) => s.push_str(&format!(" of client {c}")),
         None => s.push_str(" of every client"),

@@ -182,7 +182,11 @@ async fn queued_and_prepared_ingest_refuse_another_scopes_source() {
     // Queued ingest: the route refuses it before enqueuing…
     let queued = doc("p2", "The lighthouse keeper, queued.");
     let (s, v) = app.post("/api/v1/ingest-queue", &queued).await;
-    assert_eq!((s.as_u16(), v["code"].as_str()), (409, Some("scope_conflict")), "{v}");
+    assert_eq!(
+        (s.as_u16(), v["code"].as_str()),
+        (409, Some("scope_conflict")),
+        "{v}"
+    );
     // …and a task that was queued before the owner existed is refused by the worker (a
     // permanent error, never a move).
     let rec = evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone())

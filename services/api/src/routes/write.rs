@@ -138,5 +138,7 @@ pub async fn move_source(
         )
         .map_err(|d| ApiError::new(axum::http::StatusCode::FORBIDDEN, d.code(), d.to_string()))?;
     let moved = s.kb.move_source(&from, &req.source_urn, &to, p).await?;
-    Ok(Json(json!({ "sourceUrn": req.source_urn, "chunks": moved, "to": to })))
+    Ok(Json(
+        json!({ "sourceUrn": req.source_urn, "chunks": moved, "to": to }),
+    ))
 }
