@@ -88,7 +88,7 @@ const PEOPLE: [(&str, &str); 12] = [
 
 /// An mbox of `n` messages in threads of up to eight.
 fn mbox(n: usize, pool: &[String]) -> String {
-    let mut rng = Rng(0x5eed_0f_0a11);
+    let mut rng = Rng(0x5e_ed0f_0a11);
     let mut out = String::with_capacity(n * 3000);
     let mut thread_root = 0;
     for i in 0..n {
