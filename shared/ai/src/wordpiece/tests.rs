@@ -1,4 +1,3 @@
-
 use super::*;
 
 const VOCAB: &str = include_str!("../../assets/minilm-vocab.txt");
