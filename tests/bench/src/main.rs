@@ -4,6 +4,8 @@
 //!
 //! - `retrieve [--chunks N] [--queries N] [--dir PATH] [--index-after]`: ingest a generated
 //!   corpus (default 100,000 chunks), then retrieval with expansion, by-kind, and the raw-index floor.
+//! - `mcp [--chunks N] [--queries N]`: `search` through MCP over HTTP next to the REST retrieve
+//!   path (same router, token and queries; default 20,000 chunks).
 //! - `queue [--tasks N] [--workers N] [--backlog N] [--probes N]`: enqueue + claim + complete throughput,
 //!   and the latency of priority-1 synchronous ingests with and without a bulk backlog.
 //! - `code [--files N]`: structural indexing of real code (Rust, Python, Java, JavaScript found on
@@ -14,6 +16,7 @@
 
 mod auth;
 mod git;
+mod mcp;
 mod queue;
 mod retrieve;
 mod sources;
@@ -25,18 +28,18 @@ use std::time::Duration;
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
     /// Zipf-like rank in 0..n (s ≈ 1), so some words are common and most are rare.
     pub fn zipf(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         ((n as f64).powf(u) - 1.0) as usize % n
     }
 }
@@ -179,7 +182,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, queue, code, commits, mail, transcripts";
+const SUITES: &str = "retrieve, mcp, queue, code, commits, mail, transcripts";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -195,6 +198,7 @@ fn main() {
         .expect("runtime");
     match args.suite.as_str() {
         "retrieve" => rt.block_on(retrieve::run(&args)),
+        "mcp" => rt.block_on(mcp::run(&args)),
         "queue" => rt.block_on(queue::run(&args)),
         "code" => rt.block_on(git::code(&args)),
         "commits" => rt.block_on(git::commits(&args)),
