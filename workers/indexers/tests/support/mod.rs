@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod git;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
