@@ -337,7 +337,10 @@ async fn check(state: &AppState, access: Access, matched: &str, req: Request) ->
         target: req.uri().path().to_string(),
         scope: Scope::global(),
     };
+    // Limits are per token; with authentication off every caller is the same `anonymous`,
+    // so one client's burst would throttle everyone: no limit then.
     if let Some(limiter) = &state.auth.limiter
+        && state.auth.config.required
         && access != Access::Public
         && let Err(wait) = limiter.take(&principal.id, Instant::now())
     {
