@@ -49,10 +49,33 @@ pub(super) fn github_issue(v: &Value, project: &str, path: &str) -> Result<Issue
         // Organisation issue types (`{"name": "Bug"}`); null on most repositories.
         issue_type: str_at(at(v, "type"), "name"),
         priority: None,
-        is_pull_request: !at(v, "pull_request").is_null(),
+        is_pull_request: github_is_pull_request(at(v, "pull_request")),
+        milestones: github_milestone(at(v, "milestone")).into_iter().collect(),
         comments: Vec::new(),
         history: Vec::new(),
         links: Vec::new(),
+    })
+}
+
+/// Whether an issue list item's `pull_request` value makes it a pull request. Current
+/// answers carry the key on pull requests only (`{"url": …, "html_url": …, "merged_at": …}`);
+/// older ones carried it on every issue, with null links on plain issues
+/// (`{"html_url": null, "diff_url": null, "patch_url": null}`). A pull request is an object
+/// with at least one link.
+pub fn github_is_pull_request(v: &Value) -> bool {
+    ["url", "html_url", "diff_url", "patch_url"]
+        .iter()
+        .any(|k| str_at(v, k).is_some())
+}
+
+/// The issue's `milestone` object (`{number, title, state, due_on, html_url}`), if any.
+pub(super) fn github_milestone(v: &Value) -> Option<Milestone> {
+    Some(Milestone {
+        title: exact_str_at(v, "title")?,
+        id: str_at(v, "number"),
+        state: str_at(v, "state"),
+        due: str_at(v, "due_on"),
+        url: str_at(v, "html_url"),
     })
 }
 

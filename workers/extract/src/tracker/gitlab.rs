@@ -44,9 +44,21 @@ pub(super) fn gitlab_issue(v: &Value, project: &str, path: &str) -> Result<Issue
         issue_type: str_at(v, "issue_type").or_else(|| str_at(v, "type")),
         priority: None,
         is_pull_request: false,
+        milestones: gitlab_milestone(at(v, "milestone")).into_iter().collect(),
         comments: Vec::new(),
         history: Vec::new(),
         links: Vec::new(),
+    })
+}
+
+/// The issue's `milestone` object (`{iid, title, state, due_date, web_url}`), if any.
+pub(super) fn gitlab_milestone(v: &Value) -> Option<Milestone> {
+    Some(Milestone {
+        title: exact_str_at(v, "title")?,
+        id: str_at(v, "iid").or_else(|| str_at(v, "id")),
+        state: str_at(v, "state"),
+        due: str_at(v, "due_date"),
+        url: str_at(v, "web_url"),
     })
 }
 

@@ -73,11 +73,32 @@ pub(super) fn jira_issue(v: &Value, path: &str) -> Result<Issue, TrackerError> {
         issue_type: str_at(at(f, "issuetype"), "name"),
         priority: str_at(at(f, "priority"), "name"),
         is_pull_request: false,
+        milestones: jira_fix_versions(at(f, "fixVersions")),
         comments: jira_comments(f, base.as_deref(), &key, path)?,
         history: jira_history(v),
         links: jira_links(f),
         key,
     })
+}
+
+/// `fields.fixVersions` (`[{id, name, released, releaseDate}]`): the versions the issue is
+/// planned for, Jira's milestones.
+pub(super) fn jira_fix_versions(v: &Value) -> Vec<Milestone> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|fv| {
+            Some(Milestone {
+                title: exact_str_at(fv, "name")?,
+                id: str_at(fv, "id"),
+                state: at(fv, "released")
+                    .as_bool()
+                    .map(|r| if r { "released" } else { "unreleased" }.to_string()),
+                due: str_at(fv, "releaseDate"),
+                url: None,
+            })
+        })
+        .collect()
 }
 
 /// The site's base URL, from the issue's API `self` link (`{base}/rest/api/2/issue/10012`):

@@ -88,14 +88,29 @@ pub(super) fn preview(text: &str, max: usize) -> String {
     out
 }
 
-/// A title as one line, credentials redacted: titles are stored beside the chunks (source
-/// title, node label), where chunk redaction does not reach.
-pub(super) fn clean_line(text: &str) -> String {
-    let line = one_line(text, MAX_TITLE_CHARS);
+/// A title as stored (source title, node label): exactly as written — spaces, runs of spaces
+/// and trailing spaces kept — except that control characters, which the knowledge base
+/// refuses in titles, become spaces; at most [`MAX_TITLE_CHARS`] chars (`…` when cut);
+/// credentials redacted.
+pub(super) fn exact_line(text: &str) -> String {
+    let mut line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(MAX_TITLE_CHARS)
+        .collect();
+    if text.chars().nth(MAX_TITLE_CHARS).is_some() {
+        line.push('…');
+    }
     match redact(&line) {
         Some((clean, _)) => clean,
         None => line,
     }
+}
+
+/// Text as is, credentials redacted (props stored beside the chunks, where chunk redaction
+/// does not reach).
+pub(super) fn exact_text(text: &str) -> String {
+    redact(text).map_or_else(|| text.to_string(), |(clean, _)| clean)
 }
 
 /// One line of text for headers, titles and history: [`preview`] under another name, where
@@ -155,6 +170,15 @@ pub(super) fn str_at(v: &Value, key: &str) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
+}
+
+/// A string field exactly as written (leading and trailing spaces kept), when it has any
+/// non-blank text: titles are identities and stay exact.
+pub(super) fn exact_str_at(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string)
 }
 
 /// A non-negative integer field (also written as a string).

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod github;
+mod graph;
 mod gitlab;
 mod jira;
 mod json;
@@ -40,6 +41,8 @@ mod node_keys;
 mod source;
 
 pub use github::*;
+pub use graph::milestone_key;
+pub(crate) use graph::*;
 pub use gitlab::*;
 pub use jira::*;
 pub(crate) use json::*;
@@ -48,7 +51,7 @@ pub use node_keys::*;
 pub use source::*;
 
 /// Bump when what an issue becomes changes (re-ingests unchanged issues once).
-pub const TRACKER_VERSION: &str = "tracker-v1";
+pub const TRACKER_VERSION: &str = "tracker-v2";
 
 /// How much of a non-JSON body an error quotes.
 const PREVIEW_CHARS: usize = 80;

@@ -131,6 +131,22 @@ pub struct IssueLink {
     pub target: String,
 }
 
+/// A milestone (GitHub, GitLab) or fix version (Jira) an issue is planned for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Milestone {
+    /// Exactly as the tracker writes it (trailing spaces included): the milestone's identity
+    /// within its project.
+    pub title: String,
+    /// GitHub's milestone number, GitLab's milestone iid, Jira's version id.
+    pub id: Option<String>,
+    /// `open` / `closed` (GitHub, GitLab: `active` / `closed`), `released` / `unreleased` (Jira).
+    pub state: Option<String>,
+    /// Due date (GitHub `due_on`, GitLab `due_date`, Jira `releaseDate`).
+    pub due: Option<String>,
+    pub url: Option<String>,
+}
+
 /// An issue as one tracker describes it; the parsers fill what one endpoint returns and the
 /// poller adds comments, history and links from the others.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,8 +171,11 @@ pub struct Issue {
     pub url: Option<String>,
     pub issue_type: Option<String>,
     pub priority: Option<String>,
-    /// GitHub lists pull requests among issues; the poller skips them.
+    /// GitHub lists pull requests among issues; the poller skips them unless asked not to.
     pub is_pull_request: bool,
+    /// The milestone (GitHub, GitLab) or fix versions (Jira).
+    #[serde(default)]
+    pub milestones: Vec<Milestone>,
     pub comments: Vec<IssueComment>,
     pub history: Vec<IssueChange>,
     pub links: Vec<IssueLink>,

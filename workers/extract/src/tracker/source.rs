@@ -29,6 +29,8 @@ pub(super) struct Builder<'a> {
     people: Vec<Seen>,
     /// Comment authors and the chunks of their comments.
     commented: Vec<(NodeKey, Vec<usize>)>,
+    /// Issues the description and comments mention.
+    mentions: Mentions,
     redacted: bool,
 }
 
@@ -39,10 +41,11 @@ impl<'a> Builder<'a> {
             chunking,
             key: issue_key(issue),
             numbers: number_context(issue),
-            title: clean_line(&format!("{}: {}", display_key(issue), issue.title)),
+            title: exact_line(&format!("{}: {}", display_key(issue), issue.title)),
             chunks: Vec::new(),
             people: Vec::new(),
             commented: Vec::new(),
+            mentions: Mentions::default(),
             redacted: false,
         }
     }
@@ -113,12 +116,16 @@ impl<'a> Builder<'a> {
         let body = self.clean(&issue.body);
         let mut pieces = chunk_text(&body, self.chunking).into_iter();
         let first = match pieces.next() {
-            Some(p) => format!("{header}\n\n{}", p.text),
+            Some(p) => {
+                self.mentions.scan(issue, &self.key, &p.text, 0);
+                format!("{header}\n\n{}", p.text)
+            }
             None => header,
         };
         self.push(&first, None, None, people);
         for p in pieces {
-            self.push(&p.text, None, None, Vec::new());
+            let at = self.push(&p.text, None, None, Vec::new());
+            self.mentions.scan(issue, &self.key, &p.text, at);
         }
     }
 
@@ -147,6 +154,8 @@ impl<'a> Builder<'a> {
         field("Type", issue.issue_type.as_deref());
         field("Priority", issue.priority.as_deref());
         field("Labels", Some(issue.labels.join(", ").as_str()));
+        let milestones: Vec<&str> = issue.milestones.iter().map(|m| m.title.as_str()).collect();
+        field("Milestone", Some(milestones.join(", ").as_str()));
         let mut people = Vec::new();
         let reporter = issue.reporter.as_ref().map(TrackerPerson::display);
         field("Reporter", reporter.as_deref());
@@ -196,6 +205,7 @@ impl<'a> Builder<'a> {
                 Some(&id),
                 author.iter().cloned().collect(),
             );
+            self.mentions.scan(self.issue, &self.key, &piece.text, i);
             let meta = &mut self.chunks[i].metadata;
             put_prop(meta, "commentId", id.clone());
             put_prop(meta, "author", who.clone());
@@ -357,7 +367,7 @@ pub(super) fn issue_node(issue: &Issue, key: &NodeKey, title: &str) -> PreparedN
     let label = if issue.title.trim().is_empty() {
         title.to_string()
     } else {
-        clean_line(&issue.title)
+        exact_line(&issue.title)
     };
     PreparedNode {
         key: key.clone(),
@@ -367,6 +377,7 @@ pub(super) fn issue_node(issue: &Issue, key: &NodeKey, title: &str) -> PreparedN
             ("tracker", issue.tracker.as_str().into()),
             ("project", issue.project.clone().into()),
             ("key", issue.key.clone().into()),
+            ("title", exact_text(&issue.title).into()),
             ("number", issue.number.map_or(Value::Null, Value::from)),
             ("state", issue.state.clone().into()),
             (
@@ -523,7 +534,9 @@ pub fn issue_source(issue: &Issue, ctx: &TrackerContext<'_>) -> PreparedSource {
         ));
     }
     edges.extend(link_edges(issue, &key));
+    edges.extend(b.mentions.edges(&key));
     label_graph(issue, &key, &mut nodes, &mut edges);
+    milestone_graph(issue, &key, &mut nodes, &mut edges);
 
     let fingerprint = content_hash(&format!(
         "{TRACKER_VERSION}\0{}\0{}/{}\0{}\0{issue:?}",

@@ -11,6 +11,8 @@ const GITHUB_HTML: &str =
     include_str!("../../../indexers/tests/fixtures/rest/github-html-instead-of-json.json");
 const GITHUB_RATE_LIMITED: &str =
     include_str!("../../../indexers/tests/fixtures/rest/github-rate-limited.json");
+const GITHUB_OLD_SHAPE: &str =
+    include_str!("../../../indexers/tests/fixtures/rest/github-old-shape.json");
 const GITLAB_PAGED: &str =
     include_str!("../../../indexers/tests/fixtures/rest/gitlab-issues-paged.json");
 const JIRA_PAGED: &str =
@@ -122,6 +124,7 @@ fn jira_issues() -> Vec<Issue> {
     all
 }
 
+mod graph;
 mod hostile;
 mod parse;
 mod source;

@@ -272,7 +272,7 @@ impl TrackerPoller {
             cfg.project,
             jql_minute(&since)
         );
-        let fields = "summary,description,status,assignee,reporter,labels,comment,issuelinks,created,updated,issuetype,priority";
+        let fields = "summary,description,status,assignee,reporter,labels,comment,issuelinks,created,updated,issuetype,priority,fixVersions";
         let mut tally = Tally::default();
         let mut start_at: u64 = 0;
         let mut token: Option<String> = None;
