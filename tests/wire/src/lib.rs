@@ -1,11 +1,12 @@
 //! A local HTTP server that answers from recorded exchanges, for wire tests: the adapter under
 //! test talks real HTTP to it, every request is recorded, and each recorded exchange answers
-//! one request — the first unused one whose method, path, listed query parameters and (when
-//! the fixture gives one) body match. A fixture body that is JSON must equal the request body
+//! one request — the first unused one whose method, path, listed query parameters, listed
+//! request headers and (when the fixture gives one) body match. A fixture body that is JSON must equal the request body
 //! as JSON, so a wire test pins the exact query text and bind variables an adapter sends.
 //!
 //! Fixture files are JSON arrays of
-//! `{"request": {"method", "path", "query"?, "body"?}, "response": {"status", "headers"?, "body"?}}`;
+//! `{"request": {"method", "path", "query"?, "headers"?, "body"?}, "response": {"status", "headers"?, "body"?}}`
+//! (request header names in lower case; a conditional request pins its `if-none-match`);
 //! `{BASE}` in response headers and bodies stands for the server's own `http://127.0.0.1:PORT`.
 
 use std::net::SocketAddr;
@@ -20,6 +21,8 @@ pub struct Exchange {
     pub method: String,
     pub path: String,
     pub query: Vec<(String, String)>,
+    /// Request headers the adapter must send (name in lower case, exact value).
+    pub request_headers: Vec<(String, String)>,
     /// The request body the adapter must send, when the fixture pins it.
     pub body: Option<Value>,
     pub status: u16,
@@ -37,6 +40,17 @@ pub struct Received {
     /// The body as JSON when it parses, else as a string.
     pub body: Value,
     pub headers: Vec<(String, String)>,
+}
+
+/// A JSON object of strings as pairs (absent: none).
+fn string_map(v: &Value) -> Vec<(String, String)> {
+    v.as_object()
+        .map(|h| {
+            h.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn parse_exchanges(text: &str) -> Vec<Exchange> {
@@ -59,16 +73,10 @@ fn parse_exchanges(text: &str) -> Vec<Exchange> {
                             .collect()
                     })
                     .unwrap_or_default(),
+                request_headers: string_map(&req["headers"]),
                 body: req.get("body").cloned(),
                 status: resp["status"].as_u64().unwrap_or(200) as u16,
-                headers: resp["headers"]
-                    .as_object()
-                    .map(|h| {
-                        h.iter()
-                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                headers: string_map(&resp["headers"]),
                 response: resp.get("body").cloned().unwrap_or(Value::Null),
                 used: false,
             }
@@ -177,6 +185,12 @@ impl WireServer {
                 && e.method.eq_ignore_ascii_case(method)
                 && e.path == received.path
                 && e.query.iter().all(|q| received.query.contains(q))
+                && e.request_headers.iter().all(|(k, v)| {
+                    received
+                        .headers
+                        .iter()
+                        .any(|(rk, rv)| rk.eq_ignore_ascii_case(k) && rv == v)
+                })
                 && e.body
                     .as_ref()
                     .is_none_or(|b| body_matches(b, &received.body))

@@ -88,10 +88,20 @@ impl PollContext {
         let outcome = poll().await;
         record_metrics(source, &outcome, started.elapsed());
         match outcome {
-            Ok(report) => {
-                let stats = accumulate(&source.status.stats, &report);
+            Ok(mut report) => {
+                // A poll whose last answer spent the source's budget: the next one waits.
+                let wait = report.as_object_mut().and_then(|r| {
+                    let ms = r.remove(RETRY_AFTER_MS)?.as_i64()?;
+                    Some((ms, r.remove(RETRY_REASON).unwrap_or(Value::Null)))
+                });
+                let now = self.clock.now_ms();
+                let mut stats = accumulate(&source.status.stats, &report);
+                if let Some((ms, reason)) = wait {
+                    stats[RETRY_AT] = json!(now + ms);
+                    stats[RETRY_REASON] = reason;
+                }
                 self.indexers
-                    .record_poll(&source.id, &self.owner, self.clock.now_ms(), None, &stats)
+                    .record_poll(&source.id, &self.owner, now, None, &stats)
                     .await?;
                 Ok(Some(report))
             }
@@ -100,12 +110,18 @@ impl PollContext {
                 let mut stats = source.status.stats.clone();
                 if let Some(map) = stats.as_object_mut() {
                     map.remove(RETRY_AT);
+                    map.remove(RETRY_REASON);
                 }
-                if let PollError::RateLimited { retry_after_ms, .. } = &e {
+                if let PollError::RateLimited {
+                    retry_after_ms,
+                    message,
+                } = &e
+                {
                     if !stats.is_object() {
                         stats = json!({});
                     }
                     stats[RETRY_AT] = json!(now + retry_after_ms);
+                    stats[RETRY_REASON] = json!(message);
                 }
                 let _ = self
                     .indexers
@@ -197,12 +213,23 @@ fn record_metrics(
 
 /// Where a rate-limited source's stats say when it may be polled again (ms).
 pub const RETRY_AT: &str = "retryAt";
+/// Beside [`RETRY_AT`]: which signal of the source asked for the wait.
+pub const RETRY_REASON: &str = "retryReason";
+/// In a successful poll's report (taken out before it is recorded): the source's budget is
+/// spent for this long, so the next poll waits at least that — with [`RETRY_REASON`].
+pub const RETRY_AFTER_MS: &str = "retryAfterMs";
 
 /// Whether a source is due: its interval has passed since the last poll — or, after a poll
 /// the source rate-limited, the wait it asked for has passed (sooner or later than that).
+/// After a successful poll that spent the budget, both the interval and the wait.
 pub fn is_due(source: &IndexerSource, now: i64) -> bool {
     if let Some(at) = source.status.stats.get(RETRY_AT).and_then(Value::as_i64) {
-        return now >= at;
+        if source.status.last_error.is_some() {
+            return now >= at;
+        }
+        if now < at {
+            return false;
+        }
     }
     source
         .status

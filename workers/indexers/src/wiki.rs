@@ -367,6 +367,7 @@ impl ConfluencePoller {
         let cfg: ConfluenceConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "confluence",
+            self.ctx.clock.clone(),
             &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),

@@ -1,19 +1,24 @@
 //! The REST client the tracker and wiki pollers share: authentication from the environment,
-//! `Link` pagination, and the sources' ways of saying "not now" turned into
-//! [`PollError::RateLimited`] (429 with `Retry-After`; an exhausted `X-RateLimit-Remaining`
-//! with its reset time) or retryable errors (5xx, timeouts).
+//! `Link` pagination, conditional requests, and the sources' ways of saying "not now"
+//! ([`super::limits`]) turned into [`PollError::RateLimited`] or retryable errors (5xx,
+//! timeouts).
+//!
+//! A rate limit holds for the whole client: after a refusal, or after a successful answer
+//! that spent the budget (`remaining: 0`, Jira's near-limit), every later request of the
+//! poll stops before it is sent with the wait still to run, so a poll never keeps asking a
+//! source that said "not now" — the work done so far is kept (cursors move per item) and the
+//! next poll comes when the wait is over.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use evident_egress::EgressPolicy;
+use evident_store::queue::Clock;
+use parking_lot::Mutex;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
+use super::limits::{self, Wait};
 use crate::poll::PollError;
-
-/// A rate-limit wait longer than this is capped (the next poll asks again).
-const MAX_WAIT_MS: i64 = 3_600_000;
-/// When a 429 names no wait.
-const DEFAULT_WAIT_MS: i64 = 60_000;
 
 pub use evident_sources::kinds::tracker::Credentials;
 
@@ -47,6 +52,24 @@ impl Reply {
     }
 }
 
+/// What a conditional request sends: the validators of the stored answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// The validators an answer carries (`ETag`, `Last-Modified`), if any.
+    pub fn of(reply: &Reply) -> Option<Validators> {
+        let v = Validators {
+            etag: reply.header("etag").map(str::to_string),
+            last_modified: reply.header("last-modified").map(str::to_string),
+        };
+        (v != Validators::default()).then_some(v)
+    }
+}
+
 /// A REST API at a base URL, reached under the egress policy.
 #[derive(Clone)]
 pub struct Api {
@@ -54,6 +77,9 @@ pub struct Api {
     egress: EgressPolicy,
     base: String,
     what: &'static str,
+    clock: Arc<dyn Clock>,
+    /// Until when (epoch ms) the source asked not to be asked, and why.
+    paused: Arc<Mutex<Option<(i64, String)>>>,
 }
 
 fn header_err(e: impl std::fmt::Display) -> PollError {
@@ -64,6 +90,7 @@ impl Api {
     /// `base` without a trailing slash (`https://api.github.com`, `https://x.atlassian.net/wiki`).
     pub fn new(
         what: &'static str,
+        clock: Arc<dyn Clock>,
         egress: &EgressPolicy,
         base: &str,
         creds: &Credentials,
@@ -119,7 +146,28 @@ impl Api {
             egress: egress.clone(),
             base: base.trim_end_matches('/').to_string(),
             what,
+            clock,
+            paused: Arc::default(),
         })
+    }
+
+    /// The wait still to run when the source asked for one (`None` once it has passed).
+    pub fn pause(&self) -> Option<Wait> {
+        let now = self.clock.now_ms();
+        let guard = self.paused.lock();
+        let (until, reason) = guard.as_ref()?;
+        (*until > now).then(|| Wait {
+            ms: until - now,
+            reason: reason.clone(),
+        })
+    }
+
+    fn hold(&self, wait: &Wait) {
+        let until = self.clock.now_ms() + wait.ms;
+        let mut guard = self.paused.lock();
+        if guard.as_ref().is_none_or(|(u, _)| *u < until) {
+            *guard = Some((until, wait.reason.clone()));
+        }
     }
 
     pub fn base(&self) -> &str {
@@ -132,6 +180,23 @@ impl Api {
         path_or_url: &str,
         query: &[(&str, String)],
     ) -> Result<Reply, PollError> {
+        self.get_if(path_or_url, query, None).await
+    }
+
+    /// [`Api::get`], conditional on `validators` when given: an unchanged resource answers
+    /// 304 (status 304, empty body), which GitHub does not count against the rate limit.
+    pub async fn get_if(
+        &self,
+        path_or_url: &str,
+        query: &[(&str, String)],
+        validators: Option<&Validators>,
+    ) -> Result<Reply, PollError> {
+        if let Some(wait) = self.pause() {
+            return Err(PollError::RateLimited {
+                retry_after_ms: wait.ms.max(1000),
+                message: wait.reason,
+            });
+        }
         let url = if path_or_url.starts_with("http://") || path_or_url.starts_with("https://") {
             path_or_url.to_string()
         } else {
@@ -144,10 +209,16 @@ impl Api {
         self.egress
             .check_literal(&parsed)
             .map_err(|e| PollError::Refused(format!("{}: {e}", self.what)))?;
-        let resp = self
-            .http
-            .get(parsed)
-            .query(query)
+        let mut req = self.http.get(parsed).query(query);
+        if let Some(v) = validators {
+            if let Some(etag) = &v.etag {
+                req = req.header(reqwest::header::IF_NONE_MATCH, etag);
+            }
+            if let Some(lm) = &v.last_modified {
+                req = req.header(reqwest::header::IF_MODIFIED_SINCE, lm);
+            }
+        }
+        let resp = req
             .send()
             .await
             .map_err(|e| self.request_error(&e))?;
@@ -184,21 +255,30 @@ impl Api {
         }
     }
 
-    /// Turns failures into poll errors that say what happened (and when to come back).
+    /// Turns failures into poll errors that say what happened (and when to come back); a
+    /// successful answer that spent the budget holds the requests after it.
     fn check(&self, reply: Reply) -> Result<Reply, PollError> {
-        let remaining = reply
-            .header("x-ratelimit-remaining")
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let limited = reply.status == 429 || (reply.status == 403 && remaining == Some(0));
-        if limited {
-            let wait = retry_after_ms(&reply.headers).unwrap_or(DEFAULT_WAIT_MS);
-            return Err(PollError::RateLimited {
-                retry_after_ms: wait.clamp(1000, MAX_WAIT_MS),
-                message: format!("{} answered HTTP {}", self.what, reply.status),
-            });
+        let now = self.clock.now_ms();
+        if !(200..300).contains(&reply.status) && reply.status != 304 {
+            let message = snippet(&reply.body);
+            if let Some(wait) =
+                limits::refusal(self.what, reply.status, &reply.headers, &message, now)
+            {
+                self.hold(&wait);
+                return Err(PollError::RateLimited {
+                    retry_after_ms: wait.ms,
+                    message: wait.reason,
+                });
+            }
         }
         match reply.status {
-            200..=299 => Ok(reply),
+            200..=299 | 304 => {
+                if let Some(wait) = limits::exhausted(self.what, &reply.headers, now) {
+                    tracing::info!(source = self.what, wait_ms = wait.ms, reason = %wait.reason, "rate-limit budget spent: later requests wait");
+                    self.hold(&wait);
+                }
+                Ok(reply)
+            }
             401 | 403 => Err(PollError::Source(format!(
                 "{}: HTTP {}: credentials refused or not allowed to read this ({})",
                 self.what,
@@ -240,47 +320,6 @@ fn describe(e: &reqwest::Error) -> String {
     }
 }
 
-/// The wait a response asks for: `Retry-After` (seconds or an HTTP date), else the reset
-/// time of an exhausted `X-RateLimit-*` budget.
-pub fn retry_after_ms(headers: &HeaderMap) -> Option<i64> {
-    let text = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(v) = text("retry-after") {
-        if let Ok(secs) = v.parse::<i64>() {
-            return Some(secs * 1000);
-        }
-        if let Some(at) = httpdate_to_system_time(v) {
-            let now = std::time::SystemTime::now();
-            return Some(at.duration_since(now).map_or(0, |d| d.as_millis() as i64));
-        }
-    }
-    let reset = text("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok())?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    // GitHub sends epoch seconds; others a number of seconds to wait.
-    Some(if reset > 1_000_000_000 {
-        (reset - now).max(0) * 1000
-    } else {
-        reset * 1000
-    })
-}
-
-/// `Wed, 21 Oct 2015 07:28:00 GMT`.
-fn httpdate_to_system_time(v: &str) -> Option<std::time::SystemTime> {
-    let parts: Vec<&str> = v.split_whitespace().collect();
-    if parts.len() != 6 || parts[5] != "GMT" {
-        return None;
-    }
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| *m == parts[2])?
-        + 1;
-    let iso = format!("{}-{month:02}-{:0>2}T{}Z", parts[3], parts[1], parts[4]);
-    humantime::parse_rfc3339(&iso).ok()
-}
-
 /// The `rel="next"` target of a `Link` header.
 pub fn next_link(link: &str) -> Option<String> {
     link.split(',').find_map(|part| {
@@ -310,23 +349,6 @@ mod tests {
             Some("https://api.github.com/x?page=2")
         );
         assert_eq!(next_link(r#"<https://a/x?page=1>; rel="prev""#), None);
-    }
-
-    #[test]
-    fn waits_from_headers() {
-        let mut h = HeaderMap::new();
-        h.insert("retry-after", HeaderValue::from_static("7"));
-        assert_eq!(retry_after_ms(&h), Some(7000));
-        let mut h = HeaderMap::new();
-        h.insert("x-ratelimit-reset", HeaderValue::from_static("30"));
-        assert_eq!(retry_after_ms(&h), Some(30_000));
-        let mut h = HeaderMap::new();
-        h.insert(
-            "retry-after",
-            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
-        );
-        assert_eq!(retry_after_ms(&h), Some(0), "a date in the past: no wait");
-        assert_eq!(retry_after_ms(&HeaderMap::new()), None);
     }
 
     #[test]

@@ -2,22 +2,31 @@
 //! source's cursor (`updated`), page by page in update order, each issue with its comments
 //! and its history (state, assignee, label changes), queued as a prepared issue.
 //!
-//! The cursor moves after each page's issues are queued, so a poll cut short by a rate limit
-//! or a server error resumes where it stopped; the trackers' "updated since" is inclusive,
-//! so the boundary issue is read again and recognised as unchanged. Rate limits (429 with
-//! `Retry-After`, an exhausted `X-RateLimit-Remaining`) end the poll with a wait the loop
-//! honours; 5xx and timeouts are retried at the next interval. A tracker answering with
-//! something other than JSON (a proxy's sign-in page) is an error naming what came back.
+//! The cursor moves after each issue is queued (or skipped on purpose), so a poll cut short
+//! by a rate limit or a server error resumes where it stopped; the trackers' "updated since"
+//! is inclusive, so the boundary issue is read again and recognised as unchanged (the
+//! fingerprint of what was queued is kept per issue, and its comment and history lists are
+//! asked for with their ETags, so an unchanged issue costs 304s only). The cursor belongs to
+//! a plan — the settings that decide what is read ([`state`]) —: changing them (switching
+//! `includePullRequests` on) reads from the start again. Rate limits ([`limits`]) stop the
+//! poll before its next request with the wait the source asked for, which the loop honours
+//! (`retryAt` in the source's status); 5xx and timeouts are retried at the next interval. A
+//! tracker answering with something other than JSON (a proxy's sign-in page) is an error
+//! naming what came back.
 
 pub mod http;
+pub mod limits;
+pub mod state;
 
 use async_trait::async_trait;
 use evident_core::chunking::ChunkingConfig;
 use evident_extract::tracker::{
-    Issue, TrackerContext, TrackerError, github_comments, github_events, github_issues,
-    gitlab_issues, gitlab_notes, gitlab_state_events, issue_source, issue_urn, jira_search,
+    Issue, IssueChange, IssueComment, TrackerContext, TrackerError, github_comments,
+    github_events, github_issues, gitlab_issues, gitlab_notes, gitlab_state_events,
+    issue_source, issue_urn, jira_search,
 };
 use evident_store::indexers::IndexerSource;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::poll::{PollContext, PollError, SourcePoller};
@@ -25,7 +34,8 @@ use crate::sources::config_of;
 pub use evident_sources::kinds::tracker::{
     GithubConfig, GitlabConfig, JiraConfig, JiraSearchApi, check_base_url,
 };
-use http::{Api, Credentials, TokenStyle};
+use http::{Api, Credentials, TokenStyle, Validators};
+use state::{IssueState, SourceState};
 
 /// A tracker's answer was not what its API returns.
 fn shape(what: &str, e: TrackerError) -> PollError {
@@ -35,6 +45,12 @@ fn shape(what: &str, e: TrackerError) -> PollError {
 /// Where a poll starts: the newest `updated` seen.
 const CURSOR: &str = "updated";
 const EPOCH: &str = "1970-01-01T00:00:00Z";
+/// Bump when what a plan reads changes for the same settings (v2: pull requests told apart
+/// in the old API shape, which skipped every issue of some repositories).
+const PLAN_VERSION: &str = "v2";
+/// Items per page of an issue's comment and history lists.
+const LIST_PAGE: usize = 100;
+const JIRA_FIELDS: &str = "summary,description,status,assignee,reporter,labels,comment,issuelinks,created,updated,issuetype,priority,fixVersions";
 
 /// Polls one kind of tracker (`github`, `gitlab`, `jira`).
 pub struct TrackerPoller {
@@ -45,9 +61,32 @@ pub struct TrackerPoller {
 
 #[derive(Default)]
 struct Tally {
+    /// Issues queued.
     issues: u64,
+    /// Issues read again and found as they were queued last time.
+    unchanged: u64,
+    /// Answers 304 to a conditional request (lists that cost nothing).
+    not_modified: u64,
     pull_requests_skipped: u64,
     pages: u64,
+    /// The budget the poll's last answer left spent: the next poll waits.
+    pause: Option<limits::Wait>,
+}
+
+/// A GitLab note: a comment, or a system note as history.
+#[derive(Serialize, Deserialize)]
+enum Note {
+    Comment(IssueComment),
+    Change(IssueChange),
+}
+
+fn gitlab_note_items(body: &[u8]) -> Result<Vec<Note>, TrackerError> {
+    let (comments, changes) = gitlab_notes(body)?;
+    Ok(comments
+        .into_iter()
+        .map(Note::Comment)
+        .chain(changes.into_iter().map(Note::Change))
+        .collect())
 }
 
 impl TrackerPoller {
@@ -62,7 +101,17 @@ impl TrackerPoller {
             .collect()
     }
 
-    async fn emit(&self, source: &IndexerSource, issue: &Issue) -> Result<(), PollError> {
+    /// Queues `issue` unless it is what was queued last time, keeps its state, and moves the
+    /// cursor past it.
+    async fn finish(
+        &self,
+        st: &mut SourceState<'_>,
+        issue: &Issue,
+        before: &IssueState,
+        mut state: IssueState,
+        tally: &mut Tally,
+    ) -> Result<(), PollError> {
+        let source = st.source;
         let prepared = issue_source(
             issue,
             &TrackerContext {
@@ -71,61 +120,32 @@ impl TrackerPoller {
                 chunking: &self.chunking,
             },
         );
-        self.ctx
-            .tasks
-            .enqueue_prepared(
-                prepared,
-                &issue_urn(&source.id, issue),
-                self.ctx.priority,
-                self.ctx.clock.now_ms(),
-            )
-            .await?;
-        Ok(())
-    }
-
-    async fn cursor(&self, source: &IndexerSource) -> Result<Option<String>, PollError> {
-        Ok(self
-            .ctx
-            .cursor(&source.id, CURSOR)
-            .await?
-            .and_then(|v| v.as_str().map(str::to_string)))
-    }
-
-    /// Moves the cursor to the newest `updated` of `issues` (after they are queued).
-    async fn advance(&self, source: &IndexerSource, issues: &[Issue]) -> Result<(), PollError> {
-        let newest = issues.iter().filter_map(|i| i.updated.as_deref()).max();
-        let current = self.cursor(source).await?;
-        if let Some(n) = newest
-            && current.as_deref().is_none_or(|c| n > c)
-        {
-            self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
+        if state.fingerprint.as_deref() == Some(prepared.fingerprint.as_str()) {
+            tally.unchanged += 1;
+        } else {
+            state.fingerprint = Some(prepared.fingerprint.clone());
+            self.ctx
+                .tasks
+                .enqueue_prepared(
+                    prepared,
+                    &issue_urn(&source.id, issue),
+                    self.ctx.priority,
+                    self.ctx.clock.now_ms(),
+                )
+                .await?;
+            tally.issues += 1;
         }
-        Ok(())
-    }
-
-    /// Every page of a list endpoint (following `Link: rel="next"`), parsed by `parse`.
-    async fn all_pages<T>(
-        api: &Api,
-        path: &str,
-        query: &[(&str, String)],
-        parse: impl Fn(&[u8]) -> Result<Vec<T>, TrackerError>,
-        what: &str,
-    ) -> Result<Vec<T>, PollError> {
-        let mut out = Vec::new();
-        let mut reply = api.get(path, query).await?;
-        loop {
-            out.extend(parse(&reply.body).map_err(|e| shape(what, e))?);
-            match reply.next.take() {
-                Some(next) => reply = api.get(&next, &[]).await?,
-                None => return Ok(out),
-            }
+        if state != *before {
+            st.put_issue(&issue.key, &state).await?;
         }
+        st.advance(issue.updated.as_deref()).await
     }
 
     async fn poll_github(&self, source: &IndexerSource) -> Result<Tally, PollError> {
         let cfg: GithubConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "github",
+            self.ctx.clock.clone(),
             &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
@@ -135,62 +155,83 @@ impl TrackerPoller {
                 ("x-github-api-version", "2022-11-28"),
             ],
         )?;
-        let since = self.cursor(source).await?.unwrap_or_else(|| EPOCH.into());
+        let plan = format!(
+            "github/{PLAN_VERSION}/{}/pullRequests={}",
+            cfg.repo, cfg.include_pull_requests
+        );
+        let mut st = SourceState::open(&self.ctx, source, &plan).await?;
         let list = format!("/repos/{}/issues", cfg.repo);
         let query = [
             ("state", "all".to_string()),
             ("per_page", cfg.per_page.to_string()),
             ("sort", "updated".to_string()),
             ("direction", "asc".to_string()),
-            ("since", since),
+            ("since", st.since().unwrap_or(EPOCH).to_string()),
         ];
         let mut tally = Tally::default();
-        let mut reply = api.get(&list, &query).await?;
+        let Some(mut reply) = st.first_page(&api, &list, &query).await? else {
+            tally.not_modified += 1;
+            tally.pause = api.pause();
+            return Ok(tally);
+        };
+        let whole = reply.next.is_none().then(|| Validators::of(&reply)).flatten();
         loop {
             tally.pages += 1;
             let issues =
                 github_issues(&reply.body, &cfg.repo).map_err(|e| shape("github issues", e))?;
-            let mut done = Vec::with_capacity(issues.len());
             for mut issue in issues {
                 if issue.is_pull_request && !cfg.include_pull_requests {
                     tally.pull_requests_skipped += 1;
-                    done.push(issue);
+                    st.advance(issue.updated.as_deref()).await?;
                     continue;
                 }
+                let before = st.issue(&issue.key).await?;
+                let mut state = before.clone();
                 let base = format!("{list}/{}", issue.key);
-                let per = [("per_page", "100".to_string())];
-                issue.comments = Self::all_pages(
-                    &api,
-                    &format!("{base}/comments"),
-                    &per,
-                    github_comments,
-                    "github comments",
-                )
-                .await?;
-                issue.history = Self::all_pages(
-                    &api,
-                    &format!("{base}/events"),
-                    &per,
-                    github_events,
-                    "github events",
-                )
-                .await?;
-                self.emit(source, &issue).await?;
-                tally.issues += 1;
-                done.push(issue);
+                let per = [("per_page", LIST_PAGE.to_string())];
+                let comments = state
+                    .read(
+                        "comments",
+                        &api,
+                        &format!("{base}/comments"),
+                        &per,
+                        LIST_PAGE,
+                        github_comments,
+                        "github comments",
+                    )
+                    .await?;
+                let events = state
+                    .read(
+                        "events",
+                        &api,
+                        &format!("{base}/events"),
+                        &per,
+                        LIST_PAGE,
+                        github_events,
+                        "github events",
+                    )
+                    .await?;
+                tally.not_modified += comments.not_modified as u64 + events.not_modified as u64;
+                issue.comments = comments.items;
+                issue.history = events.items;
+                self.finish(&mut st, &issue, &before, state, &mut tally)
+                    .await?;
             }
-            self.advance(source, &done).await?;
             match reply.next.take() {
                 Some(next) => reply = api.get(&next, &[]).await?,
-                None => return Ok(tally),
+                None => break,
             }
         }
+        st.keep_first_page(&list, &query, whole).await?;
+        tally.pause = api.pause();
+        Ok(tally)
     }
 
     async fn poll_gitlab(&self, source: &IndexerSource) -> Result<Tally, PollError> {
         let cfg: GitlabConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "gitlab",
+            self.ctx.clock.clone(),
             &self.ctx.access.egress,
             &cfg.base_url,
             &Credentials {
@@ -200,79 +241,97 @@ impl TrackerPoller {
             TokenStyle::GitlabPrivateToken,
             &[],
         )?;
+        let plan = format!("gitlab/{PLAN_VERSION}/{}", cfg.project);
+        let mut st = SourceState::open(&self.ctx, source, &plan).await?;
         let project = cfg.project.replace('/', "%2F");
-        let since = self.cursor(source).await?.unwrap_or_else(|| EPOCH.into());
         let list = format!("/api/v4/projects/{project}/issues");
         let query = [
             ("scope", "all".to_string()),
             ("order_by", "updated_at".to_string()),
             ("sort", "asc".to_string()),
-            ("updated_after", since),
+            ("updated_after", st.since().unwrap_or(EPOCH).to_string()),
             ("per_page", cfg.per_page.to_string()),
             ("page", "1".to_string()),
         ];
         let mut tally = Tally::default();
-        let mut reply = api.get(&list, &query).await?;
+        let Some(mut reply) = st.first_page(&api, &list, &query).await? else {
+            tally.not_modified += 1;
+            tally.pause = api.pause();
+            return Ok(tally);
+        };
+        let whole = reply.next.is_none().then(|| Validators::of(&reply)).flatten();
         loop {
             tally.pages += 1;
-            let mut issues =
+            let issues =
                 gitlab_issues(&reply.body, &cfg.project).map_err(|e| shape("gitlab issues", e))?;
-            for issue in issues.iter_mut() {
+            for mut issue in issues {
+                let before = st.issue(&issue.key).await?;
+                let mut state = before.clone();
                 let base = format!("{list}/{}", issue.key);
-                let mut notes_reply = api
-                    .get(
+                let notes = state
+                    .read(
+                        "notes",
+                        &api,
                         &format!("{base}/notes"),
-                        &[("per_page", "100".to_string()), ("sort", "asc".to_string())],
+                        &[
+                            ("per_page", LIST_PAGE.to_string()),
+                            ("sort", "asc".to_string()),
+                        ],
+                        LIST_PAGE,
+                        gitlab_note_items,
+                        "gitlab notes",
                     )
                     .await?;
-                loop {
-                    let (comments, changes) =
-                        gitlab_notes(&notes_reply.body).map_err(|e| shape("gitlab notes", e))?;
-                    issue.comments.extend(comments);
-                    issue.history.extend(changes);
-                    match notes_reply.next.take() {
-                        Some(next) => notes_reply = api.get(&next, &[]).await?,
-                        None => break,
-                    }
-                }
-                issue.history.extend(
-                    Self::all_pages(
+                let events = state
+                    .read(
+                        "stateEvents",
                         &api,
                         &format!("{base}/resource_state_events"),
-                        &[],
+                        &[("per_page", LIST_PAGE.to_string())],
+                        LIST_PAGE,
                         gitlab_state_events,
                         "gitlab state events",
                     )
-                    .await?,
-                );
-                self.emit(source, issue).await?;
-                tally.issues += 1;
+                    .await?;
+                tally.not_modified += notes.not_modified as u64 + events.not_modified as u64;
+                for note in notes.items {
+                    match note {
+                        Note::Comment(c) => issue.comments.push(c),
+                        Note::Change(c) => issue.history.push(c),
+                    }
+                }
+                issue.history.extend(events.items);
+                self.finish(&mut st, &issue, &before, state, &mut tally)
+                    .await?;
             }
-            self.advance(source, &issues).await?;
             match reply.next.take() {
                 Some(next) => reply = api.get(&next, &[]).await?,
-                None => return Ok(tally),
+                None => break,
             }
         }
+        st.keep_first_page(&list, &query, whole).await?;
+        tally.pause = api.pause();
+        Ok(tally)
     }
 
     async fn poll_jira(&self, source: &IndexerSource) -> Result<Tally, PollError> {
         let cfg: JiraConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "jira",
+            self.ctx.clock.clone(),
             &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
             TokenStyle::Bearer,
             &[],
         )?;
-        let since = self.cursor(source).await?.unwrap_or_else(|| EPOCH.into());
+        let plan = format!("jira/{PLAN_VERSION}/{}/{JIRA_FIELDS}", cfg.project);
+        let mut st = SourceState::open(&self.ctx, source, &plan).await?;
         let jql = format!(
             "project = {} AND updated >= \"{}\" ORDER BY updated ASC",
             cfg.project,
-            jql_minute(&since)
+            jql_minute(st.since().unwrap_or(EPOCH))
         );
-        let fields = "summary,description,status,assignee,reporter,labels,comment,issuelinks,created,updated,issuetype,priority,fixVersions";
         let mut tally = Tally::default();
         let mut start_at: u64 = 0;
         let mut token: Option<String> = None;
@@ -291,7 +350,7 @@ impl TrackerPoller {
                 }
             };
             query.push(("maxResults", cfg.per_page.to_string()));
-            query.push(("fields", fields.to_string()));
+            query.push(("fields", JIRA_FIELDS.to_string()));
             query.push(("expand", "changelog".to_string()));
             let reply = match api.get(path, &query).await {
                 Err(PollError::Source(m)) if m.contains("HTTP 410") => {
@@ -304,10 +363,10 @@ impl TrackerPoller {
             tally.pages += 1;
             let page = jira_search(&reply.body).map_err(|e| shape("jira search", e))?;
             for issue in &page.issues {
-                self.emit(source, issue).await?;
-                tally.issues += 1;
+                let before = st.issue(&issue.key).await?;
+                self.finish(&mut st, issue, &before, before.clone(), &mut tally)
+                    .await?;
             }
-            self.advance(source, &page.issues).await?;
             let fetched = page.issues.len() as u64;
             let more = match cfg.search_api {
                 JiraSearchApi::Search => {
@@ -320,6 +379,7 @@ impl TrackerPoller {
                 }
             };
             if !more {
+                tally.pause = api.pause();
                 return Ok(tally);
             }
         }
@@ -347,12 +407,19 @@ impl SourcePoller for TrackerPoller {
                     "gitlab" => self.poll_gitlab(source).await?,
                     _ => self.poll_jira(source).await?,
                 };
-                Ok(json!({
+                let mut report = json!({
                     "issues": tally.issues,
                     "queued": tally.issues,
+                    "unchanged": tally.unchanged,
+                    "notModified": tally.not_modified,
                     "pages": tally.pages,
                     "pullRequestsSkipped": tally.pull_requests_skipped,
-                }))
+                });
+                if let Some(wait) = tally.pause {
+                    report[crate::poll::RETRY_AFTER_MS] = json!(wait.ms);
+                    report[crate::poll::RETRY_REASON] = json!(wait.reason);
+                }
+                Ok(report)
             })
             .await
     }
