@@ -175,16 +175,19 @@ fn java_corpus(n: usize, scratch: &Path) -> Option<Source> {
     ))
 }
 
+/// The packages npm ships with (its `node_modules`, as their own tree: inside a repository
+/// `node_modules/` is vendored code the indexer skips by design).
 fn javascript_corpus(n: usize) -> Option<Source> {
-    let npm = PathBuf::from("/usr/lib/node_modules/npm");
+    let root = PathBuf::from("/usr/lib/node_modules/npm/node_modules");
     let version = command_line("npm", &["--version"]).unwrap_or_default();
-    let files = walk(&npm, &["js"], &["test", "tests"], usize::MAX);
+    let files = walk(&root, &["js"], &["test", "tests"], usize::MAX);
+    let packages = std::fs::read_dir(&root).ok()?.count();
     (!files.is_empty()).then(|| {
         source(
             "javascript",
-            npm,
+            root,
             spread(files, n),
-            format!("npm {version} installation (npm and its dependencies)"),
+            format!("the {packages} packages bundled with npm {version}"),
         )
     })
 }
@@ -269,8 +272,9 @@ async fn symbol_fidelity(ix: &crate::git::Indexer, src: &Source, scratch: &Path)
         compared += 1;
         let defs = oracle.remove(file).unwrap_or_default();
         stored_n += stored.len();
-        oracle_n += defs.len();
         let score = symbols::compare(stored, &defs);
+        // Values (variables, properties) count only when a stored function confirmed one.
+        oracle_n += score.matched + score.missing.len();
         matched += score.matched;
         for m in score.missing {
             *missing_by_kind.entry(m.kind.to_string()).or_default() += 1;

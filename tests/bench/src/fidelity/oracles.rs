@@ -50,31 +50,49 @@ fn ctags_language(language: &str) -> &'static str {
 }
 
 /// A ctags kind as an Evident kind; `None` for what is not a symbol (see the module doc).
-/// `scope_kind` is the kind of the enclosing tag: ctags names functions and methods alike in
-/// Go (`func`) and Kotlin (`method`), and the scope tells them apart.
-fn map_ctags_kind(language: &str, kind: &str, scope_kind: Option<&str>) -> Option<&'static str> {
-    let in_type = scope_kind.is_some_and(|s| {
-        matches!(
-            s,
-            "class" | "interface" | "struct" | "enum" | "object" | "implementation" | "type"
-        )
-    });
-    let callable = if in_type { "method" } else { "function" };
+///
+/// Two kinds are not Evident kinds but comparison classes ([`super::symbols::compare`]):
+/// - [`CALLABLE`]: a function or a method. ctags names both `func` in Go and `method` in
+///   Kotlin (the scope tells them apart), and its Rust parser loses the `impl` scope of impls
+///   with generics or `where` clauses, reporting their methods as scope-less functions.
+/// - [`VALUE`]: a JavaScript/TypeScript variable, constant or property, or what ctags calls a
+///   class in JavaScript without a `class` keyword on its line (an object literal, ctags
+///   treats `const o = {…}` and `module.exports = {…}` as classes). Not a symbol, so never
+///   missed; but a function value (`const f = () => …`, `{ m: function () {} }`) is one for
+///   Evident, and a stored function or method of that name there matches it.
+fn map_ctags_kind(
+    language: &str,
+    kind: &str,
+    scope_kind: Option<&str>,
+    line_text: impl FnOnce() -> String,
+) -> Option<&'static str> {
+    let scoped = scope_kind.is_some_and(|s| !matches!(s, "package" | "module" | "namespace"));
+    let js = matches!(language, "javascript" | "typescript");
     Some(match (language, kind) {
+        ("javascript", "class") if !line_text().contains("class") => VALUE,
         (_, "class") => "class",
-        (_, "interface") if language == "rust" => "trait",
+        ("rust", "interface") => "trait",
         (_, "interface" | "annotation") => "interface",
         (_, "struct") => "struct",
         (_, "enum") => "enum",
         (_, "typedef" | "type" | "talias" | "alias" | "typealias") => "type",
         ("kotlin", "object") => "class",
-        ("go" | "kotlin", "func" | "method") => callable,
+        ("go", "func") if scoped => "method",
+        ("go", "func") => "function",
+        ("kotlin", "method") => CALLABLE,
+        ("rust", "function") if scope_kind.is_none() => CALLABLE,
         ("go", "methodSpec") => "method",
         (_, "function" | "generator") => "function",
         (_, "method" | "getter" | "setter") => "method",
+        (_, "constant" | "variable" | "property" | "field") if js => VALUE,
         _ => return None,
     })
 }
+
+/// Comparison class: a function or a method (see [`map_ctags_kind`]).
+pub const CALLABLE: &str = "callable";
+/// Comparison class: a value that a stored function or method may match, never missed.
+pub const VALUE: &str = "value";
 
 /// universal-ctags over `files` (relative to `root`): definitions mapped to Evident kinds.
 pub fn ctags(language: &str, root: &Path, files: &[String]) -> Result<Vec<Def>, String> {
@@ -104,6 +122,7 @@ pub fn ctags(language: &str, root: &Path, files: &[String]) -> Result<Vec<Def>, 
         ));
     }
     let mut defs = Vec::new();
+    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(tag) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -124,16 +143,31 @@ pub fn ctags(language: &str, root: &Path, files: &[String]) -> Result<Vec<Def>, 
         if name.starts_with("__anon") || name.starts_with("Anonymous") {
             continue;
         }
-        if let Some(kind) = map_ctags_kind(language, kind, field("scopeKind")) {
+        let line = line as usize;
+        let line_text = || {
+            let lines = sources
+                .entry(path.to_string())
+                .or_insert_with(|| read_lines(&root.join(path)));
+            lines.get(line.wrapping_sub(1)).cloned().unwrap_or_default()
+        };
+        if let Some(kind) = map_ctags_kind(language, kind, field("scopeKind"), line_text) {
             defs.push(Def {
                 file: path.trim_start_matches("./").to_string(),
                 name: name.to_string(),
                 kind,
-                line: line as usize,
+                line,
             });
         }
     }
     Ok(defs)
+}
+
+fn read_lines(path: &Path) -> Vec<String> {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// CPython's `ast`: every `class`, `def` and `async def` at any depth. A `def` whose nearest

@@ -15,7 +15,7 @@ use evident_core::{Scope, Visibility, keys};
 use evident_kb::Kb;
 use evident_store::{Direction, TraverseOptions};
 
-use super::oracles::Def;
+use super::oracles::{CALLABLE, Def, VALUE};
 
 /// A symbol as stored: name, kind (node type), line span.
 #[derive(Debug, Clone)]
@@ -43,12 +43,22 @@ pub async fn stored_symbols(kb: &Kb, repository: &str, file: &str) -> Option<Vec
     let vis = Visibility::of(Scope::client("bench"));
     let start = keys::file(repository, file);
     let graph = &kb.stores().graph;
-    if graph
-        .get_nodes(&vis, std::slice::from_ref(&start))
+    // A commit's edges name every file it touched; only a file the structure pass indexed is
+    // contained by its branch.
+    let indexed = graph
+        .traverse(
+            &vis,
+            std::slice::from_ref(&start),
+            &TraverseOptions {
+                max_depth: 1,
+                direction: Direction::In,
+                edge_types: vec!["contains_file".into()],
+                max_nodes: 10,
+            },
+        )
         .await
-        .expect("get file node")
-        .is_empty()
-    {
+        .expect("traverse");
+    if indexed.edges.is_empty() {
         return None;
     }
     let sub = graph
@@ -91,11 +101,17 @@ pub struct FileScore {
     pub missing: Vec<Def>,
 }
 
+/// JavaScript private names are `#name` for Evident (the `#` is part of the name) and `name`
+/// for ctags.
+fn comparable_name(name: &str) -> String {
+    name.strip_prefix('#').unwrap_or(name).to_string()
+}
+
 pub fn compare(stored: Vec<Stored>, oracle: &[Def]) -> FileScore {
-    let mut groups: BTreeMap<(&str, &str), Vec<Stored>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, &str), Vec<Stored>> = BTreeMap::new();
     for s in &stored {
         groups
-            .entry((s.name.as_str(), s.kind.as_str()))
+            .entry((comparable_name(&s.name), s.kind.as_str()))
             .or_default()
             .push(s.clone());
     }
@@ -103,21 +119,33 @@ pub fn compare(stored: Vec<Stored>, oracle: &[Def]) -> FileScore {
     let mut oracle: Vec<&Def> = oracle.iter().collect();
     oracle.sort_by_key(|d| d.line);
     for d in oracle {
-        let candidates = groups.get_mut(&(d.name.as_str(), d.kind));
+        let kinds: &[&str] = match d.kind {
+            CALLABLE | VALUE => &["function", "method"],
+            k => &[k],
+        };
         // The innermost span holding the line wins (a nested redefinition before its outer).
-        let best = candidates.as_ref().and_then(|c| {
-            c.iter()
-                .enumerate()
-                .filter(|(_, s)| s.line_start <= d.line && d.line <= s.line_end)
-                .min_by_key(|(_, s)| s.line_end - s.line_start)
-                .map(|(i, _)| i)
-        });
-        match (candidates, best) {
-            (Some(c), Some(i)) => {
-                c.remove(i);
+        let best = kinds
+            .iter()
+            .filter_map(|k| {
+                let group = groups.get(&(d.name.clone(), *k))?;
+                group
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.line_start <= d.line && d.line <= s.line_end)
+                    .min_by_key(|(_, s)| s.line_end - s.line_start)
+                    .map(|(i, s)| (s.line_end - s.line_start, *k, i))
+            })
+            .min();
+        match best {
+            Some((_, k, i)) => {
+                if let Some(g) = groups.get_mut(&(d.name.clone(), k)) {
+                    g.remove(i);
+                }
                 score.matched += 1;
             }
-            _ => score.missing.push(d.clone()),
+            // A value is not a symbol: only a stored function can confirm it.
+            None if d.kind == VALUE => {}
+            None => score.missing.push(d.clone()),
         }
     }
     score.extra = groups.into_values().flatten().collect();
