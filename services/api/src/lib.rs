@@ -93,7 +93,7 @@ pub fn router(app: App, metrics: Option<&'static PrometheusHandle>, config: ApiC
     // Outermost last: CORS answers preflights, `observe` times and counts every answer
     // (refusals included), `guard` authenticates and authorises before any handler.
     routes::all()
-        .route_service("/mcp", mcp::service(state.clone()))
+        .route("/mcp", mcp::route(state.clone()))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::guard,

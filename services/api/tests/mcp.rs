@@ -1,12 +1,16 @@
 //! MCP over the real router, in process: JSON-RPC bodies POSTed to `/mcp` behind the same
-//! bearer tokens and grants as REST.
+//! bearer tokens and grants as REST — what a client through the binary cannot set up:
+//! narrowed grants, the audit log, a store whose embedder is held mid-call (cancellation),
+//! progress of a large store. Schemas, every tool and resources are driven by the Rust SDK's
+//! client through the real binary (`services/evident/tests/mcp.rs`).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use evident_ai::HashingEmbedder;
+use evident_ai::{EmbedError, Embedder, HashingEmbedder, Priority};
 use evident_core::access::{Grant, Role, token_hash};
 use evident_store::VectorSpace;
 use evident_store::access::{AuditFilter, TokenRecord};
@@ -20,15 +24,47 @@ struct App {
     _dir: tempfile::TempDir,
 }
 
+/// The hashing embedder, which a test can hold: while held, every call announces itself and
+/// never returns (a slow model, made deterministic).
+struct HeldEmbedder {
+    inner: HashingEmbedder,
+    held: AtomicBool,
+    entered: tokio::sync::Notify,
+}
+
+#[async_trait::async_trait]
+impl Embedder for HeldEmbedder {
+    fn identity(&self) -> &str {
+        self.inner.identity()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    async fn embed(
+        &self,
+        texts: &[String],
+        priority: Priority,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if self.held.load(Ordering::SeqCst) {
+            self.entered.notify_one();
+            std::future::pending::<()>().await;
+        }
+        self.inner.embed(texts, priority).await
+    }
+}
+
 impl App {
     async fn new() -> App {
+        App::with_embedder(Arc::new(HashingEmbedder::new(32).expect("dim"))).await
+    }
+
+    async fn with_embedder(embedder: Arc<dyn Embedder>) -> App {
         let dir = tempfile::tempdir().expect("tmp");
-        let embedder = Arc::new(HashingEmbedder::new(32).expect("dim"));
         let store = EmbeddedStore::open(EmbeddedOptions {
             dir: dir.path().to_path_buf(),
             vector_space: VectorSpace {
-                embedder: evident_ai::Embedder::identity(embedder.as_ref()).to_string(),
-                dim: 32,
+                embedder: embedder.identity().to_string(),
+                dim: embedder.dim(),
             },
             background_indexer: false,
         })
@@ -126,121 +162,8 @@ impl App {
     }
 }
 
-const TOOLS: [&str; 10] = [
-    "search",
-    "traverse",
-    "get_node",
-    "list_nodes",
-    "store_knowledge",
-    "memory_get",
-    "memory_put",
-    "memory_list",
-    "queue_status",
-    "source_status",
-];
-
 #[tokio::test]
-async fn initialize_and_list_tools_with_schemas_and_annotations() {
-    let app = App::new().await;
-    let t = app.token("reader", Grant::client("acme", Role::Read)).await;
-    let init = app
-        .rpc(
-            &t,
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": { "name": "test", "version": "1" }
-            }),
-        )
-        .await;
-    let r = &init["result"];
-    assert_eq!(r["serverInfo"]["name"], "evident", "{init}");
-    assert!(r["capabilities"]["tools"].is_object(), "{init}");
-    assert!(r["capabilities"]["resources"].is_object(), "{init}");
-    assert!(
-        r["instructions"]
-            .as_str()
-            .is_some_and(|i| i.contains("untrusted"))
-    );
-
-    let list = app.rpc(&t, "tools/list", json!({})).await;
-    let tools = list["result"]["tools"].as_array().expect("tools");
-    let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    names.sort_unstable();
-    let mut expected = TOOLS.to_vec();
-    expected.sort_unstable();
-    assert_eq!(names, expected);
-    for tool in tools {
-        let name = tool["name"].as_str().expect("name");
-        assert!(
-            tool["description"].as_str().is_some_and(|d| d.len() > 40),
-            "{name} has a description for a model"
-        );
-        let schema = &tool["inputSchema"];
-        assert_eq!(schema["type"], "object", "{name}: {schema}");
-        let write = matches!(name, "store_knowledge" | "memory_put");
-        let a = &tool["annotations"];
-        assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
-        if write {
-            assert_eq!(a["destructiveHint"], true, "{name}: {a}");
-        }
-    }
-    let by_name = |n: &str| {
-        tools
-            .iter()
-            .find(|t| t["name"] == n)
-            .cloned()
-            .expect("tool")
-    };
-    let search = by_name("search");
-    assert_eq!(
-        search["inputSchema"]["required"],
-        json!(["query"]),
-        "{search}"
-    );
-    for p in [
-        "query",
-        "clientId",
-        "projectId",
-        "groupId",
-        "maxResults",
-        "kinds",
-    ] {
-        assert!(
-            search["inputSchema"]["properties"][p]["description"].is_string(),
-            "search.{p}: {search}"
-        );
-    }
-    assert!(search["outputSchema"]["properties"]["items"].is_object());
-    let store = by_name("store_knowledge");
-    for p in [
-        "content",
-        "subject",
-        "title",
-        "kind",
-        "relationships",
-        "priority",
-    ] {
-        assert!(
-            store["inputSchema"]["properties"][p].is_object(),
-            "store_knowledge.{p}"
-        );
-    }
-    assert!(by_name("get_node")["outputSchema"]["properties"]["evidence"].is_object());
-
-    let templates = app.rpc(&t, "resources/templates/list", json!({})).await;
-    let uris: Vec<&str> = templates["result"]["resourceTemplates"]
-        .as_array()
-        .expect("templates")
-        .iter()
-        .filter_map(|t| t["uriTemplate"].as_str())
-        .collect();
-    assert_eq!(uris, ["evident://node/{key}", "evident://chunk/{id}"]);
-}
-
-#[tokio::test]
-async fn every_tool_answers_and_a_citation_opens() {
+async fn subjects_are_kept_apart_the_same_subject_updates_and_writes_are_audited() {
     let app = App::new().await;
     // A single-client token: clientId is filled in.
     let w = app
@@ -335,108 +258,12 @@ async fn every_tool_answers_and_a_citation_opens() {
     assert!(text.contains("</untrusted-source-data>"));
     assert_eq!(found["structuredContent"]["contentTrust"], "untrusted");
 
-    // The citation opens as a resource.
-    let uri = retries[0]["resource"].as_str().expect("resource uri");
-    assert!(
-        uri.starts_with("evident://chunk/") && uri.ends_with("?clientId=acme"),
-        "{uri}"
-    );
-    let read = app.rpc(&w, "resources/read", json!({ "uri": uri })).await;
-    let contents = read["result"]["contents"].as_array().expect("contents");
-    let body = contents[0]["text"].as_str().expect("text");
-    assert!(body.contains("five times"), "{read}");
-    assert!(body.contains("citation: "), "{read}");
-    let meta: Value =
-        serde_json::from_str(contents[1]["text"].as_str().expect("json")).expect("json");
-    assert_eq!(meta["sourceUrn"], "knowledge:payment_retries");
-    assert!(meta["locator"].is_object(), "{meta}");
-    assert!(meta["citation"].is_string(), "{meta}");
-
-    // Graph tools.
-    let node = app
-        .call(&w, "get_node", json!({ "key": "service:payments" }))
-        .await;
-    let n = &node["structuredContent"];
-    assert_eq!(n["node"]["key"], "service:payments", "{node}");
-    assert!(
-        n["evidence"]
-            .as_array()
-            .is_some_and(|e| !e.is_empty() && e[0]["citation"].is_string()),
-        "{node}"
-    );
-    let node_res = app
-        .rpc(
-            &w,
-            "resources/read",
-            json!({ "uri": "evident://node/service:payments" }),
-        )
-        .await;
-    assert!(
-        node_res["result"]["contents"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("service:ledger")),
-        "{node_res}"
-    );
-    let nodes = app.call(&w, "list_nodes", json!({ "q": "payments" })).await;
-    assert!(
-        nodes["structuredContent"]["nodes"]
-            .as_array()
-            .is_some_and(|n| n.iter().any(|n| n["key"] == "service:payments")),
-        "{nodes}"
-    );
-    let walk = app
-        .call(
-            &w,
-            "traverse",
-            json!({ "startKey": "service:payments", "direction": "out" }),
-        )
-        .await;
-    assert!(
-        walk["structuredContent"]["edges"]
-            .as_array()
-            .is_some_and(|e| e.iter().any(|e| e["to"] == "service:ledger")),
-        "{walk}"
-    );
-
-    // Memory.
     app.call(
         &w,
         "memory_put",
         json!({ "sessionId": "s1", "key": "plan", "value": { "step": 2 } }),
     )
     .await;
-    let got = app
-        .call(
-            &w,
-            "memory_get",
-            json!({ "sessionId": "s1", "key": "plan" }),
-        )
-        .await;
-    assert_eq!(got["structuredContent"]["value"]["step"], 2, "{got}");
-    let listed = app
-        .call(&w, "memory_list", json!({ "sessionId": "s1" }))
-        .await;
-    assert_eq!(
-        listed["structuredContent"]["entries"]
-            .as_array()
-            .map(Vec::len),
-        Some(1),
-        "{listed}"
-    );
-
-    // Operators' views.
-    let q = app.call(&w, "queue_status", json!({})).await;
-    assert!(
-        q["structuredContent"]["counts"]["queued"].is_number(),
-        "{q}"
-    );
-    let src = app.call(&w, "source_status", json!({})).await;
-    assert!(
-        src["structuredContent"]["indexed"]
-            .as_array()
-            .is_some_and(|s| s.len() == 2),
-        "{src}"
-    );
 
     // Writes are audited like REST writes.
     let audit = app
@@ -571,6 +398,244 @@ async fn calls_are_refused_as_rest_refuses_them() {
         audit
             .iter()
             .any(|e| e.route == "mcp:store_knowledge" && e.outcome == "forbidden_role"),
+        "{audit:?}"
+    );
+}
+
+/// A `tools/call` message asking for progress (`_meta.progressToken`).
+fn call_with_progress(id: u64, tool: &str, args: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": tool, "arguments": args, "_meta": { "progressToken": format!("p{id}") } }
+    })
+}
+
+fn cancellation(id: u64) -> Value {
+    json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": id, "reason": "the user stopped it" }
+    })
+}
+
+/// POSTs on a router (from a spawned task): the content type and the messages of the answer
+/// (one JSON answer, or every `data:` of an event stream, in order).
+async fn post_messages(router: Router, token: String, body: Value) -> (String, Vec<Value>) {
+    let req = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", "evident.example.com")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("authorization", format!("Bearer {token}"))
+        .body(Body::from(body.to_string()))
+        .expect("request");
+    let resp = router.oneshot(req).await.expect("answer");
+    let content_type = resp.headers()["content-type"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 24)
+        .await
+        .expect("body");
+    let text = String::from_utf8_lossy(&bytes).replace("\r\n", "\n");
+    let messages = if content_type.starts_with("text/event-stream") {
+        text.split("\n\n")
+            .filter_map(|event| {
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim)
+                    .filter(|d| !d.is_empty())
+                    .collect();
+                (!data.is_empty()).then(|| serde_json::from_str(&data.join("\n")).expect("json"))
+            })
+            .collect()
+    } else {
+        vec![serde_json::from_str(&text).expect("json")]
+    };
+    (content_type, messages)
+}
+
+fn progress_of(messages: &[Value]) -> Vec<(f64, Option<f64>, String)> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| {
+            let p = &m["params"];
+            (
+                p["progress"].as_f64().expect("progress"),
+                p["total"].as_f64(),
+                p["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn long_calls_report_progress_at_their_stages_when_asked() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    // A large document: well over one embedding batch of new chunks.
+    let content: String = (0..150)
+        .map(|i| {
+            let words: Vec<String> = (0..120).map(|j| format!("w{i}x{j}")).collect();
+            format!(
+                "Section {i} of the runbook for service:ledger. {}\n\n",
+                words.join(" ")
+            )
+        })
+        .collect();
+    let (content_type, messages) = post_messages(
+        app.router.clone(),
+        w.clone(),
+        call_with_progress(
+            11,
+            "store_knowledge",
+            json!({ "subject": "Ledger runbook", "content": content }),
+        ),
+    )
+    .await;
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    let result = messages.last().expect("answer");
+    assert_eq!(result["id"], 11, "the result comes last: {result}");
+    let chunks = result["result"]["structuredContent"]["chunks"]["total"]
+        .as_u64()
+        .expect("chunk count");
+    assert!(chunks > 64, "{chunks} chunks");
+    let progress = progress_of(&messages);
+    let stages: Vec<&str> = progress.iter().map(|(_, _, m)| m.as_str()).collect();
+    assert!(stages[0].starts_with("chunked: "), "{stages:?}");
+    assert!(
+        stages.iter().filter(|m| m.starts_with("embedded ")).count() >= 2,
+        "{stages:?}"
+    );
+    assert!(
+        stages.last().is_some_and(|m| m.starts_with("writing ")),
+        "{stages:?}"
+    );
+    assert!(
+        progress.windows(2).all(|w| w[0].0 < w[1].0),
+        "progress rises: {progress:?}"
+    );
+    assert!(
+        progress.iter().all(|(p, t, _)| t.is_some_and(|t| *p < t)),
+        "{progress:?}"
+    );
+    assert!(
+        messages[..messages.len() - 1]
+            .iter()
+            .all(|m| m["params"]["progressToken"] == "p11")
+    );
+
+    let (content_type, messages) = post_messages(
+        app.router.clone(),
+        w.clone(),
+        call_with_progress(12, "search", json!({ "query": "ledger runbook section 7" })),
+    )
+    .await;
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    let stages: Vec<String> = progress_of(&messages)
+        .into_iter()
+        .map(|(_, _, m)| m)
+        .collect();
+    assert!(stages[0].starts_with("searched: "), "{stages:?}");
+    assert!(
+        stages.iter().any(|m| m.starts_with("expanded the graph")),
+        "{stages:?}"
+    );
+    assert!(messages.last().expect("answer")["result"]["structuredContent"]["items"].is_array());
+
+    // Without a progress token: one JSON answer, as before.
+    let (content_type, messages) = post_messages(
+        app.router.clone(),
+        w,
+        json!({ "jsonrpc": "2.0", "id": 13, "method": "tools/call",
+                "params": { "name": "search", "arguments": { "query": "ledger" } } }),
+    )
+    .await;
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    assert_eq!(messages.len(), 1);
+}
+
+#[tokio::test]
+async fn a_cancelled_store_stops_before_writing_anything() {
+    let embedder = Arc::new(HeldEmbedder {
+        inner: HashingEmbedder::new(32).expect("dim"),
+        held: AtomicBool::new(true),
+        entered: tokio::sync::Notify::new(),
+    });
+    let app = App::with_embedder(embedder.clone()).await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    let call = tokio::spawn(post_messages(
+        app.router.clone(),
+        w.clone(),
+        call_with_progress(
+            21,
+            "store_knowledge",
+            json!({ "subject": "Held", "content": "The held store names service:held." }),
+        ),
+    ));
+    // The call is embedding (and would never finish).
+    embedder.entered.notified().await;
+    // The caller's cancellation stops it (another token's could not: the calls in flight
+    // are keyed by caller, see `inflight`'s unit test).
+    let (status, _) = app.post(Some(&w), cancellation(21)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (_, messages) = call.await.expect("call");
+    let stages: Vec<String> = progress_of(&messages)
+        .into_iter()
+        .map(|(_, _, m)| m)
+        .collect();
+    assert_eq!(stages, ["chunked: 1 chunk(s), 1 to embed"], "{messages:?}");
+    let answer = messages.last().expect("answer");
+    assert_eq!(answer["id"], 21);
+    assert_eq!(answer["error"]["data"]["code"], "cancelled", "{answer}");
+
+    // Nothing was written: no source, no chunk, no node.
+    embedder.held.store(false, Ordering::SeqCst);
+    let src = app.call(&w, "source_status", json!({})).await;
+    assert_eq!(src["structuredContent"]["indexed"], json!([]), "{src}");
+    let e = app
+        .call_err(&w, "get_node", json!({ "key": "service:held" }))
+        .await;
+    assert_eq!(e["data"]["code"], "not_found", "{e}");
+    let found = app
+        .call(&w, "search", json!({ "query": "held store" }))
+        .await;
+    assert_eq!(found["structuredContent"]["items"], json!([]), "{found}");
+    // The refused audit names the cancellation.
+    let audit = app
+        .store
+        .stores()
+        .access
+        .list_audit(&AuditFilter {
+            client_id: Some("acme".into()),
+            token_id: Some("writer".into()),
+            route: None,
+            since: None,
+            before: None,
+            limit: 10,
+        })
+        .await
+        .expect("audit");
+    assert!(
+        audit
+            .iter()
+            .any(|e| e.route == "mcp:store_knowledge" && e.outcome == "cancelled"),
         "{audit:?}"
     );
 }

@@ -2,9 +2,10 @@
 //!
 //! A line-level JSON-RPC proxy: every message read from stdin (one JSON value per line) is
 //! POSTed to `/mcp` with the bearer token; the server answers JSON (or, when a call reports
-//! progress, an event stream whose messages are relayed in order), written to stdout one per
-//! line. Requests run concurrently; `notifications/cancelled` aborts the named request's
-//! HTTP call, which cancels it on the server. Diagnostics go to stderr only.
+//! progress, an event stream whose messages are relayed in order as they arrive), written
+//! to stdout one per line. Requests run concurrently; `notifications/cancelled` aborts the
+//! named request's HTTP call and is passed on, both of which cancel it on the server.
+//! Diagnostics go to stderr only.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -79,9 +80,13 @@ pub async fn run(args: McpArgs) -> anyhow::Result<()> {
             }
         };
         if msg["method"] == "notifications/cancelled" {
+            // Stop relaying the call (closing its request cancels it on the server) and
+            // pass the notification on, so the server stops it even before it notices.
             if let Some(h) = bridge.take(&msg["params"]["requestId"]) {
                 h.abort();
             }
+            let b = bridge.clone();
+            tasks.spawn(async move { b.forward(msg).await });
             continue;
         }
         let id = msg
@@ -123,38 +128,41 @@ impl Bridge {
         self.inflight.lock().ok()?.remove(&id_key(id))
     }
 
-    /// POSTs one message and relays the answer; a transport failure on a request becomes a
-    /// JSON-RPC error naming it (notifications fail silently but for stderr).
+    /// POSTs one message and relays its answers as they arrive; a transport failure on a
+    /// request becomes a JSON-RPC error naming it (notifications fail silently but for
+    /// stderr).
     async fn forward(&self, msg: Value) {
         let id = msg.get("id").cloned();
         let is_request = id.is_some() && msg.get("method").is_some();
         let is_initialize = msg["method"] == "initialize";
-        match self.post(&msg).await {
-            Ok(answers) => {
-                for a in answers {
-                    if is_initialize
-                        && let Some(v) = a["result"]["protocolVersion"].as_str()
-                        && let Ok(mut version) = self.version.lock()
-                    {
-                        *version = Some(v.to_string());
-                    }
-                    self.send(&a);
-                }
+        let relay = |a: Value| {
+            if is_initialize
+                && let Some(v) = a["result"]["protocolVersion"].as_str()
+                && let Ok(mut version) = self.version.lock()
+            {
+                *version = Some(v.to_string());
             }
-            Err((code, message)) => {
-                if is_request {
-                    self.send(&json!({
-                        "jsonrpc": "2.0", "id": id,
-                        "error": { "code": -32603, "message": message, "data": { "code": code } }
-                    }));
-                } else {
-                    eprintln!("evident mcp: {message}");
-                }
+            self.send(&a);
+        };
+        if let Err((code, message)) = self.post(&msg, relay).await {
+            if is_request {
+                self.send(&json!({
+                    "jsonrpc": "2.0", "id": id,
+                    "error": { "code": -32603, "message": message, "data": { "code": code } }
+                }));
+            } else {
+                eprintln!("evident mcp: {message}");
             }
         }
     }
 
-    async fn post(&self, msg: &Value) -> Result<Vec<Value>, (String, String)> {
+    /// POSTs `msg`; each JSON-RPC message of the answer goes to `relay` as soon as it is
+    /// read (an event stream's progress notifications before its result).
+    async fn post(
+        &self,
+        msg: &Value,
+        mut relay: impl FnMut(Value),
+    ) -> Result<(), (String, String)> {
         let mut req = self
             .http
             .post(&self.url)
@@ -167,7 +175,7 @@ impl Bridge {
         if let Some(v) = version {
             req = req.header("mcp-protocol-version", v);
         }
-        let resp = req.send().await.map_err(|e| {
+        let mut resp = req.send().await.map_err(|e| {
             (
                 "unreachable".to_string(),
                 format!(
@@ -177,26 +185,35 @@ impl Bridge {
             )
         })?;
         let status = resp.status();
+        if status.as_u16() == 202 || status.as_u16() == 204 {
+            return Ok(());
+        }
         let sse = resp
             .headers()
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|c| c.starts_with("text/event-stream"));
-        let body = resp.text().await.map_err(|e| {
+        let unreadable = |e: reqwest::Error| {
             (
                 "unreadable_answer".to_string(),
                 format!("reading the answer: {e}"),
             )
-        })?;
-        if status.as_u16() == 202 || status.as_u16() == 204 {
-            return Ok(Vec::new());
-        }
+        };
         if sse {
-            return Ok(sse_messages(&body));
+            let mut events = EventStream::default();
+            while let Some(bytes) = resp.chunk().await.map_err(unreadable)? {
+                events.feed(&bytes).into_iter().for_each(&mut relay);
+            }
+            events.finish().into_iter().for_each(&mut relay);
+            return Ok(());
         }
+        let body = resp.text().await.map_err(unreadable)?;
         match serde_json::from_str::<Value>(&body) {
             // A JSON-RPC answer (errors included) is relayed whatever the status.
-            Ok(v) if v.get("jsonrpc").is_some() || v.is_array() => Ok(vec![v]),
+            Ok(v) if v.get("jsonrpc").is_some() || v.is_array() => {
+                relay(v);
+                Ok(())
+            }
             // The API's own refusals: `{code, message}` (401 without a valid token, 429…).
             Ok(v) => Err((
                 v["code"].as_str().unwrap_or("http_error").to_string(),
@@ -220,24 +237,43 @@ impl Bridge {
     }
 }
 
-/// The JSON messages of an event stream (`data:` lines of each event; empty priming events
-/// skipped).
-fn sse_messages(body: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    for event in body.replace("\r\n", "\n").split("\n\n") {
-        let data: Vec<&str> = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
-        if data.is_empty() {
-            continue;
+/// The JSON messages of an event stream, parsed as its bytes arrive: the `data:` lines of
+/// each event (an empty line ends it); empty priming events and other fields skipped.
+#[derive(Default)]
+struct EventStream {
+    pending: Vec<u8>,
+    data: Vec<String>,
+}
+
+impl EventStream {
+    fn feed(&mut self, bytes: &[u8]) -> Vec<Value> {
+        self.pending.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                out.extend(self.dispatch());
+            } else if let Some(d) = line.strip_prefix("data:") {
+                self.data.push(d.strip_prefix(' ').unwrap_or(d).to_string());
+            }
         }
-        if let Ok(v) = serde_json::from_str::<Value>(&data.join("\n")) {
-            out.push(v);
-        }
+        out
     }
-    out
+
+    /// The event the stream ended in, if it was not closed by an empty line.
+    fn finish(mut self) -> Option<Value> {
+        self.feed(b"\n\n").pop()
+    }
+
+    fn dispatch(&mut self) -> Option<Value> {
+        let data = std::mem::take(&mut self.data);
+        if data.is_empty() {
+            return None;
+        }
+        serde_json::from_str(&data.join("\n")).ok()
+    }
 }
 
 #[cfg(test)]
@@ -245,13 +281,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn event_streams_yield_their_messages_in_order() {
+    fn event_streams_yield_their_messages_in_order_however_they_are_cut() {
         let body = "id: 0\nretry: 3000\ndata:\n\n\
                     data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n\
                     event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n";
-        let msgs = sse_messages(body);
-        assert_eq!(msgs.len(), 2);
-        assert_eq!(msgs[0]["method"], "notifications/progress");
-        assert_eq!(msgs[1]["id"], 1);
+        for cut in 1..body.len() {
+            let mut events = EventStream::default();
+            let mut msgs = events.feed(&body.as_bytes()[..cut]);
+            msgs.extend(events.feed(&body.as_bytes()[cut..]));
+            msgs.extend(events.finish());
+            assert_eq!(msgs.len(), 2, "cut at {cut}");
+            assert_eq!(msgs[0]["method"], "notifications/progress");
+            assert_eq!(msgs[1]["id"], 1);
+        }
+        // A stream closed without its last empty line still yields its last event.
+        let mut events = EventStream::default();
+        assert!(events.feed(b"data: {\"id\":2}").is_empty());
+        assert_eq!(events.finish().map(|v| v["id"].clone()), Some(json!(2)));
     }
 }

@@ -1,12 +1,25 @@
-//! MCP through the real binary: `evident serve`, then `evident mcp` (stdio bridged to the
-//! server's `/mcp`) driven line by line, and the official Python MCP SDK over stdio and
-//! streamable HTTP (skipped, saying so, only when pip cannot install it).
+//! MCP through the real binary (`evident serve`) with two clients: the Rust SDK's (rmcp)
+//! over streamable HTTP and over stdio through `evident mcp` (child process), and the
+//! official Python MCP SDK over both.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ServerResult,
+};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, PeerRequestOptions, RunningService,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 const BIN: &str = env!("CARGO_BIN_EXE_evident");
 
@@ -59,174 +72,631 @@ impl Drop for Server {
     }
 }
 
-/// `evident mcp` as a desktop agent runs it.
-struct Bridge {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
+/// A Rust SDK client that keeps the progress notifications it receives.
+#[derive(Clone, Default)]
+struct Recorder {
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    arrived: Arc<Notify>,
 }
 
-impl Bridge {
-    fn start(server: &Server, token: &str) -> Bridge {
-        let mut child = Command::new(BIN)
-            .args(["mcp", "--server", &server.url, "--token", token])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start evident mcp");
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Bridge {
-            child,
-            stdin,
-            stdout,
-            next: 1,
+impl ClientHandler for Recorder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().expect("lock").push(params);
+        self.arrived.notify_waiters();
+    }
+}
+
+impl Recorder {
+    /// The messages of the progress notifications for `token`, so far.
+    fn stages(&self, token: &ProgressToken) -> Vec<String> {
+        self.progress
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter(|p| &p.progress_token == token)
+            .filter_map(|p| p.message.clone())
+            .collect()
+    }
+
+    /// Waits until a progress notification for `token` has arrived.
+    async fn first_progress(&self, token: &ProgressToken) {
+        loop {
+            let arrived = self.arrived.notified();
+            if !self.stages(token).is_empty() {
+                return;
+            }
+            tokio::time::timeout(Duration::from_secs(60), arrived)
+                .await
+                .expect("a progress notification within a minute");
         }
     }
+}
 
-    fn send(&mut self, msg: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{msg}").expect("write");
-        stdin.flush().expect("flush");
-    }
+type Client = RunningService<RoleClient, Recorder>;
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("read");
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        assert_eq!(v["id"], id, "{v}");
-        v
-    }
+/// Streamable HTTP to `evident serve`'s `/mcp`.
+async fn over_http(server: &Server, token: &str) -> Result<Client, ClientInitializeError> {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url))
+            .auth_header(token),
+    );
+    Recorder::default().serve(transport).await
+}
 
-    fn call(&mut self, tool: &str, args: Value) -> Value {
-        let v = self.request("tools/call", json!({ "name": tool, "arguments": args }));
-        assert!(v.get("error").is_none(), "{tool}: {v}");
-        v["result"].clone()
-    }
+/// `evident mcp` as a desktop agent launches it: a child process speaking stdio.
+async fn over_stdio(server: &Server, token: &str) -> Result<Client, ClientInitializeError> {
+    let command = tokio::process::Command::new(BIN).configure(|c| {
+        c.args(["mcp", "--server", &server.url, "--token", token]);
+    });
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start evident mcp");
+    Recorder::default().serve(transport).await
+}
 
-    fn close(mut self) {
-        drop(self.stdin.take());
-        let status = self.child.wait().expect("wait");
-        assert!(status.success(), "evident mcp exits cleanly at EOF");
+fn params(tool: &str, args: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().expect("arguments object"))
+}
+
+/// `tools/call` → the result as JSON (panics on an error).
+async fn call(client: &Client, tool: &str, args: Value) -> Value {
+    let r = client
+        .call_tool(params(tool, args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert_ne!(r.is_error, Some(true), "{tool}: {r:?}");
+    serde_json::to_value(r).expect("json")
+}
+
+/// `tools/call` expected to fail → the API's error code the MCP error carries.
+async fn refused(client: &Client, tool: &str, args: Value) -> String {
+    match client.call_tool(params(tool, args)).await {
+        Err(ServiceError::McpError(e)) => e
+            .data
+            .as_ref()
+            .and_then(|d| d["code"].as_str())
+            .unwrap_or_default()
+            .to_string(),
+        other => panic!("{tool} should be refused: {other:?}"),
     }
 }
 
-#[test]
-fn stdio_bridge_store_search_get_node_and_refusals() {
-    let data = tempfile::tempdir().expect("data");
-    let server = Server::start(data.path());
-    let mut mcp = Bridge::start(&server, &server.token);
+const TOOLS: [&str; 10] = [
+    "get_node",
+    "list_nodes",
+    "memory_get",
+    "memory_list",
+    "memory_put",
+    "queue_status",
+    "search",
+    "source_status",
+    "store_knowledge",
+    "traverse",
+];
 
-    let init = mcp.request(
-        "initialize",
-        json!({
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": { "name": "test", "version": "1" }
-        }),
+/// Initialise, list tools (schemas and annotations), resource templates.
+async fn check_server_and_tools(client: &Client) {
+    let info = client.peer_info().expect("initialised");
+    let info = serde_json::to_value(&*info).expect("json");
+    assert_eq!(info["serverInfo"]["name"], "evident", "{info}");
+    assert!(info["capabilities"]["tools"].is_object(), "{info}");
+    assert!(info["capabilities"]["resources"].is_object(), "{info}");
+    assert!(
+        info["instructions"]
+            .as_str()
+            .is_some_and(|i| i.contains("untrusted")),
+        "{info}"
     );
-    assert_eq!(init["result"]["serverInfo"]["name"], "evident", "{init}");
-    // A notification gets no answer; the next line answers the next request.
-    mcp.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
-    let tools = mcp.request("tools/list", json!({}));
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| serde_json::to_value(t).expect("json"))
+        .collect();
+    let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, TOOLS);
+    for tool in &tools {
+        let name = tool["name"].as_str().expect("name");
+        assert!(
+            tool["description"].as_str().is_some_and(|d| d.len() > 40),
+            "{name} has a description for a model"
+        );
+        assert_eq!(tool["inputSchema"]["type"], "object", "{name}: {tool}");
+        let write = matches!(name, "store_knowledge" | "memory_put");
+        let a = &tool["annotations"];
+        assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
+        assert_eq!(a["openWorldHint"], false, "{name}: {a}");
+        if write {
+            assert_eq!(a["destructiveHint"], true, "{name}: {a}");
+            assert_eq!(a["idempotentHint"], true, "{name}: {a}");
+        }
+    }
+    let by_name = |n: &str| tools.iter().find(|t| t["name"] == n).expect("tool");
+    let search = by_name("search");
     assert_eq!(
-        tools["result"]["tools"].as_array().map(Vec::len),
-        Some(10),
-        "{tools}"
+        search["inputSchema"]["required"],
+        json!(["query"]),
+        "{search}"
     );
+    for p in [
+        "query",
+        "clientId",
+        "projectId",
+        "groupId",
+        "maxResults",
+        "kinds",
+    ] {
+        assert!(
+            search["inputSchema"]["properties"][p]["description"].is_string(),
+            "search.{p}: {search}"
+        );
+    }
+    assert!(
+        search["outputSchema"]["properties"]["items"].is_object(),
+        "{search}"
+    );
+    let store = by_name("store_knowledge");
+    for p in [
+        "content",
+        "subject",
+        "title",
+        "kind",
+        "relationships",
+        "priority",
+    ] {
+        assert!(
+            store["inputSchema"]["properties"][p].is_object(),
+            "store_knowledge.{p}"
+        );
+    }
+    assert!(
+        store["outputSchema"]["properties"]["sourceUrn"].is_object(),
+        "{store}"
+    );
+    assert!(by_name("get_node")["outputSchema"]["properties"]["evidence"].is_object());
 
-    // The operator token covers every client: name one.
-    let stored = mcp.call(
+    let templates = client
+        .list_all_resource_templates()
+        .await
+        .expect("resources/templates/list");
+    let uris: Vec<String> = templates
+        .iter()
+        .map(|t| serde_json::to_value(t).expect("json")["uriTemplate"].to_string())
+        .collect();
+    assert_eq!(
+        uris,
+        ["\"evident://node/{key}\"", "\"evident://chunk/{id}\""]
+    );
+}
+
+/// Every tool once, with a subject of its own; a citation opened as a resource.
+async fn call_every_tool(client: &Client, subject: &str) {
+    let stored = call(
+        client,
         "store_knowledge",
         json!({
             "clientId": "acme",
-            "subject": "Ledger drain",
-            "content": "When service:ledger backs up, run the ledger-drain job and page the on-call."
+            "subject": subject,
+            "content": format!("{subject}: when service:ledger backs up, run the ledger-drain job and page the on-call."),
+            "relationships": ["service:ledger|DEPENDS_ON|service:postgres"],
+            "kind": "procedure"
         }),
-    );
-    assert_eq!(
-        stored["structuredContent"]["sourceUrn"], "knowledge:ledger_drain",
-        "{stored}"
-    );
-    let found = mcp.call(
+    )
+    .await;
+    let urn = stored["structuredContent"]["sourceUrn"]
+        .as_str()
+        .expect("sourceUrn")
+        .to_string();
+    assert!(urn.starts_with("knowledge:"), "{stored}");
+
+    let found = call(
+        client,
         "search",
-        json!({ "clientId": "acme", "query": "ledger backs up drain job" }),
-    );
-    let item = &found["structuredContent"]["items"][0];
-    assert_eq!(item["sourceUrn"], "knowledge:ledger_drain", "{found}");
-    assert!(item["citation"].is_string());
+        json!({ "clientId": "acme", "query": format!("{subject} ledger backs up drain job") }),
+    )
+    .await;
+    let item = found["structuredContent"]["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["sourceUrn"] == urn.as_str())
+        .unwrap_or_else(|| panic!("{urn} found: {found}"))
+        .clone();
+    assert!(item["citation"].is_string(), "{item}");
+    let text = found["content"][0]["text"].as_str().expect("text");
     assert!(
-        found["content"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("<untrusted-source-data source=\"knowledge:ledger_drain\""))
+        text.contains(&format!(
+            "<untrusted-source-data source=\"{urn}\" citation=\""
+        )),
+        "{text}"
     );
-    let node = mcp.call(
-        "get_node",
-        json!({ "clientId": "acme", "key": "service:ledger" }),
-    );
-    assert_eq!(node["structuredContent"]["node"]["key"], "service:ledger");
-    let uri = item["resource"].as_str().expect("uri");
-    let read = mcp.request("resources/read", json!({ "uri": uri }));
+
+    // The citation opens as a resource: the passage with its locator and citation.
+    let uri = item["resource"].as_str().expect("resource uri");
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .expect("resources/read");
+    let read = serde_json::to_value(read).expect("json");
+    let body = read["contents"][0]["text"].as_str().expect("text");
     assert!(
-        read["result"]["contents"][0]["text"]
-            .as_str()
-            .is_some_and(|t| t.contains("ledger-drain")),
+        body.contains("ledger-drain") && body.contains("citation: "),
         "{read}"
     );
-    // Errors carry the API's code.
-    let missing = mcp.request(
-        "tools/call",
-        json!({ "name": "get_node", "arguments": { "clientId": "acme", "key": "service:none" } }),
-    );
-    assert_eq!(missing["error"]["data"]["code"], "not_found", "{missing}");
-    mcp.close();
+    let meta: Value =
+        serde_json::from_str(read["contents"][1]["text"].as_str().expect("json")).expect("json");
+    assert_eq!(meta["sourceUrn"], urn.as_str(), "{meta}");
+    assert!(meta["locator"].is_object(), "{meta}");
 
-    // A bad token: the bridge answers each request with the server's refusal.
-    let mut bad = Bridge::start(&server, "evd_not_a_token");
-    let refused = bad.request("tools/list", json!({}));
+    let node = call(
+        client,
+        "get_node",
+        json!({ "clientId": "acme", "key": "service:ledger" }),
+    )
+    .await;
     assert_eq!(
-        refused["error"]["data"]["code"], "invalid_token",
-        "{refused}"
+        node["structuredContent"]["node"]["key"], "service:ledger",
+        "{node}"
     );
-    bad.close();
+    assert!(
+        node["structuredContent"]["evidence"][0]["citation"].is_string(),
+        "{node}"
+    );
+    let node_res = client
+        .read_resource(ReadResourceRequestParams::new(
+            "evident://node/service:ledger?clientId=acme",
+        ))
+        .await
+        .expect("node resource");
+    assert!(
+        serde_json::to_string(&node_res)
+            .expect("json")
+            .contains("service:postgres"),
+        "{node_res:?}"
+    );
+    let nodes = call(
+        client,
+        "list_nodes",
+        json!({ "clientId": "acme", "q": "ledger" }),
+    )
+    .await;
+    assert!(
+        nodes["structuredContent"]["nodes"]
+            .as_array()
+            .is_some_and(|n| n.iter().any(|n| n["key"] == "service:ledger")),
+        "{nodes}"
+    );
+    let walk = call(
+        client,
+        "traverse",
+        json!({ "clientId": "acme", "startKey": "service:ledger", "direction": "out" }),
+    )
+    .await;
+    assert!(
+        walk["structuredContent"]["edges"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["to"] == "service:postgres")),
+        "{walk}"
+    );
+
+    let session = format!("s-{}", urn.len());
+    call(
+        client,
+        "memory_put",
+        json!({ "clientId": "acme", "sessionId": session, "key": "plan", "value": { "step": 2 } }),
+    )
+    .await;
+    let got = call(
+        client,
+        "memory_get",
+        json!({ "clientId": "acme", "sessionId": session, "key": "plan" }),
+    )
+    .await;
+    assert_eq!(got["structuredContent"]["value"]["step"], 2, "{got}");
+    let listed = call(
+        client,
+        "memory_list",
+        json!({ "clientId": "acme", "sessionId": session }),
+    )
+    .await;
+    assert_eq!(
+        listed["structuredContent"]["entries"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+
+    let queue = call(client, "queue_status", json!({ "clientId": "acme" })).await;
+    assert!(
+        queue["structuredContent"]["counts"]["queued"].is_number(),
+        "{queue}"
+    );
+    let sources = call(client, "source_status", json!({ "clientId": "acme" })).await;
+    assert!(
+        sources["structuredContent"]["indexed"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["sourceUrn"] == urn.as_str())),
+        "{sources}"
+    );
+
+    // Errors are MCP errors carrying the API's code.
+    assert_eq!(
+        refused(
+            client,
+            "get_node",
+            json!({ "clientId": "acme", "key": "service:nowhere" })
+        )
+        .await,
+        "not_found"
+    );
 }
 
-/// A virtualenv with the official Python MCP SDK, made once under the target directory;
-/// `None` (the test then says it is skipped) when pip cannot install it.
-fn python_with_mcp() -> Option<PathBuf> {
-    let base =
-        PathBuf::from(option_env!("CARGO_TARGET_TMPDIR").unwrap_or(env!("CARGO_MANIFEST_DIR")))
-            .join("mcp-venv");
-    let python = base.join("bin/python");
+/// A search reports its stages to the client (the SDK sends a progress token with every
+/// request).
+async fn check_search_progress(client: &Client) {
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params(
+                "search",
+                json!({ "clientId": "acme", "query": "ledger drain job" }),
+            ))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("send");
+    let token = handle.progress_token.clone();
+    let answer = handle.await_response().await.expect("search");
+    assert!(
+        matches!(answer, ServerResult::CallToolResult(_)),
+        "{answer:?}"
+    );
+    let stages = client.service().stages(&token);
+    assert!(
+        stages.first().is_some_and(|s| s.starts_with("searched: ")),
+        "{stages:?}"
+    );
+    assert!(
+        stages.iter().any(|s| s.starts_with("expanded the graph")),
+        "{stages:?}"
+    );
+}
+
+/// A store of a large document, cancelled once it reports its first stage: the server
+/// stops it (the audit log says `cancelled`) and nothing of it is stored.
+async fn check_cancelled_store(client: &Client, server: &Server, subject: &str) {
+    let content: String = (0..4000)
+        .map(|i| {
+            let words: Vec<String> = (0..110).map(|j| format!("t{i}w{j}")).collect();
+            format!("Part {i} of a very long import. {}\n\n", words.join(" "))
+        })
+        .collect();
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params(
+                "store_knowledge",
+                json!({ "clientId": "acme", "subject": subject, "content": content }),
+            ))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("send");
+    let token = handle.progress_token.clone();
+    client.service().first_progress(&token).await;
+    handle
+        .cancel(Some("the user stopped it".into()))
+        .await
+        .expect("cancel");
+
+    // The server records how the write ended; wait for that record.
+    let http = reqwest::Client::new();
+    let rest = |path: String| {
+        let http = http.clone();
+        let url = format!("{}{path}", server.url);
+        let token = server.token.clone();
+        async move {
+            http.get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .expect("GET")
+                .json::<Value>()
+                .await
+                .expect("json")
+        }
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    let outcomes = loop {
+        let audit =
+            rest("/api/v1/audit?clientId=acme&route=mcp:store_knowledge&limit=1000".into()).await;
+        let outcomes: Vec<String> = audit["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .filter(|e| e["outcome"] != "ok")
+            .filter_map(|e| e["outcome"].as_str().map(str::to_string))
+            .collect();
+        if !outcomes.is_empty() {
+            break outcomes;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cancelled store never ended: {audit}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(outcomes, ["cancelled"]);
+    let urn = format!("knowledge:{}", subject.to_lowercase().replace(' ', "_"));
+    let sources = call(client, "source_status", json!({ "clientId": "acme" })).await;
+    assert!(
+        !sources.to_string().contains(&urn),
+        "nothing of the cancelled store is stored: {sources}"
+    );
+    let found = call(
+        client,
+        "search",
+        json!({ "clientId": "acme", "query": "Part 17 of a very long import t17w3" }),
+    )
+    .await;
+    assert!(!found.to_string().contains(&urn), "{found}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_sdk_over_streamable_http() {
+    let data = tempfile::tempdir().expect("data");
+    let server = Server::start(data.path());
+    let client = over_http(&server, &server.token).await.expect("initialise");
+    check_server_and_tools(&client).await;
+    call_every_tool(&client, "Ledger drain over HTTP").await;
+    check_search_progress(&client).await;
+    check_cancelled_store(&client, &server, "Huge import over HTTP").await;
+    client.cancel().await.expect("close");
+
+    // Unauthorised: a bad token is refused before any MCP exchange; a read-only token
+    // cannot write.
+    let refused_init = over_http(&server, "evd_not_a_token").await;
+    assert!(
+        refused_init
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.to_string().contains("401")),
+        "{:?}",
+        refused_init.err()
+    );
+    let reader = read_token(&server);
+    let client = over_http(&server, &reader).await.expect("initialise");
+    assert_eq!(
+        refused(
+            &client,
+            "store_knowledge",
+            json!({ "subject": "x", "content": "y" })
+        )
+        .await,
+        "forbidden_role"
+    );
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_sdk_over_stdio_through_evident_mcp() {
+    let data = tempfile::tempdir().expect("data");
+    let server = Server::start(data.path());
+    let client = over_stdio(&server, &server.token)
+        .await
+        .expect("initialise");
+    check_server_and_tools(&client).await;
+    call_every_tool(&client, "Ledger drain over stdio").await;
+    check_search_progress(&client).await;
+    check_cancelled_store(&client, &server, "Huge import over stdio").await;
+    client.cancel().await.expect("close");
+
+    // Unauthorised: the bridge answers with the server's refusal.
+    let refused_init = over_stdio(&server, "evd_not_a_token").await;
+    assert!(
+        refused_init
+            .as_ref()
+            .err()
+            .is_some_and(|e| format!("{e:?}").contains("invalid_token")),
+        "{:?}",
+        refused_init.err()
+    );
+    let reader = read_token(&server);
+    let client = over_stdio(&server, &reader).await.expect("initialise");
+    assert_eq!(
+        refused(
+            &client,
+            "store_knowledge",
+            json!({ "subject": "x", "content": "y" })
+        )
+        .await,
+        "forbidden_role"
+    );
+    client.cancel().await.expect("close");
+}
+
+/// A read-only token of client `acme`, made with `evident token create`.
+fn read_token(server: &Server) -> String {
+    let out = std::process::Command::new(BIN)
+        .args([
+            "token",
+            "create",
+            "--client",
+            "acme",
+            "--role",
+            "read",
+            "--server",
+            &server.url,
+            "--token",
+            &server.token,
+        ])
+        .output()
+        .expect("evident token create");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .expect("secret")
+        .trim()
+        .to_string()
+}
+
+/// A Python with the official MCP SDK: `EVIDENT_MCP_PYTHON` (`.ci/run` installs it into a
+/// virtualenv), else a virtualenv made once under the target directory. Without the SDK
+/// the test fails: it is the third-party client the acceptance names.
+fn python_with_mcp() -> PathBuf {
     let has_mcp = |p: &Path| {
         Command::new(p)
             .args(["-c", "import mcp.client.streamable_http"])
             .status()
             .is_ok_and(|s| s.success())
     };
-    if has_mcp(&python) {
-        return Some(python);
+    if let Some(python) = std::env::var_os("EVIDENT_MCP_PYTHON") {
+        let python = PathBuf::from(python);
+        assert!(
+            has_mcp(&python),
+            "EVIDENT_MCP_PYTHON={} cannot import the MCP SDK (`mcp`)",
+            python.display()
+        );
+        return python;
     }
-    let made = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&base)
-        .status()
-        .is_ok_and(|s| s.success())
-        && Command::new(base.join("bin/pip"))
-            .args([
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "mcp>=1.10",
-            ])
+    let base =
+        PathBuf::from(option_env!("CARGO_TARGET_TMPDIR").unwrap_or(env!("CARGO_MANIFEST_DIR")))
+            .join("mcp-venv");
+    let python = base.join("bin/python");
+    if !has_mcp(&python) {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&base)
             .status()
-            .is_ok_and(|s| s.success());
-    (made && has_mcp(&python)).then_some(python)
+            .is_ok_and(|s| s.success())
+            && Command::new(base.join("bin/pip"))
+                .args([
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "mcp==2.3.0",
+                ])
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(
+            made && has_mcp(&python),
+            "the Python MCP SDK could not be installed into {}: run `.ci/run`, or set \
+             EVIDENT_MCP_PYTHON to a python that has `mcp`",
+            base.display()
+        );
+    }
+    python
 }
 
 const PY_CLIENT: &str = r#"
@@ -290,13 +760,7 @@ asyncio.run(main())
 
 #[test]
 fn the_official_python_sdk_over_stdio_and_http() {
-    let Some(python) = python_with_mcp() else {
-        eprintln!(
-            "SKIPPED the_official_python_sdk_over_stdio_and_http: pip could not install the \
-             Python MCP SDK (`mcp`) into a virtualenv"
-        );
-        return;
-    };
+    let python = python_with_mcp();
     let data = tempfile::tempdir().expect("data");
     let server = Server::start(data.path());
     let script = data.path().join("client.py");

@@ -98,13 +98,14 @@ pub fn symbol(repo: &str, qualified_name: &str) -> NodeKey {
 }
 
 /// A function or method by qualified name: the symbol key followed by `()`, so it never meets
-/// a type of the same name. A name already ending in `()` is taken as it is.
+/// a type of the same name. A name already ending in a parameter list — `()`, or the
+/// parameter types that tell overloads apart, `com.acme.Cart.add(Item,int)` — is taken as it
+/// is.
 pub fn callable(repo: &str, qualified_name: &str) -> NodeKey {
-    let name = qualified_name.strip_suffix("()").unwrap_or(qualified_name);
-    exact(
-        "symbol",
-        &format!("{}/{}()", repo_part(repo), name.replace("::", ".")),
-    )
+    let name = qualified_name.replace("::", ".");
+    let has_parameters = name.ends_with(')') && name.contains('(');
+    let parens = if has_parameters { "" } else { "()" };
+    exact("symbol", &format!("{}/{name}{parens}", repo_part(repo)))
 }
 
 /// An import target: a module, package or class named by an import statement (`::` written
@@ -236,6 +237,15 @@ mod tests {
             "symbol:e/core.refs.NodeKey.as_str()"
         );
         assert_eq!(callable("e", "f()"), callable("e", "f"));
+        // Overloads keep their parameter types.
+        assert_eq!(
+            callable("shop", "com.acme.Cart.add(Item,int)").as_str(),
+            "symbol:shop/com.acme.Cart.add(Item,int)"
+        );
+        assert_ne!(
+            callable("shop", "com.acme.Cart.add(Item,int)"),
+            callable("shop", "com.acme.Cart.add(Item)")
+        );
         // A method and a type of the same name, names differing in case (Java, Go).
         assert_ne!(
             callable("shop", "com.acme.Cart.Builder"),

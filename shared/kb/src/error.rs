@@ -44,6 +44,9 @@ pub enum KbError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    /// The caller cancelled the call before its write began; nothing was written.
+    #[error("the call was cancelled by the client before anything was written")]
+    Cancelled,
 }
 
 impl KbError {
@@ -60,6 +63,7 @@ impl KbError {
             KbError::Invalid(_) => "invalid_request",
             KbError::Store(e) => e.code(),
             KbError::Embed(e) => e.code(),
+            KbError::Cancelled => "cancelled",
         }
     }
 
@@ -79,6 +83,8 @@ impl KbError {
             },
             KbError::Embed(e) if e.is_retryable() => 503,
             KbError::Embed(_) => 502,
+            // As nginx logs a request its client gave up on.
+            KbError::Cancelled => 499,
         }
     }
 

@@ -21,7 +21,7 @@ use evident_store::{RecordUpdate, SourceRecord, SourceStatus, SourceWrite};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Kb, KbError, Result};
+use crate::{Kb, KbError, Result, Stage, Watch};
 
 /// Largest serialised `metadata` object accepted.
 const MAX_METADATA_BYTES: usize = 64 * 1024;
@@ -415,6 +415,10 @@ fn check_prepared(src: &PreparedSource) -> Result<()> {
     Ok(())
 }
 
+/// New chunks embedded per call when a watcher follows an ingest's progress: fine enough
+/// to report a large document's progress, coarse enough to keep an embedder's batching.
+const EMBED_BATCH: usize = 64;
+
 /// A chunk with its id, before the store sees it.
 struct Draft {
     id: String,
@@ -478,13 +482,33 @@ impl Kb {
         doc: impl Into<Document>,
         priority: Priority,
     ) -> Result<IngestOutcome> {
-        self.ingest_document(doc.into(), priority).await
+        self.ingest_document(doc.into(), priority, &Watch::default())
+            .await
+    }
+
+    /// [`Kb::ingest`] reporting its stages to `watch` and stopping at the first stage
+    /// boundary after `watch` is cancelled (`KbError::Cancelled`, nothing written). Once
+    /// [`Stage::Writing`] is reported the write runs to its end: whole, never half.
+    pub async fn ingest_watched(
+        &self,
+        doc: impl Into<Document>,
+        priority: Priority,
+        watch: &Watch,
+    ) -> Result<IngestOutcome> {
+        self.ingest_document(doc.into(), priority, watch).await
     }
 
     #[tracing::instrument(skip_all, fields(source_urn = %req.source_urn, kind = %req.kind))]
-    async fn ingest_document(&self, req: Document, priority: Priority) -> Result<IngestOutcome> {
+    async fn ingest_document(
+        &self,
+        req: Document,
+        priority: Priority,
+        watch: &Watch,
+    ) -> Result<IngestOutcome> {
         let checked = check(&req)?;
-        let _permit = self.pools.acquire(priority).await;
+        let _permit = watch
+            .unless_cancelled(async { Ok(self.pools.acquire(priority).await) })
+            .await?;
         let previous = self
             .stores
             .sources
@@ -494,8 +518,10 @@ impl Kb {
         if let Some(skipped) = unchanged(previous.as_ref(), &req.source_urn, &checked.source_hash) {
             return Ok(skipped);
         }
+        watch.checkpoint()?;
         let prepared = prepare_document(&req, &checked, &self.chunking)?;
-        self.write_prepared(prepared, previous, priority).await
+        self.write_prepared(prepared, previous, priority, watch)
+            .await
     }
 
     /// Ingests a source a producer has already cut into chunks, with its typed graph (git,
@@ -518,7 +544,8 @@ impl Kb {
         if let Some(skipped) = unchanged(previous.as_ref(), &src.source_urn, &src.fingerprint) {
             return Ok(skipped);
         }
-        self.write_prepared(src, previous, priority).await
+        self.write_prepared(src, previous, priority, &Watch::default())
+            .await
     }
 
     /// Registers the source's identities (when unknown) and returns the canonical key of
@@ -598,13 +625,15 @@ impl Kb {
         Ok(resolved)
     }
 
-    /// The shared write path: ids, alias resolution, new/kept/gone chunks, embedding of new
-    /// chunks only, graph with evidence, one atomic write.
+    /// The shared write path: ids, new/kept/gone chunks, embedding of new chunks only
+    /// (the last point where `watch` can stop the call: nothing is written before it), then
+    /// alias resolution, graph with evidence and one atomic write.
     async fn write_prepared(
         &self,
         src: PreparedSource,
         previous: Option<SourceRecord>,
         priority: Priority,
+        watch: &Watch,
     ) -> Result<IngestOutcome> {
         let partition = src.scope.partition().to_string();
 
@@ -622,6 +651,48 @@ impl Kb {
             })
             .collect();
 
+        // Which chunks are new, kept or gone.
+        let existing: Vec<(String, String)> = self
+            .stores
+            .chunks
+            .source_chunks(&partition, &src.source_urn)
+            .await?;
+        let existing_ids: HashSet<&str> = existing.iter().map(|(id, _)| id.as_str()).collect();
+        let new_ids: HashSet<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
+        let delete_chunk_ids: Vec<String> = existing
+            .iter()
+            .filter(|(id, _)| !new_ids.contains(id.as_str()))
+            .map(|(id, _)| id.clone())
+            .collect();
+
+        let to_embed: Vec<String> = src
+            .chunks
+            .iter()
+            .zip(&drafts)
+            .filter(|(_, d)| !existing_ids.contains(d.id.as_str()))
+            .map(|(c, _)| {
+                let title = c.title.as_deref().or(src.title.as_deref());
+                embedding_text(title, c.context.as_deref(), &c.text)
+            })
+            .collect();
+        watch.reached(Stage::Chunked {
+            chunks: drafts.len(),
+            new: to_embed.len(),
+        });
+        let vectors = self.embed_new(&to_embed, priority, watch).await?;
+        if vectors.len() != to_embed.len() {
+            return Err(KbError::Invalid(format!(
+                "embedder returned {} vectors for {} chunks",
+                vectors.len(),
+                to_embed.len()
+            )));
+        }
+        // The last stage boundary: from here on the call writes, and writes whole.
+        watch.checkpoint()?;
+        watch.reached(Stage::Writing {
+            chunks: drafts.len(),
+        });
+
         let resolved = self.resolve_keys(&src).await?;
         let canon = |k: &NodeKey| resolved.get(k).cloned().unwrap_or_else(|| k.clone());
         let chunk_refs: Vec<Vec<NodeKey>> = src
@@ -637,22 +708,7 @@ impl Kb {
             })
             .collect();
 
-        // Which chunks are new, kept or gone.
-        let existing: Vec<(String, String)> = self
-            .stores
-            .chunks
-            .source_chunks(&partition, &src.source_urn)
-            .await?;
-        let existing_ids: HashSet<&str> = existing.iter().map(|(id, _)| id.as_str()).collect();
-        let new_ids: HashSet<&str> = drafts.iter().map(|d| d.id.as_str()).collect();
-        let delete_chunk_ids: Vec<String> = existing
-            .iter()
-            .filter(|(id, _)| !new_ids.contains(id.as_str()))
-            .map(|(id, _)| id.clone())
-            .collect();
-
         let (mut upsert_chunks, mut relocate_chunks) = (Vec::new(), Vec::new());
-        let mut to_embed: Vec<String> = Vec::new();
         for (ordinal, ((c, d), refs)) in src.chunks.iter().zip(&drafts).zip(&chunk_refs).enumerate()
         {
             let chunk = Chunk {
@@ -672,21 +728,8 @@ impl Kb {
             if existing_ids.contains(d.id.as_str()) {
                 relocate_chunks.push(chunk);
             } else {
-                to_embed.push(embedding_text(&chunk, c.context.as_deref()));
                 upsert_chunks.push(chunk);
             }
-        }
-        let vectors = if to_embed.is_empty() {
-            Vec::new()
-        } else {
-            self.embedder.embed(&to_embed, priority).await?
-        };
-        if vectors.len() != upsert_chunks.len() {
-            return Err(KbError::Invalid(format!(
-                "embedder returned {} vectors for {} chunks",
-                vectors.len(),
-                upsert_chunks.len()
-            )));
         }
 
         let (nodes, edges) = graph_writes(&src, &drafts, &chunk_refs, &canon);
@@ -748,6 +791,37 @@ impl Kb {
             removed_nodes: removed.nodes,
             removed_edges: removed.edges,
         })
+    }
+
+    /// Embeds the new chunks' texts: in one call, or, when someone watches the progress,
+    /// in batches of [`EMBED_BATCH`] with a [`Stage::Embedded`] after each. Dropped when
+    /// the watch is cancelled (embedding writes nothing).
+    async fn embed_new(
+        &self,
+        texts: &[String],
+        priority: Priority,
+        watch: &Watch,
+    ) -> Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let batch = if watch.reports() {
+            EMBED_BATCH
+        } else {
+            texts.len()
+        };
+        let mut vectors = Vec::with_capacity(texts.len());
+        for part in texts.chunks(batch) {
+            let embedded = watch
+                .unless_cancelled(async { Ok(self.embedder.embed(part, priority).await?) })
+                .await?;
+            vectors.extend(embedded);
+            watch.reached(Stage::Embedded {
+                done: vectors.len(),
+                total: texts.len(),
+            });
+        }
+        Ok(vectors)
     }
 
     /// Removes every source of a partition whose URN starts with `prefix` (what an
@@ -1030,13 +1104,14 @@ fn graph_writes(
 }
 
 /// What the embedder sees: title, context (section, symbol) and the chunk text.
-fn embedding_text(chunk: &Chunk, context: Option<&str>) -> String {
+/// What a chunk is embedded as: its title and context lines, then its text.
+fn embedding_text(title: Option<&str>, context: Option<&str>, text: &str) -> String {
     let mut s = String::new();
-    for part in [chunk.title.as_deref(), context].into_iter().flatten() {
+    for part in [title, context].into_iter().flatten() {
         s.push_str(part);
         s.push('\n');
     }
-    s.push_str(&chunk.content);
+    s.push_str(text);
     s
 }
 

@@ -19,6 +19,7 @@ pub mod memory;
 mod pools;
 pub mod retrieve;
 pub mod tasks;
+mod watch;
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ pub use knowledge::knowledge_urn;
 pub use pools::{PoolConfig, WritePools};
 pub use retrieve::{EvidencePack, RetrieveQuery};
 pub use tasks::{TaskBody, TaskError, TaskHandler, TaskHandlers, TaskSubmitter};
+pub use watch::{Stage, Watch};
 
 /// The knowledge base: stores + embedder + write pools. Cheap to clone.
 #[derive(Clone)]

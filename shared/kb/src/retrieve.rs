@@ -22,7 +22,7 @@ use evident_core::{Edge, Locator, Node, validate};
 use evident_store::{ChunkFilter, ScoredId, TraverseOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::{Kb, KbError, Result};
+use crate::{Kb, KbError, Result, Stage, Watch};
 
 const RRF_K: f32 = 60.0;
 const W_BM25: f32 = 0.30;
@@ -204,8 +204,18 @@ fn rrf(list: &[ScoredId], weight: f32, into: &mut HashMap<String, f32>) {
 }
 
 impl Kb {
-    #[tracing::instrument(skip_all, fields(max_results = req.max_results))]
     pub async fn retrieve(&self, req: &RetrieveQuery) -> Result<EvidencePack> {
+        self.retrieve_watched(req, &Watch::default()).await
+    }
+
+    /// [`Kb::retrieve`] reporting its stages (channels searched, entities matched, graph
+    /// expanded) to `watch`. A read: the caller may drop it at any point.
+    #[tracing::instrument(skip_all, fields(max_results = req.max_results))]
+    pub async fn retrieve_watched(
+        &self,
+        req: &RetrieveQuery,
+        watch: &Watch,
+    ) -> Result<EvidencePack> {
         let started = Instant::now();
         validate::bounded_text("query", &req.query, 8 * 1024)?;
         if req.max_results == 0 || req.max_results > 100 {
@@ -252,6 +262,10 @@ impl Kb {
         };
         let (bm25, vector) = tokio::join!(bm25, vector);
         let (bm25, vector) = (bm25?, vector?);
+        watch.reached(Stage::Searched {
+            text: bm25.len(),
+            vector: vector.len(),
+        });
 
         let mut fused: HashMap<String, f32> = HashMap::new();
         rrf(&bm25, W_BM25, &mut fused);
@@ -289,6 +303,9 @@ impl Kb {
             }
         }
         rrf(&entity_hits, W_ENTITY, &mut fused);
+        watch.reached(Stage::EntitiesMatched {
+            nodes: entity_nodes.len(),
+        });
 
         // Graph expansion from the refs of the top hits and the named entities.
         let mut graph = PackGraph::default();
@@ -347,6 +364,10 @@ impl Kb {
                 graph.edges = sub.edges;
             }
             rrf(&graph_hits, W_GRAPH, &mut fused);
+            watch.reached(Stage::Expanded {
+                nodes: graph.nodes.len(),
+                edges: graph.edges.len(),
+            });
         }
 
         // Rank, fetch, diversify.

@@ -27,7 +27,7 @@ use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 use crate::{Args, rss_mib};
 
 /// Files under `root` with one of `exts`, skipping directories named in `skip`, sorted.
-fn walk(root: &Path, exts: &[&str], skip: &[&str], limit: usize) -> Vec<PathBuf> {
+pub(crate) fn walk(root: &Path, exts: &[&str], skip: &[&str], limit: usize) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -56,13 +56,13 @@ fn walk(root: &Path, exts: &[&str], skip: &[&str], limit: usize) -> Vec<PathBuf>
     out
 }
 
-struct Corpus {
-    language: &'static str,
-    root: PathBuf,
-    files: Vec<PathBuf>,
+pub(crate) struct Corpus {
+    pub(crate) language: &'static str,
+    pub(crate) root: PathBuf,
+    pub(crate) files: Vec<PathBuf>,
 }
 
-fn home() -> PathBuf {
+pub(crate) fn home() -> PathBuf {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| "/root".into())
@@ -151,7 +151,7 @@ fn signature() -> git2::Signature<'static> {
 }
 
 /// Copies a corpus into a new repository, committed once. Returns (repo dir, bytes).
-fn repository_of(corpus: &Corpus, dir: &Path) -> (PathBuf, u64) {
+pub(crate) fn repository_of(corpus: &Corpus, dir: &Path) -> (PathBuf, u64) {
     let work = dir.join(format!("repo-{}", corpus.language));
     let repo = git2::Repository::init(&work).expect("init");
     repo.set_head("refs/heads/main").expect("head");
@@ -174,9 +174,9 @@ fn repository_of(corpus: &Corpus, dir: &Path) -> (PathBuf, u64) {
     (work, bytes)
 }
 
-struct Indexer {
-    store: EmbeddedStore,
-    kb: Kb,
+pub(crate) struct Indexer {
+    pub(crate) store: EmbeddedStore,
+    pub(crate) kb: Kb,
     poller: GitPoller,
     qualifier: Qualifier,
 }
@@ -200,7 +200,7 @@ pub async fn open_kb(dir: &Path) -> (EmbeddedStore, Kb) {
     (store, kb)
 }
 
-async fn indexer(dir: &Path) -> Indexer {
+pub(crate) async fn indexer(dir: &Path) -> Indexer {
     let (store, kb) = open_kb(dir).await;
     let mut handlers = TaskHandlers::new(&kb);
     GitTasks {
@@ -246,7 +246,7 @@ async fn indexer(dir: &Path) -> Indexer {
 impl Indexer {
     /// Registers a local repository, polls it, and runs every queued task. Returns the time
     /// spent per task kind.
-    async fn index(&self, id: &str, work: &Path) -> Vec<(String, Duration, usize)> {
+    pub(crate) async fn index(&self, id: &str, work: &Path) -> Vec<(String, Duration, usize)> {
         let cfg = GitSourceConfig {
             name: id.into(),
             url: None,

@@ -11,10 +11,13 @@
 //! - `code [--files N]`: structural indexing of real code (Rust, Python, Java, JavaScript found on
 //!   this machine) next to parse-only and `ctags -R`.
 //! - `commits [--commits N]`: full-history commit ingest next to `git log --name-status`.
+//! - `fidelity [--files N] [--commits-repo PATH] [--kotlin DIR]`: symbols and commits as stored,
+//!   against universal-ctags, CPython `ast` and `git show --name-status` on real sources.
 //! - `mail [--messages N] [--workers N]`: an mbox polled, extracted and stored, messages/s.
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
 
 mod auth;
+mod fidelity;
 mod git;
 mod mcp;
 mod queue;
@@ -182,7 +185,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, queue, code, commits, mail, transcripts";
+const SUITES: &str = "retrieve, mcp, queue, code, commits, fidelity, mail, transcripts";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -202,6 +205,7 @@ fn main() {
         "queue" => rt.block_on(queue::run(&args)),
         "code" => rt.block_on(git::code(&args)),
         "commits" => rt.block_on(git::commits(&args)),
+        "fidelity" => rt.block_on(fidelity::run(&args)),
         "mail" => rt.block_on(sources::mail(&args)),
         "transcripts" => rt.block_on(sources::transcripts(&args)),
         other => {

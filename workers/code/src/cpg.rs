@@ -37,11 +37,11 @@ pub fn cpg_urn(source_id: &str, name: &str) -> String {
 }
 
 /// The keys of an edge's endpoints: `calls` joins callables, `extends` / `implements` join
-/// types, `uses_type` goes from a callable to a type; a name ending in `()` is a callable
-/// whatever the edge ([`keys::callable`], [`keys::symbol`]).
+/// types, `uses_type` goes from a callable to a type; a name ending in a parameter list
+/// (`f()`, `add(Item,int)`) is a callable whatever the edge ([`keys::callable`], [`keys::symbol`]).
 pub fn edge_keys(repository: &str, e: &CpgEdge) -> (NodeKey, NodeKey) {
     let key = |name: &str, callable: bool| {
-        if callable || name.ends_with("()") {
+        if callable || (name.ends_with(')') && name.contains('(')) {
             keys::callable(repository, name)
         } else {
             keys::symbol(repository, name)

@@ -21,6 +21,7 @@ pub mod commit;
 pub mod cpg;
 pub mod lang;
 pub mod outline;
+mod overloads;
 pub mod overview;
 pub mod skip;
 pub mod structure;

@@ -3,8 +3,11 @@
 //! imports, read from a tree-sitter syntax tree.
 //!
 //! One walk per file over declaration-level nodes, with a table per language of which node
-//! kinds define what. Function bodies are not entered (local functions and closures are
-//! implementation detail, and skipping them keeps the walk proportional to the declarations).
+//! kinds define what. Function bodies are not entered (closures and local items are
+//! implementation detail, and skipping them keeps the walk proportional to the declarations),
+//! except Python's: nested `def`s and classes are how Python declares decorators, callbacks
+//! and factories, and are definitions in their own right. Callables that would share a
+//! qualified name in one file are told apart afterwards ([`crate::overloads`]).
 //! Parse errors do not fail a file: tree-sitter recovers, and the count of ERROR nodes is
 //! reported so callers can tell a partial outline from a clean one.
 
@@ -12,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser};
 
 use crate::lang::Language;
+use crate::overloads;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -118,6 +122,8 @@ struct Ctx {
     parent: Option<String>,
     /// Inside a type body: functions here are methods.
     in_type: bool,
+    /// Inside a Rust `impl Trait for Type`: the trait as written (`Display`, `From<u8>`).
+    impl_trait: Option<String>,
 }
 
 /// What a node means for the outline.
@@ -134,6 +140,20 @@ enum Decl<'t> {
         name: String,
         in_type: bool,
         body: Option<Node<'t>>,
+    },
+    /// A Rust `impl Trait for Type` block: a scope named by the type whose methods also know
+    /// the trait (it tells apart `fmt` of `Debug` and of `Display`).
+    TraitImpl {
+        type_name: String,
+        trait_name: String,
+        body: Option<Node<'t>>,
+    },
+    /// A JavaScript object literal bound to a name (`const api = {…}`, `module.exports =
+    /// {…}`): its function-valued members are methods qualified by the name, but the object
+    /// is a value, not a type node.
+    Object {
+        name: String,
+        body: Node<'t>,
     },
     Imports(Vec<String>),
     Package(String),
@@ -219,13 +239,21 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
                 None => Decl::Skip,
             },
             "function_item" | "function_signature_item" => symbol(function_kind, node, name(node)),
-            "impl_item" => match field_text(node, "type", src) {
-                Some(t) => Decl::Scope {
+            "impl_item" => match (
+                field_text(node, "type", src),
+                field_text(node, "trait", src),
+            ) {
+                (Some(t), Some(trait_name)) => Decl::TraitImpl {
+                    type_name: base_type_name(&t),
+                    trait_name: trait_segment(&trait_name),
+                    body: field(node, "body"),
+                },
+                (Some(t), None) => Decl::Scope {
                     name: base_type_name(&t),
                     in_type: true,
                     body: field(node, "body"),
                 },
-                None => Decl::Skip,
+                _ => Decl::Skip,
             },
             "mod_item" => match (name(node), field(node, "body")) {
                 (Some(n), Some(body)) => Decl::Scope {
@@ -270,8 +298,12 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
                 None => Decl::Skip,
             },
             "module" | "decorated_definition" | "block" => Decl::Descend,
-            // `if TYPE_CHECKING:` / `try: import x` blocks hold imports and definitions too.
-            "if_statement" | "try_statement" | "else_clause" | "except_clause" => Decl::Descend,
+            // `if TYPE_CHECKING:` / `try: import x` / `with …:` blocks hold imports and
+            // definitions too.
+            "if_statement" | "elif_clause" | "else_clause" | "try_statement" | "except_clause"
+            | "finally_clause" | "with_statement" | "for_statement" | "while_statement" => {
+                Decl::Descend
+            }
             _ => Decl::Skip,
         },
         Language::Java => match node.kind() {
@@ -479,6 +511,43 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
                     _ => Decl::Skip,
                 }
             }
+            "variable_declarator" | "assignment_expression" | "pair"
+                if field(node, "value")
+                    .or_else(|| field(node, "right"))
+                    .is_some_and(|v| v.kind() == "object") =>
+            {
+                let name = field(node, "name")
+                    .or_else(|| field(node, "left"))
+                    .or_else(|| field(node, "key"))
+                    .map(|n| unquote(text(n, src)));
+                let body = field(node, "value").or_else(|| field(node, "right"));
+                match (name, body) {
+                    (Some(name), Some(body)) if !name.is_empty() => Decl::Object { name, body },
+                    _ => Decl::Skip,
+                }
+            }
+            // A member of an object literal holding a function: `{ run: function () {…} }`.
+            "pair" if ctx.in_type => {
+                let is_fn = field(node, "value").is_some_and(|v| {
+                    matches!(
+                        v.kind(),
+                        "arrow_function"
+                            | "function_expression"
+                            | "function"
+                            | "generator_function"
+                    )
+                });
+                let name = field(node, "key")
+                    .filter(|k| matches!(k.kind(), "property_identifier" | "string" | "number"));
+                match (is_fn, name) {
+                    (true, Some(n)) => Decl::Symbol {
+                        kind: SymbolKind::Method,
+                        name: unquote(text(n, src)),
+                        body: None,
+                    },
+                    _ => Decl::Skip,
+                }
+            }
             "variable_declarator" => {
                 let is_fn = field(node, "value").is_some_and(|v| {
                     matches!(
@@ -569,6 +638,15 @@ fn rust_use_paths(node: Node<'_>, src: &str, prefix: &str, out: &mut Vec<String>
     }
 }
 
+/// A trait as one name segment: its last path segment with its generic arguments,
+/// `std::fmt::Display` → `Display`, `core::convert::From<u8>` → `From<u8>`.
+fn trait_segment(raw: &str) -> String {
+    let t: String = raw.split_whitespace().collect();
+    let (path, generics) = t.split_at(t.find('<').unwrap_or(t.len()));
+    let last = path.rsplit("::").next().unwrap_or(path);
+    format!("{last}{generics}")
+}
+
 /// `const x = require("m")` (CommonJS import).
 fn is_require(node: Node<'_>, src: &str) -> bool {
     field(node, "value").is_some_and(|v| {
@@ -642,6 +720,8 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
     // Explicit stack: deeply nested input must not overflow the call stack.
     let mut stack: Vec<(Node<'_>, Ctx)> = vec![(root, Ctx::default())];
     let mut package_prefix: Option<Vec<String>> = out.package.as_ref().map(|p| vec![p.clone()]);
+    // Per symbol, what tells overloads apart (parameter types, trait, signature or body).
+    let mut extras: Vec<overloads::Extra> = Vec::new();
     while let Some((node, ctx)) = stack.pop() {
         match classify(lang, node, src, &ctx) {
             Decl::Package(p) => {
@@ -674,6 +754,12 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
                 }
                 parts.push(name.clone());
                 let qualified_name = parts.join(sep);
+                extras.push(overloads::Extra::of(
+                    lang,
+                    node,
+                    src,
+                    ctx.impl_trait.as_deref(),
+                ));
                 out.symbols.push(Symbol {
                     kind,
                     name,
@@ -694,8 +780,45 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
                         .push(parts.last().cloned().unwrap_or_default());
                     inner.parent = Some(qualified_name);
                     inner.in_type = true;
+                    inner.impl_trait = None;
+                    push_children(body, inner, &mut stack);
+                } else if lang == Language::Python
+                    && let Some(body) = body
+                {
+                    // Nested functions and classes are definitions too (decorators,
+                    // callbacks, closures returned by factories): qualified by the function,
+                    // contained by the file.
+                    let mut inner = ctx.clone();
+                    inner
+                        .qualifier
+                        .push(parts.last().cloned().unwrap_or_default());
+                    inner.parent = None;
+                    inner.in_type = false;
                     push_children(body, inner, &mut stack);
                 }
+            }
+            Decl::TraitImpl {
+                type_name,
+                trait_name,
+                body,
+            } => {
+                if let Some(body) = body {
+                    let mut inner = ctx.clone();
+                    inner.qualifier.push(type_name);
+                    inner.in_type = true;
+                    let mut parts = package_prefix.clone().unwrap_or_default();
+                    parts.extend(inner.qualifier.iter().cloned());
+                    inner.parent = Some(parts.join(sep));
+                    inner.impl_trait = Some(trait_name);
+                    push_children(body, inner, &mut stack);
+                }
+            }
+            Decl::Object { name, body } => {
+                let mut inner = ctx.clone();
+                inner.qualifier.push(name);
+                inner.in_type = true;
+                inner.parent = None;
+                push_children(body, inner, &mut stack);
             }
             Decl::Scope {
                 name,
@@ -706,6 +829,7 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
                     let mut inner = ctx.clone();
                     inner.qualifier.push(name);
                     inner.in_type = in_type;
+                    inner.impl_trait = None;
                     if in_type {
                         let mut parts = package_prefix.clone().unwrap_or_default();
                         parts.extend(inner.qualifier.iter().cloned());
@@ -718,6 +842,7 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
             Decl::Skip => {}
         }
     }
+    overloads::disambiguate(lang, &mut out.symbols, extras);
     Ok(out)
 }
 

@@ -64,21 +64,21 @@ impl Caller {
         Ok(fields.scope().unwrap_or_default())
     }
 
-    /// A client-only scope (session memory, the queue).
-    pub fn client_scope(
+    /// The client of a per-client call (session memory): the one named, or the token's
+    /// single client, checked for `role` and `intent`, and required.
+    pub fn client_for(
         &self,
         client_id: &Option<String>,
         role: Role,
         intent: Intent,
-    ) -> Result<Scope, ApiError> {
-        self.scope(
-            &ScopeArgs {
-                client_id: client_id.clone(),
-                ..Default::default()
-            },
-            role,
-            intent,
-        )
+    ) -> Result<String, ApiError> {
+        let scope = self.scope(&ScopeArgs::client(client_id), role, intent)?;
+        scope.client_id.ok_or_else(|| {
+            ApiError::bad_request(
+                "missing_field",
+                "field `clientId` is required (the token covers several clients)",
+            )
+        })
     }
 
     pub fn authorize(&self, role: Role, scope: &Scope, intent: Intent) -> Result<(), ApiError> {
@@ -93,16 +93,6 @@ impl Caller {
                 ApiError::new(status, d.code(), d.to_string())
             })
     }
-}
-
-/// A client named by a call that needs one (memory, which is per client).
-pub fn required_client(scope: &Scope) -> Result<&str, ApiError> {
-    scope.client_id.as_deref().ok_or_else(|| {
-        ApiError::bad_request(
-            "missing_field",
-            "field `clientId` is required (the token covers several clients)",
-        )
-    })
 }
 
 /// An API error as an MCP error: the JSON-RPC code says whose fault it was (invalid params

@@ -4,6 +4,10 @@
 //!   any replica answers any message) with JSON answers. The `guard` middleware admits a
 //!   request with a valid bearer token (`Access::PerCall`) and puts its `Principal` into the
 //!   request; rmcp hands the request's parts to every handler.
+//! - Long calls ([`call`]): `search` and `store_knowledge` send `notifications/progress`
+//!   at their stages when asked (the answer is then an event stream); a call stops when the
+//!   client cancels it (`notifications/cancelled`, matched by [`inflight`], or closing
+//!   the request), a write only where nothing or everything is written.
 //! - Tools ([`tools`]): thin calls into `evident-kb`; each checks the grant for its own
 //!   scope and role with `Grant::authorize`, as its REST route does; writes are audited.
 //! - Resources ([`resources`]): `evident://node/{key}`, `evident://chunk/{id}`.
@@ -13,12 +17,16 @@
 //! `evident mcp` (the binary) bridges stdio to this endpoint.
 
 mod access;
+mod call;
+mod inflight;
 mod params;
 mod render;
 mod resources;
 mod tools;
 
 use std::sync::Arc;
+
+use axum::routing::MethodRouter;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -100,10 +108,20 @@ impl ServerHandler for EvidentMcp {
     }
 }
 
-/// The `/mcp` service over the API's state. Stateless with JSON answers; hosts are not
-/// pinned when every caller must present a bearer token (a DNS-rebinding page cannot), and
-/// pinned to loopback names when authentication is off (local development).
-pub fn service(state: AppState) -> StreamableHttpService<EvidentMcp, NeverSessionManager> {
+/// The `/mcp` route: rmcp's service over the API's state behind the [`inflight`] layer
+/// (cancellation by `notifications/cancelled`). Stateless with JSON answers (an event
+/// stream when a call reports progress); hosts are not pinned when every caller must
+/// present a bearer token (a DNS-rebinding page cannot), and pinned to loopback names when
+/// authentication is off (local development).
+pub fn route(state: AppState) -> MethodRouter<AppState> {
+    let inflight = inflight::Inflight::new(state.config.max_body_bytes);
+    axum::routing::any_service(service(state)).layer(axum::middleware::from_fn_with_state(
+        inflight,
+        inflight::track,
+    ))
+}
+
+fn service(state: AppState) -> StreamableHttpService<EvidentMcp, NeverSessionManager> {
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)

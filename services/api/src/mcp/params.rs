@@ -21,6 +21,16 @@ pub struct ScopeArgs {
     pub group_id: Option<String>,
 }
 
+impl ScopeArgs {
+    /// A client-only scope (session memory, the queue).
+    pub fn client(client_id: &Option<String>) -> ScopeArgs {
+        ScopeArgs {
+            client_id: client_id.clone(),
+            ..Default::default()
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchArgs {

@@ -12,32 +12,16 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::EvidentMcp;
-use super::access::{Caller, kb_error, mcp_error, required_client};
+use super::access::{Caller, kb_error, mcp_error};
+use super::call::Call;
 use super::params::*;
 use super::render::{self, Passage};
 use crate::auth;
 use crate::error::ApiError;
 
 type ToolResult = Result<CallToolResult, ErrorData>;
-
-/// Runs `fut` unless the client cancels the call first (`notifications/cancelled`, or the
-/// HTTP request going away).
-async fn cancellable<T>(
-    ct: &CancellationToken,
-    fut: impl Future<Output = Result<T, ApiError>>,
-) -> Result<T, ApiError> {
-    tokio::select! {
-        r = fut => r,
-        () = ct.cancelled() => Err(ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "cancelled",
-            "the call was cancelled by the client",
-        )),
-    }
-}
 
 fn bad(field: &str, reason: &str) -> ApiError {
     ApiError::bad_request("invalid_field", format!("field `{field}` {reason}"))
@@ -73,7 +57,8 @@ impl EvidentMcp {
             max_depth: a.max_depth.unwrap_or(2),
             min_score: a.min_score,
         };
-        let pack = cancellable(&ctx.ct, async { Ok(self.state.kb.retrieve(&req).await?) })
+        let pack = Call::of(&ctx)
+            .read(|watch| async move { Ok(self.state.kb.retrieve_watched(&req, &watch).await?) })
             .await
             .map_err(mcp_error)?;
         Ok(render::search(&a.query, &pack, &scope))
@@ -107,11 +92,10 @@ impl EvidentMcp {
             max_nodes: a.max_nodes.unwrap_or(200),
         };
         let vis = evident_core::Visibility::of(scope);
-        let view = cancellable(&ctx.ct, async {
-            Ok(self.state.kb.traverse(&vis, &req).await?)
-        })
-        .await
-        .map_err(mcp_error)?;
+        let view = Call::of(&ctx)
+            .read(|_| async { Ok(self.state.kb.traverse(&vis, &req).await?) })
+            .await
+            .map_err(mcp_error)?;
         Ok(render::json_result(json!(view)))
     }
 
@@ -136,17 +120,18 @@ impl EvidentMcp {
         }
         let vis = evident_core::Visibility::of(scope.clone());
         let kb = &self.state.kb;
-        let (view, chunks) = cancellable(&ctx.ct, async {
-            let view = kb.node(&vis, &a.key).await?;
-            let chunks = if limit == 0 {
-                Vec::new()
-            } else {
-                kb.node_evidence(&vis, &a.key, limit).await?
-            };
-            Ok((view, chunks))
-        })
-        .await
-        .map_err(mcp_error)?;
+        let (view, chunks) = Call::of(&ctx)
+            .read(|_| async {
+                let view = kb.node(&vis, &a.key).await?;
+                let chunks = if limit == 0 {
+                    Vec::new()
+                } else {
+                    kb.node_evidence(&vis, &a.key, limit).await?
+                };
+                Ok((view, chunks))
+            })
+            .await
+            .map_err(mcp_error)?;
         let evidence: Vec<Passage> = chunks
             .into_iter()
             .map(|c| Passage::of_chunk(c, &scope))
@@ -230,10 +215,11 @@ impl EvidentMcp {
                 relationships: (!a.relationships.is_empty()).then_some(a.relationships),
                 locator: None,
             };
-            cancellable(&ctx.ct, async {
-                Ok(self.state.kb.ingest(req, priority).await?)
-            })
-            .await
+            Call::of(&ctx)
+                .write(|watch| async move {
+                    Ok(self.state.kb.ingest_watched(req, priority, &watch).await?)
+                })
+                .await
         }
         .await;
         self.audit(&caller, "store_knowledge", scope.ok(), &r).await;
@@ -253,14 +239,13 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .client_scope(&a.client_id, Role::Read, Intent::Read)
+        let client = caller
+            .client_for(&a.client_id, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
-        let client = required_client(&scope).map_err(mcp_error)?;
         let entry = self
             .state
             .kb
-            .memory_get(client, &a.session_id, &a.key, self.state.clock.now_ms())
+            .memory_get(&client, &a.session_id, &a.key, self.state.clock.now_ms())
             .await
             .map_err(kb_error)?;
         Ok(render::json_result(json!(entry)))
@@ -281,19 +266,13 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&ScopeArgs {
-            client_id: a.client_id.clone(),
-            ..Default::default()
-        });
         let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
-            let client = required_client(&scope)?;
+            let client = caller.client_for(&a.client_id, Role::Write, Intent::Write)?;
             Ok(self
                 .state
                 .kb
                 .memory_put(
-                    client,
+                    &client,
                     &a.session_id,
                     &a.key,
                     a.value,
@@ -303,7 +282,8 @@ impl EvidentMcp {
                 .await?)
         }
         .await;
-        self.audit(&caller, "memory_put", scope.ok(), &r).await;
+        let scope = caller.resolve(&ScopeArgs::client(&a.client_id)).ok();
+        self.audit(&caller, "memory_put", scope, &r).await;
         Ok(render::json_result(json!(r.map_err(mcp_error)?)))
     }
 
@@ -319,14 +299,13 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .client_scope(&a.client_id, Role::Read, Intent::Read)
+        let client = caller
+            .client_for(&a.client_id, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
-        let client = required_client(&scope).map_err(mcp_error)?;
         let entries = self
             .state
             .kb
-            .memory_list(client, &a.session_id, self.state.clock.now_ms())
+            .memory_list(&client, &a.session_id, self.state.clock.now_ms())
             .await
             .map_err(kb_error)?;
         Ok(render::json_result(json!({ "entries": entries })))
@@ -342,7 +321,7 @@ impl EvidentMcp {
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
         let scope = caller
-            .client_scope(&a.client_id, Role::Read, Intent::Read)
+            .scope(&ScopeArgs::client(&a.client_id), Role::Read, Intent::Read)
             .map_err(mcp_error)?;
         let state = match a.state.as_deref() {
             None => None,
