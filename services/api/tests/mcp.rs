@@ -384,6 +384,25 @@ async fn every_tool_answers_and_a_citation_opens() {
             .is_some_and(|n| n.iter().any(|n| n["key"] == "service:payments")),
         "{nodes}"
     );
+    // Without `q`: every node of the type, a page at a time.
+    let mut listed: Vec<Value> = Vec::new();
+    let mut args = json!({ "type": "service", "limit": 1 });
+    loop {
+        let page = app.call(&w, "list_nodes", args.clone()).await;
+        let page = &page["structuredContent"];
+        listed.extend(page["nodes"].as_array().cloned().unwrap_or_default());
+        match page["nextAfter"].as_str() {
+            Some(next) => args["after"] = json!(next),
+            None => break,
+        }
+        assert!(listed.len() < 20, "{page}");
+    }
+    let keys: Vec<&str> = listed.iter().filter_map(|n| n["key"].as_str()).collect();
+    assert!(
+        keys.contains(&"service:payments") && keys.contains(&"service:ledger"),
+        "{keys:?}"
+    );
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "key order: {keys:?}");
     let walk = app
         .call(
             &w,
