@@ -258,6 +258,26 @@ async fn subjects_are_kept_apart_the_same_subject_updates_and_writes_are_audited
     assert!(text.contains("</untrusted-source-data>"));
     assert_eq!(found["structuredContent"]["contentTrust"], "untrusted");
 
+    // list_nodes without `q`: every node of the type, a page at a time.
+    let mut listed: Vec<Value> = Vec::new();
+    let mut args = json!({ "type": "service", "limit": 1 });
+    loop {
+        let page = app.call(&w, "list_nodes", args.clone()).await;
+        let page = &page["structuredContent"];
+        listed.extend(page["nodes"].as_array().cloned().unwrap_or_default());
+        match page["nextAfter"].as_str() {
+            Some(next) => args["after"] = json!(next),
+            None => break,
+        }
+        assert!(listed.len() < 20, "{page}");
+    }
+    let keys: Vec<&str> = listed.iter().filter_map(|n| n["key"].as_str()).collect();
+    assert!(
+        keys.contains(&"service:payments") && keys.contains(&"service:ledger"),
+        "{keys:?}"
+    );
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "key order: {keys:?}");
+
     app.call(
         &w,
         "memory_put",

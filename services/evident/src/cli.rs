@@ -37,6 +37,8 @@ enum Command {
     Search(SearchArgs),
     /// Inspect and edit the alias registry of a running server.
     Alias(AliasArgs),
+    /// Read the knowledge graph of a running server (list nodes by type).
+    Graph(crate::graph_cmd::GraphArgs),
     /// Create, list and revoke API tokens of a running server.
     Token(crate::token_cmd::TokenArgs),
     /// MCP over stdio for agents, bridged to a running server's `/mcp` (see README *MCP*).
@@ -223,14 +225,14 @@ impl Server {
 }
 
 #[derive(Args)]
-struct ScopeArgs {
+pub(crate) struct ScopeArgs {
     /// Client id (omit with --global).
     #[arg(long, global = true)]
-    client: Option<String>,
+    pub(crate) client: Option<String>,
     #[arg(long, global = true)]
-    project: Option<String>,
+    pub(crate) project: Option<String>,
     #[arg(long, global = true)]
-    group: Option<String>,
+    pub(crate) group: Option<String>,
 }
 
 #[derive(Args)]
@@ -323,6 +325,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Ingest(args) => ingest(args).await,
         Command::Search(args) => search(args).await,
         Command::Alias(args) => alias(args).await,
+        Command::Graph(args) => crate::graph_cmd::run(args).await,
         Command::Token(args) => crate::token_cmd::run(args).await,
         Command::Mcp(args) => crate::mcp_cmd::run(args).await,
     }

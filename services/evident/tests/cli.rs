@@ -195,6 +195,49 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(ok, "{err}");
     assert!(out.contains("user:jan_novák"), "{out}");
 
+    // The graph: nodes of a type, a page at a time.
+    let (ok, _, err) = cli(
+        &server.url,
+        &[
+            "ingest",
+            "-",
+            "--client",
+            "acme",
+            "--urn",
+            "note:3",
+            "--rel",
+            "service:payments|depends_on|service:ledger",
+        ],
+        Some("Payments calls the ledger for every capture."),
+    );
+    assert!(ok, "{err}");
+    let nodes = |after: Option<&str>| {
+        let mut args = vec![
+            "graph", "nodes", "--type", "service", "--limit", "1", "--client", "acme",
+        ];
+        if let Some(a) = after {
+            args.extend(["--after", a]);
+        }
+        cli(&server.url, &args, None)
+    };
+    let (ok, out, err) = nodes(None);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("service:ledger\tservice\t"), "{out}");
+    assert!(out.ends_with("next: --after service:ledger\n"), "{out}");
+    let (ok, out, err) = nodes(Some("service:ledger"));
+    assert!(ok, "{err}");
+    assert!(out.starts_with("service:payments\tservice\t"), "{out}");
+    assert!(!out.contains("next:"), "the last page: {out}");
+    let (ok, _, err) = cli(
+        &server.url,
+        &[
+            "graph", "nodes", "--type", "service", "--limit", "0", "--client", "acme",
+        ],
+        None,
+    );
+    assert!(!ok, "a bad limit fails with a non-zero exit");
+    assert!(err.contains("invalid_request"), "{err}");
+
     let status = server.terminate();
     assert!(status.success(), "graceful shutdown exits 0: {status:?}");
     assert!(

@@ -32,7 +32,7 @@
 //! under an older scheme re-indexes its git sources).
 
 use crate::commits::IssueKey;
-use crate::refs::{NodeKey, normalize_ref};
+use crate::refs::{NodeKey, canonical_entity_type, normalize_ref};
 
 /// The key scheme. 1: every key a normalised ref; 2: exact keys in [`EXACT_NAMESPACES`].
 pub const KEYS_VERSION: u32 = 2;
@@ -210,8 +210,70 @@ pub fn issue_ref(ctx: &IssueContext, issue_key: &IssueKey) -> NodeKey {
     }
 }
 
+/// The node types extractors write (repositories, code, mail, trackers, wikis, meetings,
+/// documents): the structural vocabulary's types. A caller's type filter that names one of
+/// them means exactly it; anything else goes through the entity-type aliases
+/// ([`canonical_entity_type`]), so `type=issue` finds the tracker's `issue` nodes (not
+/// `jira`, the alias of `issue` for refs) and `type=person` the people (not `user`).
+pub const NODE_TYPES: &[&str] = &[
+    // git and code (symbols are typed by their kind)
+    "repository",
+    "branch",
+    "file",
+    "commit",
+    "import",
+    "symbol",
+    "class",
+    "interface",
+    "struct",
+    "enum",
+    "trait",
+    "type",
+    "function",
+    "method",
+    // mail, trackers, wikis, meetings, documents
+    "message",
+    "thread",
+    "person",
+    "issue",
+    "label",
+    "page",
+    "space",
+    "meeting",
+    "document",
+    "url",
+];
+
+/// The node type a caller's type filter names: a structural type exactly, anything else
+/// through the entity-type aliases (`ticket` → `jira`).
+pub fn node_type_filter(raw: &str) -> String {
+    let lower = raw.trim().to_lowercase();
+    if NODE_TYPES.contains(&lower.as_str()) {
+        lower
+    } else {
+        canonical_entity_type(&lower)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn structural_types_are_matched_exactly_and_others_through_the_aliases() {
+        for (raw, want) in [
+            ("issue", "issue"),
+            ("person", "person"),
+            ("Thread", "thread"),
+            ("page", "page"),
+            ("document", "document"),
+            (" meeting ", "meeting"),
+            ("ticket", "jira"),
+            ("developer", "user"),
+            ("service", "service"),
+        ] {
+            assert_eq!(node_type_filter(raw), want, "{raw}");
+        }
+    }
     use super::*;
 
     #[test]

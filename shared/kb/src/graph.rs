@@ -2,7 +2,7 @@
 
 use evident_core::refs::{self, NodeKey};
 use evident_core::{Chunk, Edge, Node, Visibility, validate};
-use evident_store::{Direction, Subgraph, TraverseOptions};
+use evident_store::{Direction, NodePage, Subgraph, TraverseOptions};
 use serde::Serialize;
 
 use crate::{Kb, KbError, Result};
@@ -10,6 +10,8 @@ use crate::{Kb, KbError, Result};
 /// Hard caps on traversal requests, whatever the caller asks.
 pub const MAX_DEPTH: usize = 5;
 pub const MAX_TRAVERSE_NODES: usize = 1000;
+/// Most nodes one page of [`Kb::list_nodes`] returns.
+pub const MAX_LIST_NODES: usize = 500;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -211,11 +213,46 @@ impl Kb {
         limit: usize,
     ) -> Result<Vec<Node>> {
         validate::identifier("q", q)?;
-        let node_type = node_type.map(refs::canonical_entity_type);
+        let node_type = node_type.map(evident_core::keys::node_type_filter);
         Ok(self
             .stores
             .graph
             .search_nodes(vis, q, node_type.as_deref(), limit.clamp(1, 500))
+            .await?)
+    }
+
+    /// One page of the visible nodes of a type (every type when `None`), in key order,
+    /// after `after` (the previous page's `next_after`); at most `limit` (1..=500).
+    pub async fn list_nodes(
+        &self,
+        vis: &Visibility,
+        node_type: Option<&str>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<NodePage> {
+        if !(1..=MAX_LIST_NODES).contains(&limit) {
+            return Err(KbError::Invalid(format!(
+                "limit must be 1..={MAX_LIST_NODES}"
+            )));
+        }
+        let node_type = match node_type {
+            Some(t) => {
+                validate::identifier("type", t)?;
+                Some(evident_core::keys::node_type_filter(t))
+            }
+            None => None,
+        };
+        let after = match after {
+            Some(a) => {
+                validate::identifier("after", a)?;
+                Some(NodeKey::from_canonical(a))
+            }
+            None => None,
+        };
+        Ok(self
+            .stores
+            .graph
+            .list_nodes(vis, node_type.as_deref(), after.as_ref(), limit)
             .await?)
     }
 }

@@ -125,6 +125,36 @@ SORT LENGTH(d.key), d.key \
 LIMIT @limit \
 RETURN d.key";
 
+/// Canonical keys of the visible nodes of type `@type` (every type when null) after `@after`
+/// in `@@first` and `@@second` (the reader's two partitions, or one given twice), merged:
+/// ascending, each once, at most `@limit`. Both partitions in one query so that the
+/// server's collation orders the merged page exactly as it orders each partition's range.
+/// `@after` null lists from the start: in AQL `null` is less than every string.
+pub const LIST_NODES: &str = "LET a = (FOR d IN @@first \
+FILTER @type == null OR d.type == @type \
+FILTER d.key > @after \
+LET ev = (FOR x IN d.evidence \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+LIMIT 1 RETURN 1) \
+FILTER LENGTH(ev) > 0 \
+SORT d.key \
+LIMIT @limit \
+RETURN d.key) \
+LET b = (FOR d IN @@second \
+FILTER @type == null OR d.type == @type \
+FILTER d.key > @after \
+LET ev = (FOR x IN d.evidence \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+LIMIT 1 RETURN 1) \
+FILTER LENGTH(ev) > 0 \
+SORT d.key \
+LIMIT @limit \
+RETURN d.key) \
+FOR k IN UNION_DISTINCT(a, b) \
+SORT k \
+LIMIT @limit \
+RETURN k";
+
 /// Known aliases among `@aliases` of client `@client`, as `{alias, canonical}`.
 pub const ALIAS_RESOLVE: &str = "FOR a IN @aliases \
 FOR d IN @@aliases FILTER d.clientId == @client AND d.aliasKey == a \
@@ -184,6 +214,7 @@ mod tests {
         GET_NODES,
         EDGES_AT,
         SEARCH_NODES,
+        LIST_NODES,
         ALIAS_RESOLVE,
         ALIAS_PUT,
         ALIAS_REPOINT,

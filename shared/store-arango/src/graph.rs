@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use evident_core::{EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Visibility};
 use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
-    Direction, EdgeKey, ErrorKind, GraphStore, RemovedCounts, Result, StoreError, Subgraph,
-    TraverseOptions,
+    Direction, EdgeKey, ErrorKind, GraphStore, NodePage, RemovedCounts, Result, StoreError,
+    Subgraph, TraverseOptions,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -644,6 +644,16 @@ impl GraphStore for ArangoStore {
         Ok(Subgraph { nodes, edges })
     }
 
+    async fn list_nodes(
+        &self,
+        vis: &Visibility,
+        node_type: Option<&str>,
+        after: Option<&NodeKey>,
+        limit: usize,
+    ) -> Result<NodePage> {
+        self.list_nodes_page(vis, node_type, after, limit).await
+    }
+
     async fn search_nodes(
         &self,
         vis: &Visibility,
@@ -694,6 +704,8 @@ impl GraphStore for ArangoStore {
         Ok(out)
     }
 }
+
+mod list;
 
 #[cfg(test)]
 mod tests;

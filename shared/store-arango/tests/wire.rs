@@ -607,6 +607,45 @@ async fn search_nodes_ranks_short_keys_first_and_reports_query_errors() {
     server.assert_exhausted();
 }
 
+#[tokio::test]
+async fn list_nodes_pages_both_partitions_in_one_query() {
+    let (server, store) = start(&["connect", "list_nodes"]).await;
+    let c1 = Visibility::of(Scope::client("c1"));
+    let keys = |nodes: &[evident_core::Node]| -> Vec<String> {
+        nodes.iter().map(|n| n.key.to_string()).collect()
+    };
+    let first = store
+        .list_nodes(&c1, Some("thread"), None, 2)
+        .await
+        .expect("page 1");
+    assert_eq!(keys(&first.nodes), ["thread:a0", "thread:a1"]);
+    assert_eq!(first.next_after, Some(key("thread:a1")));
+    let last = store
+        .list_nodes(&c1, Some("thread"), first.next_after.as_ref(), 2)
+        .await
+        .expect("page 2");
+    assert_eq!(
+        (keys(&last.nodes), last.next_after),
+        (vec!["thread:a2".to_string()], None)
+    );
+    // A client that never wrote sees the global partition.
+    let c2 = store
+        .list_nodes(&Visibility::of(Scope::client("c2")), None, None, 5)
+        .await
+        .expect("c2");
+    assert_eq!(
+        (keys(&c2.nodes), c2.next_after),
+        (vec!["thread:a0".to_string()], None)
+    );
+    let err = store
+        .list_nodes(&c1, Some("meeting"), None, 10)
+        .await
+        .expect_err("503");
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.is_retryable());
+    server.assert_exhausted();
+}
+
 // ---------------------------------------------------------------------------------------
 // aliases
 

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use evident_core::{EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Scope, Visibility};
 use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
-    Direction, EdgeKey, GraphStore, RemovedCounts, Result, Subgraph, TraverseOptions,
+    Direction, EdgeKey, GraphStore, NodePage, RemovedCounts, Result, Subgraph, TraverseOptions,
 };
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
@@ -421,6 +421,51 @@ fn read_nodes(conn: &Connection, vis: &Visibility, keys: &[NodeKey]) -> Result<V
         .collect())
 }
 
+/// One page of [`GraphStore::list_nodes`]: the keys come from one statement (type, keyset
+/// and the visibility rule in SQL, `limit + 1` rows to know whether more follow), the nodes
+/// from [`read_nodes`]; a node whose merged type is another (its client record retyped it)
+/// is dropped from the page but still moves the cursor.
+fn list_nodes(
+    conn: &Connection,
+    vis: &Visibility,
+    node_type: Option<&str>,
+    after: Option<&NodeKey>,
+    limit: usize,
+) -> Result<NodePage> {
+    let (ph, mut params) = partitions_params(vis);
+    let mut q = format!("SELECT DISTINCT n.key FROM nodes n WHERE n.partition IN {ph}");
+    if let Some(t) = node_type {
+        q.push_str(" AND n.type = ?");
+        params.push(Value::Text(t.to_string()));
+    }
+    if let Some(after) = after {
+        q.push_str(" AND n.key > ?");
+        params.push(Value::Text(after.as_str().to_string()));
+    }
+    q.push_str(" AND EXISTS (SELECT 1 FROM node_evidence ev WHERE ev.nid = n.nid AND ");
+    sql::visibility(vis, "ev.", &mut q, &mut params);
+    q.push_str(") ORDER BY n.key LIMIT ?");
+    params.push(Value::Integer(limit.saturating_add(1) as i64));
+    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+    let mut keys: Vec<NodeKey> = stmt
+        .query_map(params_from_iter(params), |r| r.get::<_, String>(0))
+        .map_err(sqlite_err)?
+        .map(|k| k.map(NodeKey::from_canonical))
+        .collect::<rusqlite::Result<_>>()
+        .map_err(sqlite_err)?;
+    let next_after = if keys.len() > limit {
+        keys.truncate(limit);
+        keys.last().cloned()
+    } else {
+        None
+    };
+    let mut nodes = read_nodes(conn, vis, &keys)?;
+    if let Some(t) = node_type {
+        nodes.retain(|n| n.node_type == t);
+    }
+    Ok(NodePage { nodes, next_after })
+}
+
 struct EdgeRow {
     eid: i64,
     from: String,
@@ -659,6 +704,23 @@ impl GraphStore for EmbeddedStore {
             let mut out = read_nodes(conn, &vis, &keys)?;
             out.truncate(limit);
             Ok(out)
+        })
+        .await
+    }
+
+    async fn list_nodes(
+        &self,
+        vis: &Visibility,
+        node_type: Option<&str>,
+        after: Option<&NodeKey>,
+        limit: usize,
+    ) -> Result<NodePage> {
+        if limit == 0 {
+            return Ok(NodePage::default());
+        }
+        let (vis, node_type, after) = (vis.clone(), node_type.map(str::to_string), after.cloned());
+        self.read(move |conn, _| {
+            list_nodes(conn, &vis, node_type.as_deref(), after.as_ref(), limit)
         })
         .await
     }

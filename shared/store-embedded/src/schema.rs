@@ -46,7 +46,9 @@ CREATE TABLE IF NOT EXISTS nodes(
     updated_at INTEGER NOT NULL,
     UNIQUE(partition, key)
 );
-CREATE INDEX IF NOT EXISTS nodes_type ON nodes(type);
+-- Listing by type pages in key order (`list_nodes`); it also serves every `type = ?` filter.
+DROP INDEX IF EXISTS nodes_type;
+CREATE INDEX IF NOT EXISTS nodes_type_key ON nodes(type, key);
 
 CREATE TABLE IF NOT EXISTS node_evidence(
     nid        INTEGER NOT NULL REFERENCES nodes(nid) ON DELETE CASCADE,

@@ -54,6 +54,27 @@ pub trait GraphStore: Send + Sync {
         node_type: Option<&str>,
         limit: usize,
     ) -> Result<Vec<Node>>;
+    /// Lists the visible nodes of type `node_type` (every type when `None`), in ascending
+    /// key order, starting strictly after `after`, at most `limit` (≥ 1) per page.
+    ///
+    /// Contract:
+    /// - The type is the node's type as read (the reader's client record wins over the
+    ///   global one, as in [`GraphStore::get_nodes`]), matched exactly: no alias folding.
+    /// - Visibility as for every read: a node is listed iff one of its evidence chunks is
+    ///   admitted, with only the admitted evidence ids; a key in both partitions is one node.
+    /// - Keyset paging: `next_after` is `Some` exactly when more keys may follow (it is the
+    ///   last key this page covered, which the page may not list when its node's merged type
+    ///   differs); listing from it continues without overlap, so following `next_after` from
+    ///   `None` until it is `None` lists every node that stayed visible throughout once.
+    /// - Key order is the backend's string order (byte order on the embedded store, the
+    ///   server's collation on ArangoDB); within one backend it never changes between pages.
+    async fn list_nodes(
+        &self,
+        vis: &Visibility,
+        node_type: Option<&str>,
+        after: Option<&NodeKey>,
+        limit: usize,
+    ) -> Result<NodePage>;
 }
 
 /// Searchable chunks with their vectors.

@@ -40,6 +40,15 @@ pub struct Subgraph {
     pub edges: Vec<evident_core::Edge>,
 }
 
+/// One page of a node listing ([`GraphStore::list_nodes`](crate::GraphStore::list_nodes)).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodePage {
+    /// Visible nodes in ascending key order.
+    pub nodes: Vec<evident_core::Node>,
+    /// The key to pass as `after` for the next page; `None` when the listing is complete.
+    pub next_after: Option<NodeKey>,
+}
+
 /// Identity of an edge: `(from, edge type, to)` within a partition.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct EdgeKey {

@@ -102,12 +102,18 @@ pub struct GetNodeArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListNodesArgs {
-    /// Text to match in node keys and labels.
-    pub q: String,
-    /// Only nodes of this type (e.g. `person`, `issue`, `file`, `service`).
+    /// Text to match in node keys and labels. Without it, every node of `type` is listed
+    /// in key order, one page at a time.
+    #[serde(default)]
+    pub q: Option<String>,
+    /// Only nodes of this type (e.g. `person`, `issue`, `thread`, `meeting`, `repository`,
+    /// `file`, `service`).
     #[serde(default, rename = "type")]
     pub node_type: Option<String>,
-    /// At most this many nodes (1..=500, default 20).
+    /// Listing only (no `q`): continue after this key, the `nextAfter` of the previous page.
+    #[serde(default)]
+    pub after: Option<String>,
+    /// At most this many nodes (1..=500; default 20 when searching, 100 when listing).
     #[serde(default)]
     pub limit: Option<usize>,
     #[serde(flatten)]

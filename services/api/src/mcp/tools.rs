@@ -139,8 +139,10 @@ impl EvidentMcp {
         Ok(render::node(&view, &evidence))
     }
 
-    /// Find graph nodes whose key or label matches text (people, issues, files, services,
-    /// decisions…), optionally of one type. Use a result's key with `get_node` or `traverse`.
+    /// Find graph nodes whose key or label matches text `q` (people, issues, files,
+    /// services, decisions…), optionally of one type; without `q`, list every node of a type
+    /// (all threads, meetings, repositories…) in key order, a page at a time (`after` =
+    /// the previous answer's `nextAfter`). Use a result's key with `get_node` or `traverse`.
     #[tool(annotations(title = "Find nodes", read_only_hint = true, open_world_hint = false))]
     async fn list_nodes(
         &self,
@@ -152,13 +154,23 @@ impl EvidentMcp {
             .scope(&a.scope, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
         let vis = evident_core::Visibility::of(scope);
-        let nodes = self
-            .state
-            .kb
-            .search_nodes(&vis, &a.q, a.node_type.as_deref(), a.limit.unwrap_or(20))
-            .await
-            .map_err(kb_error)?;
-        Ok(render::json_result(json!({ "nodes": nodes })))
+        let kb = &self.state.kb;
+        let node_type = a.node_type.as_deref().filter(|t| !t.is_empty());
+        let answer = match a.q.as_deref().filter(|q| !q.trim().is_empty()) {
+            Some(q) => {
+                let limit = a.limit.unwrap_or(20);
+                let nodes = kb.search_nodes(&vis, q, node_type, limit).await;
+                json!({ "nodes": nodes.map_err(kb_error)? })
+            }
+            None => {
+                let after = a.after.as_deref().filter(|k| !k.is_empty());
+                let limit = a.limit.unwrap_or(100);
+                let page = kb.list_nodes(&vis, node_type, after, limit).await;
+                let page = page.map_err(kb_error)?;
+                json!({ "nodes": page.nodes, "nextAfter": page.next_after })
+            }
+        };
+        Ok(render::json_result(answer))
     }
 
     /// Store knowledge (a fact, decision, procedure, summary) so later searches find it with

@@ -68,6 +68,7 @@ pub fn all() -> Router<AppState> {
             get(read::node_evidence),
         )
         .route("/api/v1/graph/search", get(read::search_nodes))
+        .route("/api/v1/graph/nodes", get(read::list_nodes))
         .route("/api/v1/chunks/by-kind", post(read::by_kind))
         .route("/api/v1/alias/resolve", get(read::alias_resolve))
         .route("/api/v1/alias/list/{canonical}", get(read::alias_list))

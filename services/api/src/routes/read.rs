@@ -161,6 +161,48 @@ pub async fn search_nodes(
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListNodesQuery {
+    #[serde(default, rename = "type")]
+    node_type: Option<String>,
+    #[serde(default)]
+    after: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    group_id: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// A query parameter's value unless it is empty.
+fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().filter(|v| !v.is_empty())
+}
+
+/// One page of the nodes of a type, in key order; `nextAfter` continues it. An empty
+/// `type` or `after` (`?type=&after=`) is the same as none.
+pub async fn list_nodes(
+    State(s): State<AppState>,
+    ApiQuery(q): ApiQuery<ListNodesQuery>,
+) -> ApiResult<Json<Value>> {
+    let vis = reader(&q.client_id, &q.project_id, &q.group_id)?;
+    let page =
+        s.kb.list_nodes(
+            &vis,
+            given(&q.node_type),
+            given(&q.after),
+            q.limit.unwrap_or(100),
+        )
+        .await?;
+    Ok(Json(
+        json!({ "nodes": page.nodes, "nextAfter": page.next_after }),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ByKindRequest {
     #[serde(default)]
     client_id: Option<String>,

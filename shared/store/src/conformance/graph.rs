@@ -526,3 +526,143 @@ pub async fn graph_visibility_follows_evidence(h: &Harness) {
             .is_empty()
     );
 }
+
+/// Every page of a listing from the start, following `next_after`; the keys per page.
+async fn list_all(
+    g: &dyn crate::GraphStore,
+    reader: &Visibility,
+    node_type: Option<&str>,
+    limit: usize,
+) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut after: Option<NodeKey> = None;
+    loop {
+        let page = g
+            .list_nodes(reader, node_type, after.as_ref(), limit)
+            .await
+            .expect("list");
+        assert!(
+            page.nodes.len() <= limit,
+            "a page holds at most `limit` nodes"
+        );
+        pages.push(page.nodes.iter().map(|n| n.key.to_string()).collect());
+        match page.next_after {
+            Some(next) => {
+                assert!(pages.len() < 50, "paging must end");
+                after = Some(next);
+            }
+            None => return pages,
+        }
+    }
+}
+
+pub async fn nodes_list_by_type_in_key_pages(h: &Harness) {
+    let global = Scope::global();
+    let p1 = Scope::client("c1").with_project("p1");
+    let p2 = Scope::client("c1").with_project("p2");
+    let c2 = Scope::client("c2");
+    write_source(h, &global, "urn:lg", &[("lg", "doc", "global", 0)]).await;
+    write_source(h, &p1, "urn:l1", &[("l1", "doc", "p1", 1)]).await;
+    write_source(h, &p2, "urn:l2", &[("l2", "doc", "p2", 2)]).await;
+    write_source(h, &c2, "urn:l3", &[("l3", "doc", "c2", 3)]).await;
+    let g = &h.stores.graph;
+    let write = |partition: &'static str, keys: &[&str], e: Evidence| {
+        let nodes = keys.iter().map(|k| node(k, vec![e.clone()])).collect();
+        g.upsert(partition, nodes, vec![])
+    };
+    write("", &["thread:a0", "thread:a2"], ev("lg", &global))
+        .await
+        .expect("u");
+    let p1_threads = [
+        "thread:a1",
+        "thread:a2",
+        "thread:a3",
+        "thread:a4",
+        "thread:a5",
+    ];
+    write("c1", &p1_threads, ev("l1", &p1)).await.expect("u");
+    write("c1", &["meeting:m1"], ev("l1", &p1))
+        .await
+        .expect("u");
+    write("c1", &["thread:b1"], ev("l2", &p2)).await.expect("u");
+    write("c2", &["thread:a9"], ev("l3", &c2)).await.expect("u");
+
+    // Pages of two in key order, across both partitions, the last one saying it is last.
+    let pages = list_all(g.as_ref(), &vis(&p1), Some("thread"), 2).await;
+    assert_eq!(
+        pages,
+        vec![
+            vec!["thread:a0", "thread:a1"],
+            vec!["thread:a2", "thread:a3"],
+            vec!["thread:a4", "thread:a5"],
+        ],
+        "p1 sees global and its own threads, not p2's or c2's"
+    );
+    let one_by_one: Vec<String> = list_all(g.as_ref(), &vis(&p1), Some("thread"), 1)
+        .await
+        .concat();
+    assert_eq!(one_by_one, pages.concat());
+    // A key in both partitions is one node with the evidence the reader may see.
+    let first = g
+        .list_nodes(&vis(&p1), Some("thread"), Some(&key("thread:a1")), 1)
+        .await
+        .expect("list");
+    assert_eq!(first.nodes.len(), 1);
+    let mut evidence = first.nodes[0].evidence_chunk_ids.clone();
+    evidence.sort();
+    assert_eq!(
+        (first.nodes[0].key.as_str(), evidence),
+        ("thread:a2", vec!["l1".to_string(), "lg".to_string()])
+    );
+    assert_eq!(first.next_after, Some(key("thread:a2")));
+    // `after` need not be a stored key.
+    let from_gap = g
+        .list_nodes(&vis(&p1), Some("thread"), Some(&key("thread:a25")), 10)
+        .await
+        .expect("list");
+    let keys: Vec<&str> = from_gap.nodes.iter().map(|n| n.key.as_str()).collect();
+    assert_eq!(
+        (keys, from_gap.next_after),
+        (vec!["thread:a3", "thread:a4", "thread:a5"], None)
+    );
+
+    // The type is matched exactly; no type lists every type.
+    let meetings = list_all(g.as_ref(), &vis(&p1), Some("meeting"), 10).await;
+    assert_eq!(meetings, vec![vec!["meeting:m1"]]);
+    assert_eq!(
+        list_all(g.as_ref(), &vis(&p1), Some("threads"), 10).await,
+        vec![Vec::<String>::new()]
+    );
+    let every = list_all(g.as_ref(), &vis(&p1), None, 3).await.concat();
+    let mut expected = vec!["meeting:m1", "thread:a0"];
+    expected.extend(p1_threads);
+    assert_eq!(every, expected);
+
+    // Other readers: another project, another client, the global reader.
+    for (reader, want) in [
+        (&p2, vec!["thread:a0", "thread:a2", "thread:b1"]),
+        (&c2, vec!["thread:a0", "thread:a2", "thread:a9"]),
+        (&global, vec!["thread:a0", "thread:a2"]),
+    ] {
+        let got = list_all(g.as_ref(), &vis(reader), Some("thread"), 2)
+            .await
+            .concat();
+        assert_eq!(got, want, "reader {reader:?}");
+    }
+    let global_a2 = g
+        .list_nodes(&vis(&c2), Some("thread"), Some(&key("thread:a1")), 1)
+        .await
+        .expect("list");
+    assert_eq!(
+        global_a2.nodes[0].evidence_chunk_ids,
+        vec!["lg"],
+        "only visible evidence"
+    );
+    assert!(
+        g.list_nodes(&vis(&p1), Some("thread"), None, 0)
+            .await
+            .expect("list")
+            .nodes
+            .is_empty()
+    );
+}

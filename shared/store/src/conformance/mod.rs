@@ -81,6 +81,7 @@ macro_rules! __conformance_cases {
             graph_merges_evidence_and_collects_garbage,
             traversal_respects_depth_direction_and_types,
             graph_visibility_follows_evidence,
+            nodes_list_by_type_in_key_pages,
             alias_register_resolve_merge_list_stats,
             source_writer_applies_and_purges,
             relocate_updates_without_reembedding,

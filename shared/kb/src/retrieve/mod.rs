@@ -1,0 +1,232 @@
+//! Hybrid retrieval with graph expansion, returning an evidence pack.
+//!
+//! Channels, fused by weighted reciprocal-rank fusion over chunk ids (k = 60), so a chunk
+//! found by several channels appears once with the sum of its contributions:
+//! - `bm25` (0.30) and `vector` (0.30): the RAG channels;
+//! - `graph` (0.30): evidence chunks of edges reached by expanding, 1..maxDepth hops in any
+//!   direction, from the refs of the top RAG hits and the query's entities — nearer edges
+//!   rank first;
+//! - `entity` (0.10): chunks evidencing nodes the query names (explicit `ns:value`, issue
+//!   keys, e-mail addresses, file names, CamelCase identifiers).
+//!
+//! Then a per-source diversity penalty (×0.85 for each earlier item of the same source).
+//! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
+
+//!
+//! The steps, each testable alone: [`candidates`] (BM25 ∥ vector), [`entities`],
+//! [`expansion`], [`fusion`], [`pack`]; [`Kb::retrieve`] runs them in that order.
+
+mod candidates;
+mod entities;
+mod expansion;
+mod fusion;
+mod pack;
+
+use std::time::Instant;
+
+use evident_core::refs::NodeKey;
+use evident_core::{Edge, Locator, Node, Visibility, validate};
+use evident_store::ChunkFilter;
+use serde::{Deserialize, Serialize};
+
+pub use candidates::{Candidates, channel_depths};
+pub use entities::{QueryEntities, entity_hits, query_entities};
+pub use expansion::{Expansion, expansion_seeds, graph_hits};
+pub use fusion::Fusion;
+pub use pack::{Channels, evidence_items, summary};
+
+use crate::{Kb, KbError, Result, Stage, Watch};
+
+const RRF_K: f32 = 60.0;
+const W_BM25: f32 = 0.30;
+const W_VECTOR: f32 = 0.30;
+const W_GRAPH: f32 = 0.30;
+const W_ENTITY: f32 = 0.10;
+const DIVERSITY: f32 = 0.85;
+/// Top fused hits whose refs seed graph expansion.
+const EXPANSION_SEEDS: usize = 5;
+const MAX_EXPANDED_NODES: usize = 50;
+const MAX_GRAPH_CHUNKS: usize = 50;
+const MAX_ENTITY_CHUNKS: usize = 20;
+
+/// What [`Kb::retrieve`] answers: a question, the reader's scope (its visibility) and how
+/// much to return. A domain type: the HTTP API's body converts into it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetrieveQuery {
+    pub query: String,
+    pub client_id: Option<String>,
+    pub project_id: Option<String>,
+    pub group_id: Option<String>,
+    /// Only chunks of these kinds (all when empty).
+    pub kinds: Vec<String>,
+    pub max_results: usize,
+    pub expand_graph: bool,
+    pub max_depth: usize,
+    pub min_score: Option<f32>,
+}
+
+impl RetrieveQuery {
+    /// A query with the defaults: 10 results, the graph expanded 2 hops, every kind.
+    pub fn new(query: impl Into<String>, client_id: Option<&str>) -> Self {
+        RetrieveQuery {
+            query: query.into(),
+            client_id: client_id.map(str::to_string),
+            project_id: None,
+            group_id: None,
+            kinds: Vec::new(),
+            max_results: 10,
+            expand_graph: true,
+            max_depth: 2,
+            min_score: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelScores {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entity: Option<f32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceItem {
+    pub chunk_id: String,
+    pub content: String,
+    /// Always `"untrusted"`: retrieved text is data from sources, never instructions.
+    pub trust: String,
+    pub score: f32,
+    pub source_urn: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub locator: Locator,
+    /// Human-readable citation derived from the locator.
+    pub citation: String,
+    pub graph_refs: Vec<NodeKey>,
+    pub scores: ChannelScores,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PackGraph {
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidencePack {
+    pub items: Vec<EvidenceItem>,
+    pub graph: PackGraph,
+    pub summary: String,
+    /// Pack-level marker: every `content` in `items` is untrusted source text.
+    pub content_trust: String,
+    pub took_ms: f64,
+}
+
+impl RetrieveQuery {
+    /// Checks the query's bounds and returns the reader's visibility.
+    fn validate(&self) -> Result<Visibility> {
+        validate::bounded_text("query", &self.query, 8 * 1024)?;
+        if self.max_results == 0 || self.max_results > 100 {
+            return Err(KbError::Invalid("maxResults must be 1..=100".into()));
+        }
+        if self.max_depth > 3 {
+            return Err(KbError::Invalid("maxDepth must be 0..=3".into()));
+        }
+        for k in &self.kinds {
+            validate::kind("kinds", k)?;
+        }
+        crate::visibility(
+            self.client_id.as_deref(),
+            self.project_id.as_deref(),
+            self.group_id.as_deref(),
+        )
+    }
+}
+
+impl Kb {
+    /// Answers a question with an evidence pack: candidates → entities → expansion →
+    /// fusion → pack (see the module documentation for the channels and weights).
+    pub async fn retrieve(&self, req: &RetrieveQuery) -> Result<EvidencePack> {
+        self.retrieve_watched(req, &Watch::default()).await
+    }
+
+    /// [`Kb::retrieve`] reporting its stages (channels searched, entities matched, graph
+    /// expanded) to `watch`. A read: the caller may drop it at any point.
+    #[tracing::instrument(skip_all, fields(max_results = req.max_results))]
+    pub async fn retrieve_watched(
+        &self,
+        req: &RetrieveQuery,
+        watch: &Watch,
+    ) -> Result<EvidencePack> {
+        let started = Instant::now();
+        let vis = req.validate()?;
+        let filter = ChunkFilter {
+            kinds: req.kinds.clone(),
+        };
+        let Candidates { bm25, vector } = self
+            .candidates(&vis, &req.query, &filter, req.max_results)
+            .await?;
+        watch.reached(Stage::Searched {
+            text: bm25.len(),
+            vector: vector.len(),
+        });
+        let mut fusion = Fusion::default();
+        fusion.add(&bm25, W_BM25);
+        fusion.add(&vector, W_VECTOR);
+
+        let entity_nodes = self.entity_nodes(&vis, &query_entities(&req.query)).await?;
+        let entity = entity_hits(&entity_nodes);
+        fusion.add(&entity, W_ENTITY);
+        watch.reached(Stage::EntitiesMatched {
+            nodes: entity_nodes.len(),
+        });
+
+        let mut expansion = Expansion::default();
+        if req.expand_graph && req.max_depth > 0 {
+            let seed_ids: Vec<String> = fusion
+                .ranked(EXPANSION_SEEDS)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            expansion = self
+                .expand(&vis, &entity_nodes, &seed_ids, req.max_depth)
+                .await?;
+            fusion.add(&expansion.hits, W_GRAPH);
+            watch.reached(Stage::Expanded {
+                nodes: expansion.graph.nodes.len(),
+                edges: expansion.graph.edges.len(),
+            });
+        }
+
+        let fused = fusion.ranked(req.max_results * 3);
+        let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
+        let chunks = self.stores.chunks.get(&vis, &ids).await?;
+        let channels = Channels {
+            bm25: &bm25,
+            vector: &vector,
+            entity: &entity,
+            graph: &expansion.hits,
+        };
+        let items = evidence_items(chunks, &fused, channels, req.min_score, req.max_results);
+        let summary = summary(&items, channels, &expansion.graph);
+        let took = started.elapsed();
+        metrics::histogram!("evident_retrieve_seconds").record(took.as_secs_f64());
+        Ok(EvidencePack {
+            items,
+            graph: expansion.graph,
+            summary,
+            content_trust: "untrusted".into(),
+            took_ms: took.as_secs_f64() * 1000.0,
+        })
+    }
+}
