@@ -17,13 +17,14 @@ use evident_ai::Priority;
 use evident_extract::document::Format;
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use url::Url;
 
 use crate::folder;
 use crate::items::ItemTask;
-use crate::poll::{LeasedPoller, PollContext, PollError};
+use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
+use crate::report::{DocumentsReport, Skips, WebReport, examples};
 use crate::robots::Robots;
 use crate::sources::config_of;
 pub use evident_sources::kinds::documents::{DocumentsConfig, WebConfig};
@@ -79,7 +80,7 @@ impl LeasedPoller for DocumentsPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let mut cfg: DocumentsConfig = config_of(source).map_err(PollError::Config)?;
         // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
         cfg.path = self.ctx.access.path(&cfg.path)?;
@@ -106,12 +107,15 @@ impl LeasedPoller for DocumentsPoller {
             folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
             queued += 1;
         }
-        let mut report = folder::settle(&self.ctx, source, scan, queued, |rel| {
+        let folder = folder::settle(&self.ctx, source, scan, queued, |rel| {
             document_urn(&source.id, rel)
         })
         .await?;
-        report["documents"] = json!(queued);
-        Ok(report)
+        Ok(DocumentsReport {
+            documents: queued,
+            folder,
+        }
+        .into())
     }
 }
 
@@ -213,7 +217,7 @@ impl WebPoller {
         while let Some(chunk) = resp
             .chunk()
             .await
-            .map_err(|e| PollError::Source(format!("reading a page: {e}")))?
+            .map_err(|e| PollError::unreachable("reading a page", e))?
         {
             body.extend_from_slice(&chunk);
             if body.len() as u64 > max_bytes {
@@ -223,7 +227,7 @@ impl WebPoller {
         Ok(Some(body))
     }
 
-    async fn crawl(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn crawl(&self, source: &IndexerSource) -> Result<WebReport, PollError> {
         let cfg: WebConfig = config_of(source).map_err(PollError::Config)?;
         let seeds: Vec<Url> = cfg
             .urls
@@ -459,18 +463,17 @@ impl WebPoller {
                 ));
             }
         }
-        Ok(json!({
-            "refused": refused_seeds.len(),
-            "refusedExamples": refused_seeds.into_iter().take(5).collect::<Vec<_>>(),
-            "fetched": fetched,
-            "pages": queued,
-            "queued": queued,
-            "unchanged": unchanged,
-            "duplicates": duplicates,
-            "gone": gone,
-            "skipped": skipped.len(),
-            "skippedExamples": skipped.into_iter().take(5).collect::<Vec<_>>(),
-        }))
+        Ok(WebReport {
+            refused: refused_seeds.len(),
+            refused_examples: examples(refused_seeds),
+            fetched,
+            pages: queued,
+            queued,
+            unchanged,
+            duplicates,
+            gone,
+            skipped: Skips::of(skipped),
+        })
     }
 }
 
@@ -482,8 +485,8 @@ impl LeasedPoller for WebPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        self.crawl(source).await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
+        self.crawl(source).await.map(Into::into)
     }
 }
 

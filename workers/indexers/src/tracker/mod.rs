@@ -18,9 +18,10 @@ use evident_extract::tracker::{
     gitlab_issues, gitlab_notes, gitlab_state_events, issue_source, issue_urn, jira_search,
 };
 use evident_store::indexers::IndexerSource;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::poll::{PollContext, PollError, PollReport, SourcePoller};
+use crate::report::TrackerReport;
 use crate::sources::config_of;
 pub use evident_sources::kinds::tracker::{
     GithubConfig, GitlabConfig, JiraConfig, JiraSearchApi, check_base_url,
@@ -29,7 +30,7 @@ use http::{Api, Credentials, TokenStyle};
 
 /// A tracker's answer was not what its API returns.
 fn shape(what: &str, e: TrackerError) -> PollError {
-    PollError::Source(format!("{what}: {e}"))
+    PollError::malformed(what, e)
 }
 
 /// Where a poll starts: the newest `updated` seen.
@@ -294,9 +295,9 @@ impl TrackerPoller {
             query.push(("fields", fields.to_string()));
             query.push(("expand", "changelog".to_string()));
             let reply = match api.get(path, &query).await {
-                Err(PollError::Source(m)) if m.contains("HTTP 410") => {
+                Err(e @ PollError::Status { status: 410, .. }) => {
                     return Err(PollError::Config(format!(
-                        "{m}: this Jira no longer offers /rest/api/2/search (Jira Cloud since 2025); set `searchApi` to \"jql\""
+                        "{e}: this Jira no longer offers /rest/api/2/search (Jira Cloud since 2025); set `searchApi` to \"jql\""
                     )));
                 }
                 other => other?,
@@ -339,7 +340,7 @@ impl SourcePoller for TrackerPoller {
         self.kind
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<PollReport>, PollError> {
         self.ctx
             .with_lease(source, || async {
                 let tally = match self.kind {
@@ -347,14 +348,15 @@ impl SourcePoller for TrackerPoller {
                     "gitlab" => self.poll_gitlab(source).await?,
                     _ => self.poll_jira(source).await?,
                 };
-                Ok(json!({
-                    "issues": tally.issues,
-                    "queued": tally.issues,
-                    "pages": tally.pages,
-                    "pullRequestsSkipped": tally.pull_requests_skipped,
-                }))
+                Ok(TrackerReport {
+                    issues: tally.issues,
+                    queued: tally.issues,
+                    pages: tally.pages,
+                    pull_requests_skipped: tally.pull_requests_skipped,
+                })
             })
             .await
+            .map(|r| r.map(Into::into))
     }
 }
 
