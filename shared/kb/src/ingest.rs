@@ -117,18 +117,11 @@ pub(crate) struct Checked {
 }
 
 pub(crate) fn check(req: &Document) -> Result<Checked> {
-    if req.global && req.client_id.is_some() {
-        return Err(KbError::Invalid(
-            "`global: true` writes global data and takes no clientId".into(),
-        ));
-    }
-    if !req.global && req.client_id.is_none() {
-        return Err(validate::FieldError::Missing { field: "clientId" }.into());
-    }
-    let scope = crate::scope(
+    let scope = crate::write_scope(
         req.client_id.as_deref(),
         req.project_id.as_deref(),
         req.group_id.as_deref(),
+        req.global,
     )?;
     validate::bounded_text("sourceUrn", &req.source_urn, validate::MAX_URN_LEN)?;
     validate::kind("kind", &req.kind)?;

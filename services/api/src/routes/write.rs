@@ -38,22 +38,11 @@ pub async fn purge(
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<PurgeRequest>,
 ) -> ApiResult<Json<PurgeOutcome>> {
-    if req.client_id.is_none() && !req.global {
-        return Err(ApiError::bad_request(
-            "missing_field",
-            "field `clientId` is required (or `global: true`)",
-        ));
-    }
-    if req.client_id.is_some() && req.global {
-        return Err(ApiError::bad_request(
-            "invalid_request",
-            "`global: true` takes no clientId",
-        ));
-    }
-    let scope = evident_kb::scope(
+    let scope = evident_kb::write_scope(
         req.client_id.as_deref(),
         req.project_id.as_deref(),
         req.group_id.as_deref(),
+        req.global,
     )?;
     Ok(Json(s.kb.purge(&scope, &req.source_urn, p).await?))
 }
