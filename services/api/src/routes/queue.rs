@@ -3,15 +3,15 @@
 use axum::Json;
 use axum::extract::{Extension, State};
 use axum::http::StatusCode;
-use evident_kb::KbError;
 use evident_kb::listing::{TaskPage, TaskQuery};
+use evident_kb::{Document, KbError};
 use evident_store::queue::TaskRecord;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::bodies::IngestRequest;
+use crate::bodies::{IngestRequest, ReorderRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, RequestPriority};
 
@@ -22,14 +22,15 @@ pub async fn enqueue_ingest(
     ApiJson(req): ApiJson<IngestRequest>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     // A source owned by another scope is refused now (409), not as a failed task later.
+    let doc = Document::from(req);
     let scope = evident_kb::write_scope(
-        req.client_id.as_deref(),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-        req.global,
+        doc.client_id.as_deref(),
+        doc.project_id.as_deref(),
+        doc.group_id.as_deref(),
+        doc.global,
     )?;
-    s.kb.check_source_owner(&scope, &req.source_urn).await?;
-    let rec = s.tasks.enqueue_ingest(req, p, s.clock.now_ms()).await?;
+    s.kb.check_source_owner(&scope, &doc.source_urn).await?;
+    let rec = s.tasks.enqueue_ingest(doc, p, s.clock.now_ms()).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "taskId": rec.task_id, "state": rec.state, "priority": rec.priority })),
@@ -81,12 +82,6 @@ pub async fn get_task(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<TaskRecord>> {
     Ok(Json(s.tasks.task(&id).await?))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReorderRequest {
-    position: i64,
 }
 
 pub async fn reorder(

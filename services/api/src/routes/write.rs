@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::bodies::IngestRequest;
+use crate::bodies::{AliasMergeRequest, AliasRegisterRequest, IngestRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, RequestPriority};
 
@@ -47,15 +47,6 @@ pub async fn purge(
     Ok(Json(s.kb.purge(&scope, &req.source_urn, p).await?))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AliasRegisterRequest {
-    client_id: String,
-    alias: String,
-    #[serde(default)]
-    canonical: Option<String>,
-}
-
 pub async fn alias_register(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<AliasRegisterRequest>,
@@ -64,14 +55,6 @@ pub async fn alias_register(
         s.kb.alias_register(&req.client_id, &req.alias, req.canonical.as_deref())
             .await?,
     ))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AliasMergeRequest {
-    client_id: String,
-    source: String,
-    target: String,
 }
 
 pub async fn alias_merge(
