@@ -140,3 +140,22 @@ pub fn scope(
     }
     Ok(scope)
 }
+
+/// A knowledge base over an embedded store in `dir`, with a small hashing embedder (tests).
+#[cfg(test)]
+pub(crate) async fn test_kb(dir: &std::path::Path) -> Kb {
+    let embedder: Arc<dyn Embedder> = Arc::new(evident_ai::HashingEmbedder::new(32).expect("dim"));
+    let store =
+        evident_store_embedded::EmbeddedStore::open(evident_store_embedded::EmbeddedOptions {
+            dir: dir.to_path_buf(),
+            vector_space: VectorSpace {
+                embedder: embedder.identity().to_string(),
+                dim: embedder.dim(),
+            },
+            background_indexer: false,
+        })
+        .expect("store");
+    Kb::new(store.stores(), embedder, Default::default())
+        .await
+        .expect("kb")
+}

@@ -168,35 +168,15 @@ fn task_not_found(id: &str) -> KbError {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use evident_ai::Priority;
 
     use super::*;
     use crate::Document;
 
-    async fn kb(dir: &std::path::Path) -> Kb {
-        let embedder: Arc<dyn evident_ai::Embedder> =
-            Arc::new(evident_ai::HashingEmbedder::new(32).expect("dim"));
-        let store =
-            evident_store_embedded::EmbeddedStore::open(evident_store_embedded::EmbeddedOptions {
-                dir: dir.to_path_buf(),
-                vector_space: evident_store::VectorSpace {
-                    embedder: embedder.identity().to_string(),
-                    dim: embedder.dim(),
-                },
-                background_indexer: false,
-            })
-            .expect("store");
-        Kb::new(store.stores(), embedder, Default::default())
-            .await
-            .expect("kb")
-    }
-
     #[tokio::test]
     async fn bad_listings_are_field_errors_and_pages_follow_the_reader() {
         let dir = tempfile::tempdir().expect("tmp");
-        let kb = kb(dir.path()).await;
+        let kb = crate::test_kb(dir.path()).await;
         let reader = Visibility::of(Scope::client("acme"));
         for (kinds, limit, code) in [
             (vec![], 10, "missing_field"),
@@ -247,7 +227,10 @@ mod tests {
             )
             .await
             .expect("page");
-        assert!(rest.tasks.is_empty(), "the other client's task is not listed");
+        assert!(
+            rest.tasks.is_empty(),
+            "the other client's task is not listed"
+        );
         assert_eq!(rest.next, None);
         let bad_state = TaskQuery {
             state: Some("finished".into()),
@@ -255,7 +238,10 @@ mod tests {
         };
         let e = tasks.list(bad_state, |_| true).await.expect_err("state");
         assert_eq!(e.code(), "invalid_field");
-        assert_eq!(tasks.task("nope").await.expect_err("none").code(), "not_found");
+        assert_eq!(
+            tasks.task("nope").await.expect_err("none").code(),
+            "not_found"
+        );
         let e = tasks.reorder(&first.tasks[0].task_id, 0, 2).await;
         assert_eq!(e.expect_err("position").code(), "invalid_field");
     }
