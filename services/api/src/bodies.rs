@@ -3,65 +3,21 @@
 //! [`evident_kb`] takes, so the HTTP shape can change without changing the knowledge base's
 //! interface or what the queue stores.
 
-use evident_core::Locator;
 use evident_kb::{Document, RetrieveQuery, TraverseQuery};
 use evident_store::Direction;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
-/// `POST /api/v1/ingest` and `POST /api/v1/ingest-queue` body.
+/// `POST /api/v1/ingest` and `POST /api/v1/ingest-queue` body: a [`Document`] as its JSON
+/// reads (unknown fields refused; `clientId` required unless `global` is true). The body has
+/// the document's fields exactly, so it wraps the document instead of repeating its field
+/// list; should the HTTP shape ever differ, this becomes a struct of its own with a `From`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct IngestRequest {
-    /// Required unless `global` is true.
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    /// Write global data (visible to every reader). Excludes clientId.
-    #[serde(default)]
-    pub global: bool,
-    pub source_urn: String,
-    pub kind: String,
-    pub content: String,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub metadata: Option<Map<String, Value>>,
-    /// RFC 3339 time the content was observed at the source.
-    #[serde(default)]
-    pub observed_at: Option<String>,
-    /// The node this source is about, e.g. `jira:TASK-123`; bare ids in relationships that
-    /// equal its value expand to it.
-    #[serde(default)]
-    pub main_node_key: Option<String>,
-    /// Explicit relationships in pipe, arrow or bracket format.
-    #[serde(default)]
-    pub relationships: Option<Vec<String>>,
-    /// Base locator of the source (e.g. a file and its commit); chunk locators derive from it.
-    #[serde(default)]
-    pub locator: Option<Locator>,
-}
+#[serde(transparent)]
+pub struct IngestRequest(pub Document);
 
 impl From<IngestRequest> for Document {
     fn from(r: IngestRequest) -> Document {
-        Document {
-            client_id: r.client_id,
-            project_id: r.project_id,
-            group_id: r.group_id,
-            global: r.global,
-            source_urn: r.source_urn,
-            kind: r.kind,
-            content: r.content,
-            title: r.title,
-            metadata: r.metadata,
-            observed_at: r.observed_at,
-            main_node_key: r.main_node_key,
-            relationships: r.relationships,
-            locator: r.locator,
-        }
+        r.0
     }
 }
 
@@ -86,6 +42,23 @@ pub struct RetrieveRequest {
     pub max_depth: usize,
     #[serde(default)]
     pub min_score: Option<f32>,
+}
+
+impl RetrieveRequest {
+    /// A query with the body's defaults (10 results, graph expansion 2 hops deep).
+    pub fn new(query: impl Into<String>) -> Self {
+        RetrieveRequest {
+            query: query.into(),
+            client_id: None,
+            project_id: None,
+            group_id: None,
+            kinds: Vec::new(),
+            max_results: ten(),
+            expand_graph: yes(),
+            max_depth: two(),
+            min_score: None,
+        }
+    }
 }
 
 fn ten() -> usize {
@@ -149,6 +122,34 @@ impl From<TraverseRequest> for TraverseQuery {
     }
 }
 
+/// `POST /api/v1/queue/{taskId}/reorder` body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReorderRequest {
+    /// 1 = next among the waiting tasks of its priority.
+    pub position: i64,
+}
+
+/// `POST /api/v1/alias/register` body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AliasRegisterRequest {
+    pub client_id: String,
+    pub alias: String,
+    /// The canonical key it stands for (none: the alias's own normalised form).
+    #[serde(default)]
+    pub canonical: Option<String>,
+}
+
+/// `POST /api/v1/alias/merge` body: every alias of `source` moves to `target`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AliasMergeRequest {
+    pub client_id: String,
+    pub source: String,
+    pub target: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +175,19 @@ mod tests {
             serde_json::to_value(&i).expect("request"),
             "a document serialises as the body it came from (the v1 queue payload)"
         );
+        assert!(
+            serde_json::from_value::<IngestRequest>(serde_json::json!({
+                "clientId": "c", "sourceUrn": "doc:1", "kind": "doc", "content": "x", "colour": 1
+            }))
+            .is_err(),
+            "unknown ingest fields are refused"
+        );
+        // What the CLI sends (every field, nulls included) reads back as what it built.
+        let r = RetrieveRequest::new("q");
+        let back: RetrieveRequest =
+            serde_json::from_value(serde_json::to_value(&r).expect("json")).expect("body");
+        assert_eq!(back, r);
+        assert_eq!(RetrieveQuery::from(r), RetrieveQuery::new("q", None));
         assert!(
             serde_json::from_value::<RetrieveRequest>(
                 serde_json::json!({"query": "q", "colour": 1})

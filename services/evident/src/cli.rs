@@ -4,6 +4,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
+use evident_api::bodies::{
+    AliasMergeRequest, AliasRegisterRequest, IngestRequest, ReorderRequest, RetrieveRequest,
+};
+use evident_core::Locator;
+use evident_kb::Document;
 use serde_json::{Value, json};
 
 use crate::client::Client;
@@ -28,7 +33,7 @@ enum Command {
     /// Run source indexers only (pollers: no HTTP API, no queue workers), for scale-out.
     Indexer(WorkerArgs),
     /// Register, list and remove continuously indexed sources of a running server.
-    Source(SourceArgs),
+    Source(crate::source_cmd::SourceArgs),
     /// Inspect and steer the qualification queue of a running server.
     Queue(QueueArgs),
     /// Ingest a file, a directory of documents, or stdin (`-`) through a running server.
@@ -82,97 +87,6 @@ pub struct WorkerArgs {
     /// Data directory of the embedded store [default: ./evident-data].
     #[arg(long)]
     pub data: Option<PathBuf>,
-}
-
-#[derive(Args)]
-struct SourceArgs {
-    #[command(subcommand)]
-    op: SourceOp,
-    #[command(flatten)]
-    scope: ScopeArgs,
-    #[command(flatten)]
-    server: Server,
-}
-
-#[derive(Subcommand)]
-enum SourceOp {
-    /// Follow a source: `git LOCATION`, or any other kind with its settings as KEY=VALUE
-    /// (`evident source add mbox path=/srv/mail/team.mbox`, `evident source add github
-    /// repo=acme/shop token_env=GITHUB_TOKEN interval_secs=600`).
-    Add {
-        #[command(subcommand)]
-        kind: AddSource,
-    },
-    /// Registered sources with their polling status.
-    Ls,
-    /// Stop following a source and remove what it indexed.
-    Rm { id: String },
-}
-
-#[derive(Subcommand)]
-enum AddSource {
-    /// A git repository (URL or local path).
-    Git {
-        /// Clone URL (https, file://) or path of a local repository.
-        location: String,
-        /// Name in node keys (default: from the location).
-        #[arg(long)]
-        name: Option<String>,
-        /// Source id (default: CLIENT.NAME).
-        #[arg(long)]
-        id: Option<String>,
-        /// Branch name or glob to follow (repeatable; default: the default branch).
-        #[arg(long = "branch")]
-        branches: Vec<String>,
-        /// Polling interval in seconds.
-        #[arg(long)]
-        interval: Option<u64>,
-        /// Environment variable (on the server) holding the access token.
-        #[arg(long)]
-        token_env: Option<String>,
-        /// Where `#12` in commit messages points, e.g. `github:owner/repo`.
-        #[arg(long)]
-        issue_tracker: Option<String>,
-    },
-    /// mbox, maildir, imap, github, gitlab, jira, confluence, transcripts, documents, web:
-    /// KIND KEY=VALUE… (values are JSON when they parse as JSON, text otherwise).
-    #[command(external_subcommand)]
-    Other(Vec<String>),
-}
-
-/// The body of `source add KIND KEY=VALUE…`: relative paths that exist become absolute.
-fn settings_body(pairs: &[String]) -> anyhow::Result<serde_json::Value> {
-    let mut body = serde_json::Map::new();
-    for pair in pairs {
-        let (k, v) = pair
-            .split_once('=')
-            .with_context(|| format!("`{pair}`: settings are KEY=VALUE"))?;
-        let key = evident_sources::camel_case(k.trim_start_matches("--"));
-        let mut value: serde_json::Value =
-            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
-        if let Some(text) = value.as_str() {
-            let p = std::path::Path::new(text);
-            if (key == "path" || key.ends_with("File")) && p.is_relative() && p.exists() {
-                value = json!(
-                    p.canonicalize()
-                        .with_context(|| format!("resolving {text}"))?
-                );
-            }
-        }
-        body.insert(key, value);
-    }
-    Ok(serde_json::Value::Object(body))
-}
-
-/// What a source follows, for listings.
-fn source_target(s: &serde_json::Value) -> String {
-    let c = &s["config"];
-    for key in ["name", "repo", "path", "host", "project", "space"] {
-        if let Some(v) = c[key].as_str() {
-            return v.to_string();
-        }
-    }
-    c["urls"][0].as_str().unwrap_or("?").to_string()
 }
 
 #[derive(Args)]
@@ -320,7 +234,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => crate::serve::run(args).await,
         Command::Worker(args) => crate::serve::run_workers(args).await,
         Command::Indexer(args) => crate::serve::run_indexers(args).await,
-        Command::Source(args) => source(args).await,
+        Command::Source(args) => crate::source_cmd::run(args).await,
         Command::Queue(args) => queue(args).await,
         Command::Ingest(args) => ingest(args).await,
         Command::Search(args) => search(args).await,
@@ -331,15 +245,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-fn scope_json(scope: &ScopeArgs, body: &mut Value) {
-    for (k, v) in [
-        ("clientId", &scope.client),
-        ("projectId", &scope.project),
-        ("groupId", &scope.group),
-    ] {
-        if let Some(v) = v {
-            body[k] = json!(v);
-        }
+impl ScopeArgs {
+    pub(crate) fn ids(&self) -> (Option<String>, Option<String>, Option<String>) {
+        (
+            self.client.clone(),
+            self.project.clone(),
+            self.group.clone(),
+        )
     }
 }
 
@@ -375,23 +287,27 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
     };
     let (mut ok, mut failed) = (0usize, 0usize);
     for (urn, content, display) in docs {
-        let mut body = json!({"sourceUrn": urn, "kind": args.kind, "content": content});
-        scope_json(&args.scope, &mut body);
-        if args.global {
-            body["global"] = json!(true);
-        }
-        if let Some(t) = args.title.clone().or_else(|| display.clone()) {
-            body["title"] = json!(t);
-        }
-        if !args.relationships.is_empty() {
-            body["relationships"] = json!(args.relationships);
-        }
-        if let Some(m) = &args.main_node {
-            body["mainNodeKey"] = json!(m);
-        }
-        if let Some(d) = &display {
-            body["locator"] = json!({"type": "document", "uri": d, "charStart": 0, "charEnd": 0});
-        }
+        let (client_id, project_id, group_id) = args.scope.ids();
+        let body = IngestRequest(Document {
+            client_id,
+            project_id,
+            group_id,
+            global: args.global,
+            source_urn: urn.clone(),
+            kind: args.kind.clone(),
+            content,
+            title: args.title.clone().or_else(|| display.clone()),
+            relationships: (!args.relationships.is_empty()).then(|| args.relationships.clone()),
+            main_node_key: args.main_node.clone(),
+            locator: display.as_ref().map(|d| Locator::Document {
+                uri: d.clone(),
+                char_start: 0,
+                char_end: 0,
+                page: None,
+                section: None,
+            }),
+            ..Default::default()
+        });
         let path = if args.queue {
             "/api/v1/ingest-queue"
         } else {
@@ -427,8 +343,16 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
 
 async fn search(args: SearchArgs) -> anyhow::Result<()> {
     let client = args.server.client()?;
-    let mut body = json!({"query": args.query, "maxResults": args.max, "expandGraph": !args.no_graph, "kinds": args.kinds});
-    scope_json(&args.scope, &mut body);
+    let (client_id, project_id, group_id) = args.scope.ids();
+    let body = RetrieveRequest {
+        client_id,
+        project_id,
+        group_id,
+        kinds: args.kinds,
+        max_results: args.max,
+        expand_graph: !args.no_graph,
+        ..RetrieveRequest::new(args.query)
+    };
     let pack = client.post("/api/v1/retrieve", &body).await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&pack)?);
@@ -551,7 +475,7 @@ async fn queue(args: QueueArgs) -> anyhow::Result<()> {
                         "/api/v1/queue/{}/reorder",
                         crate::client::encode_path(&task_id)
                     ),
-                    &json!({"position": position}),
+                    &ReorderRequest { position },
                 )
                 .await?;
             println!(
@@ -575,183 +499,6 @@ async fn queue(args: QueueArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn source(args: SourceArgs) -> anyhow::Result<()> {
-    let client = args.server.client()?;
-    let mut scope_q: Vec<(&str, &str)> = Vec::new();
-    for (k, v) in [
-        ("clientId", &args.scope.client),
-        ("projectId", &args.scope.project),
-        ("groupId", &args.scope.group),
-    ] {
-        if let Some(v) = v {
-            scope_q.push((k, v));
-        }
-    }
-    match args.op {
-        SourceOp::Add {
-            kind:
-                AddSource::Git {
-                    location,
-                    name,
-                    id,
-                    branches,
-                    interval,
-                    token_env,
-                    issue_tracker,
-                },
-        } => {
-            if args.scope.client.is_none() {
-                bail!("give --client ID");
-            }
-            let mut body = json!({"name": name, "id": id, "branches": branches, "intervalSecs": interval, "tokenEnv": token_env, "issueTracker": issue_tracker});
-            let local = std::path::Path::new(&location);
-            if local.exists() {
-                let abs = local
-                    .canonicalize()
-                    .with_context(|| format!("resolving {location}"))?;
-                body["path"] = json!(abs);
-            } else {
-                body["url"] = json!(location);
-            }
-            scope_json(&args.scope, &mut body);
-            let out = client.post("/api/v1/sources/git", &body).await?;
-            println!(
-                "following {} as `{}` (every {} s); `evident source ls --client {}` shows progress",
-                location,
-                out["id"].as_str().unwrap_or("?"),
-                out["intervalSecs"],
-                args.scope.client.as_deref().unwrap_or("")
-            );
-        }
-        SourceOp::Add {
-            kind: AddSource::Other(words),
-        } => {
-            let Some((kind, rest)) = words.split_first() else {
-                bail!(
-                    "give a kind: git, mbox, maildir, imap, github, gitlab, jira, confluence, transcripts, documents, web"
-                );
-            };
-            // Everything after the kind reaches us unparsed: take the scope and server flags
-            // out of it, the rest are settings.
-            let mut scope = ScopeArgs {
-                client: args.scope.client.clone(),
-                project: args.scope.project.clone(),
-                group: args.scope.group.clone(),
-            };
-            let mut server = args.server.server.clone();
-            let mut token = args.server.token.clone();
-            let mut pairs = Vec::new();
-            let mut words = rest.iter();
-            while let Some(w) = words.next() {
-                let (flag, inline) = match w.split_once('=') {
-                    Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-                    _ => (w.as_str(), None),
-                };
-                let slot = match flag {
-                    "--client" => &mut scope.client,
-                    "--project" => &mut scope.project,
-                    "--group" => &mut scope.group,
-                    "--server" => {
-                        server = inline
-                            .or_else(|| words.next().cloned())
-                            .context("--server needs a URL")?;
-                        continue;
-                    }
-                    "--token" => {
-                        token = Some(
-                            inline
-                                .or_else(|| words.next().cloned())
-                                .context("--token needs a value")?,
-                        );
-                        continue;
-                    }
-                    _ => {
-                        pairs.push(w.clone());
-                        continue;
-                    }
-                };
-                *slot = Some(
-                    inline
-                        .or_else(|| words.next().cloned())
-                        .with_context(|| format!("{flag} needs a value"))?,
-                );
-            }
-            if scope.client.is_none() {
-                bail!("give --client ID");
-            }
-            let client = Client::new(&server, token.as_deref())?;
-            let mut body = settings_body(&pairs)?;
-            scope_json(&scope, &mut body);
-            let out = client
-                .post(
-                    &format!("/api/v1/sources/{}", crate::client::encode_path(kind)),
-                    &body,
-                )
-                .await?;
-            println!(
-                "following {} source `{}` (every {} s); `evident source ls --client {}` shows progress",
-                kind,
-                out["id"].as_str().unwrap_or("?"),
-                out["intervalSecs"],
-                scope.client.as_deref().unwrap_or("")
-            );
-        }
-        SourceOp::Ls => {
-            let out = client.get("/api/v1/indexers", &scope_q).await?;
-            println!(
-                "{:<28} {:<11} {:<28} {:<10}  last poll",
-                "id", "kind", "following", "status"
-            );
-            for s in out["sources"].as_array().cloned().unwrap_or_default() {
-                let status = &s["status"];
-                let state = if status["lastError"].is_string() {
-                    "error"
-                } else if status["lastPollAt"].is_number() {
-                    "ok"
-                } else {
-                    "pending"
-                };
-                println!(
-                    "{:<28} {:<11} {:<28} {:<10}  {}{}",
-                    s["id"].as_str().unwrap_or("?"),
-                    s["kind"].as_str().unwrap_or("?"),
-                    source_target(&s),
-                    state,
-                    serde_json::to_string(&status["stats"]).unwrap_or_default(),
-                    status["lastError"]
-                        .as_str()
-                        .map(|e| format!("  ({e})"))
-                        .unwrap_or_default()
-                );
-            }
-        }
-        SourceOp::Rm { id } => {
-            let all = client.get("/api/v1/indexers", &scope_q).await?;
-            let kind = all["sources"]
-                .as_array()
-                .and_then(|list| list.iter().find(|s| s["id"] == json!(id)))
-                .and_then(|s| s["kind"].as_str())
-                .map(str::to_string)
-                .with_context(|| format!("no source `{id}` visible to this client"))?;
-            let out = client
-                .delete(
-                    &format!(
-                        "/api/v1/sources/{}/{}",
-                        crate::client::encode_path(&kind),
-                        crate::client::encode_path(&id)
-                    ),
-                    &scope_q,
-                )
-                .await?;
-            println!(
-                "removed {id}; purge queued as {}",
-                out["taskId"].as_str().unwrap_or("?")
-            );
-        }
-    }
-    Ok(())
-}
-
 async fn alias(args: AliasArgs) -> anyhow::Result<()> {
     let client_id = args.client.context("give --client ID")?;
     let client = args.server.client()?;
@@ -768,7 +515,11 @@ async fn alias(args: AliasArgs) -> anyhow::Result<()> {
             client
                 .post(
                     "/api/v1/alias/register",
-                    &json!({"clientId": client_id, "alias": alias, "canonical": canonical}),
+                    &AliasRegisterRequest {
+                        client_id,
+                        alias,
+                        canonical,
+                    },
                 )
                 .await?
         }
@@ -776,7 +527,11 @@ async fn alias(args: AliasArgs) -> anyhow::Result<()> {
             client
                 .post(
                     "/api/v1/alias/merge",
-                    &json!({"clientId": client_id, "source": source, "target": target}),
+                    &AliasMergeRequest {
+                        client_id,
+                        source,
+                        target,
+                    },
                 )
                 .await?
         }

@@ -71,7 +71,8 @@ impl Client {
         Ok(body)
     }
 
-    pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+    /// POSTs a request body (one of the API's body types, `evident_api::bodies`).
+    pub async fn post(&self, path: &str, body: &impl serde::Serialize) -> anyhow::Result<Value> {
         self.send(
             self.http.post(format!("{}{path}", self.base)).json(body),
             path,
@@ -82,7 +83,7 @@ impl Client {
     pub async fn post_with_priority(
         &self,
         path: &str,
-        body: &Value,
+        body: &impl serde::Serialize,
         priority: u8,
     ) -> anyhow::Result<Value> {
         let req = self

@@ -194,6 +194,61 @@ fn serve_ingest_search_shutdown_and_restart() {
     );
     assert!(ok, "{err}");
     assert!(out.contains("user:jan_novák"), "{out}");
+    let (ok, _, err) = cli(
+        &server.url,
+        &[
+            "alias",
+            "merge",
+            "user:jan_novák",
+            "user:jan",
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+
+    // A folder: each file with its path as title and locator, so citations name the file.
+    let notes = tempfile::tempdir().expect("notes");
+    std::fs::write(
+        notes.path().join("oncall.md"),
+        "# On call\n\nPage the storage rota for replica lag.\n",
+    )
+    .expect("write");
+    let dir = notes.path().to_str().expect("utf-8 path");
+    let (ok, out, err) = cli(
+        &server.url,
+        &["ingest", dir, "--client", "acme", "--kind", "doc"],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.starts_with("ingested"), "{out}");
+    let (ok, out, err) = cli(
+        &server.url,
+        &[
+            "search",
+            "storage rota replica lag",
+            "--client",
+            "acme",
+            "--json",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    let pack: serde_json::Value = serde_json::from_str(&out).expect("pack");
+    let top = &pack["items"][0];
+    assert!(
+        top["title"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("/oncall.md")),
+        "{pack}"
+    );
+    assert!(
+        top["citation"]
+            .as_str()
+            .is_some_and(|c| c.contains("/oncall.md#chars=")),
+        "{pack}"
+    );
 
     // The graph: nodes of a type, a page at a time.
     let (ok, _, err) = cli(

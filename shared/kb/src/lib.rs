@@ -5,7 +5,8 @@
 //! - [`Kb::purge`]: remove a source, its chunks, and graph items left without evidence.
 //! - [`Kb::retrieve`]: BM25 + vector candidates and entity hits fused by weighted RRF over
 //!   chunk ids, graph expansion from the top hits, per-source diversity, an evidence pack.
-//! - alias and graph reads, with the reader's visibility.
+//! - alias and graph reads, with the reader's visibility; [`listing`]: chunks by kind, the
+//!   source registry, the queue's tasks.
 //!
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
@@ -15,6 +16,7 @@ mod error;
 mod graph;
 pub mod ingest;
 mod knowledge;
+pub mod listing;
 pub mod memory;
 mod pools;
 pub mod retrieve;
@@ -93,6 +95,25 @@ pub fn visibility(
     )?))
 }
 
+/// The scope a write lands in: global with `global: true` (and no client), else the
+/// client's (project or group need a client).
+pub fn write_scope(
+    client_id: Option<&str>,
+    project_id: Option<&str>,
+    group_id: Option<&str>,
+    global: bool,
+) -> Result<evident_core::Scope> {
+    match (global, client_id) {
+        (true, Some(_)) => Err(KbError::Invalid(
+            "`global: true` writes global data and takes no clientId".into(),
+        )),
+        (false, None) => {
+            Err(evident_core::validate::FieldError::Missing { field: "clientId" }.into())
+        }
+        _ => scope(client_id, project_id, group_id),
+    }
+}
+
 /// Validated scope from request fields: project or group need a client.
 pub fn scope(
     client_id: Option<&str>,
@@ -120,4 +141,23 @@ pub fn scope(
         ));
     }
     Ok(scope)
+}
+
+/// A knowledge base over an embedded store in `dir`, with a small hashing embedder (tests).
+#[cfg(test)]
+pub(crate) async fn test_kb(dir: &std::path::Path) -> Kb {
+    let embedder: Arc<dyn Embedder> = Arc::new(evident_ai::HashingEmbedder::new(32).expect("dim"));
+    let store =
+        evident_store_embedded::EmbeddedStore::open(evident_store_embedded::EmbeddedOptions {
+            dir: dir.to_path_buf(),
+            vector_space: VectorSpace {
+                embedder: embedder.identity().to_string(),
+                dim: embedder.dim(),
+            },
+            background_indexer: false,
+        })
+        .expect("store");
+    Kb::new(store.stores(), embedder, Default::default())
+        .await
+        .expect("kb")
 }

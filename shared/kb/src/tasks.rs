@@ -360,21 +360,7 @@ mod tests {
     #[tokio::test]
     async fn an_ingest_task_stored_as_v1_still_runs() {
         let dir = tempfile::tempdir().expect("tmp");
-        let embedder: Arc<dyn evident_ai::Embedder> =
-            Arc::new(evident_ai::HashingEmbedder::new(32).expect("dim"));
-        let store =
-            evident_store_embedded::EmbeddedStore::open(evident_store_embedded::EmbeddedOptions {
-                dir: dir.path().to_path_buf(),
-                vector_space: evident_store::VectorSpace {
-                    embedder: embedder.identity().to_string(),
-                    dim: embedder.dim(),
-                },
-                background_indexer: false,
-            })
-            .expect("store");
-        let kb = Kb::new(store.stores(), embedder, Default::default())
-            .await
-            .expect("kb");
+        let kb = crate::test_kb(dir.path()).await;
         let stored = serde_json::json!({
             "type": "ingest",
             "v": 1,

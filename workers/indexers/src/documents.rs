@@ -17,13 +17,14 @@ use evident_ai::Priority;
 use evident_extract::document::Format;
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use url::Url;
 
 use crate::folder;
 use crate::items::ItemTask;
-use crate::poll::{LeasedPoller, PollContext, PollError};
+use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
+use crate::report::{DocumentsReport, Skips, WebReport, examples};
 use crate::robots::Robots;
 use crate::sources::config_of;
 pub use evident_sources::kinds::documents::{DocumentsConfig, WebConfig};
@@ -79,7 +80,7 @@ impl LeasedPoller for DocumentsPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let mut cfg: DocumentsConfig = config_of(source).map_err(PollError::Config)?;
         // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
         cfg.path = self.ctx.access.path(&cfg.path)?;
@@ -106,12 +107,15 @@ impl LeasedPoller for DocumentsPoller {
             folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
             queued += 1;
         }
-        let mut report = folder::settle(&self.ctx, source, scan, queued, |rel| {
+        let folder = folder::settle(&self.ctx, source, scan, queued, |rel| {
             document_urn(&source.id, rel)
         })
         .await?;
-        report["documents"] = json!(queued);
-        Ok(report)
+        Ok(DocumentsReport {
+            documents: queued,
+            folder,
+        }
+        .into())
     }
 }
 
@@ -213,7 +217,7 @@ impl WebPoller {
         while let Some(chunk) = resp
             .chunk()
             .await
-            .map_err(|e| PollError::Source(format!("reading a page: {e}")))?
+            .map_err(|e| PollError::unreachable("reading a page", e))?
         {
             body.extend_from_slice(&chunk);
             if body.len() as u64 > max_bytes {
@@ -223,232 +227,356 @@ impl WebPoller {
         Ok(Some(body))
     }
 
-    async fn crawl(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    /// One crawl, breadth-first from the seeds: each page through robots.txt, the politeness
+    /// delay and the egress policy, fetched conditionally, then handled by its status.
+    async fn crawl(&self, source: &IndexerSource) -> Result<WebReport, PollError> {
         let cfg: WebConfig = config_of(source).map_err(PollError::Config)?;
+        let (seeds, refused_seeds) = self.check_seeds(&cfg).await?;
+        let mut crawl = Crawl::new(&cfg, &seeds);
+        while let Some((url, depth)) = crawl.queue.pop_front() {
+            if crawl.fetched >= cfg.max_pages {
+                break;
+            }
+            self.visit(source, &cfg, &mut crawl, url, depth).await?;
+        }
+        crawl.report(refused_seeds)
+    }
+
+    /// The seeds, parsed, and those the policy refuses ("url: why"). Seeds are checked in
+    /// full (their hosts resolved): when the policy refuses every one, the poll fails saying
+    /// why, which the source's status shows.
+    async fn check_seeds(&self, cfg: &WebConfig) -> Result<(Vec<Url>, Vec<String>), PollError> {
         let seeds: Vec<Url> = cfg
             .urls
             .iter()
             .filter_map(|u| Url::parse(u).ok())
             .map(normalise)
             .collect();
-        // Seeds are checked in full (their hosts resolved): when the policy refuses every
-        // one, the poll fails saying why, which the source's status shows.
-        let mut refused_seeds = Vec::new();
+        let mut refused = Vec::new();
         for s in &seeds {
             if let Err(e) = self.ctx.access.url(s.as_str()).await {
-                refused_seeds.push(format!("{s}: {e}"));
+                refused.push(format!("{s}: {e}"));
             }
         }
-        if !seeds.is_empty() && refused_seeds.len() == seeds.len() {
-            return Err(PollError::Refused(refused_seeds.join("; ")));
+        if !seeds.is_empty() && refused.len() == seeds.len() {
+            return Err(PollError::Refused(refused.join("; ")));
         }
-        let hosts: HashSet<String> = seeds.iter().map(host_key).collect();
-        let mut robots: HashMap<String, Robots> = HashMap::new();
-        let mut queue: VecDeque<(Url, u32)> = seeds.iter().cloned().map(|u| (u, 0)).collect();
-        let mut seen: HashSet<String> = seeds.iter().map(|u| u.to_string()).collect();
-        let (mut fetched, mut queued, mut unchanged, mut duplicates, mut gone) = (0, 0, 0, 0, 0);
-        let mut skipped: Vec<String> = Vec::new();
-        let mut last_request: HashMap<String, tokio::time::Instant> = HashMap::new();
-        while let Some((url, depth)) = queue.pop_front() {
-            if fetched >= cfg.max_pages {
-                break;
+        Ok((seeds, refused))
+    }
+
+    /// Whether robots.txt lets the crawler read `url`; waits out the host's crawl delay
+    /// when it does.
+    async fn polite(&self, crawl: &mut Crawl, url: &Url) -> bool {
+        let host = host_key(url);
+        if !crawl.robots.contains_key(&host) {
+            let r = self.robots(url).await;
+            crawl.robots.insert(host.clone(), r);
+        }
+        let rules = &crawl.robots[&host];
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        };
+        if !rules.allowed(&path) {
+            return false;
+        }
+        if let (Some(delay), Some(at)) = (rules.crawl_delay_secs, crawl.last_request.get(&host)) {
+            let wait = Duration::from_secs_f64(delay.min(30.0));
+            tokio::time::sleep_until(*at + wait).await;
+        }
+        crawl.last_request.insert(host, tokio::time::Instant::now());
+        true
+    }
+
+    /// One page: fetched (conditionally, when it was seen before) and handled by its status.
+    async fn visit(
+        &self,
+        source: &IndexerSource,
+        cfg: &WebConfig,
+        crawl: &mut Crawl,
+        url: Url,
+        depth: u32,
+    ) -> Result<(), PollError> {
+        if !self.polite(crawl, &url).await {
+            crawl
+                .skipped
+                .push(format!("{url}: disallowed by robots.txt"));
+            return Ok(());
+        }
+        let key = format!("url:{url}");
+        let before: Option<PageState> = self
+            .ctx
+            .cursor(&source.id, &key)
+            .await?
+            .and_then(|v| serde_json::from_value(v).ok());
+        // Every page (links, redirects): IP literals here, host names by the client's
+        // resolver at connection.
+        if let Err(e) = self.ctx.access.egress.check_literal(&url) {
+            crawl.skipped.push(format!("{url}: {e}"));
+            return Ok(());
+        }
+        let mut req = self.http.get(url.clone());
+        if let Some(b) = &before {
+            if let Some(etag) = &b.etag {
+                req = req.header(reqwest::header::IF_NONE_MATCH, etag);
             }
-            let host = host_key(&url);
-            if !robots.contains_key(&host) {
-                let r = self.robots(&url).await;
-                robots.insert(host.clone(), r);
+            if let Some(lm) = &b.last_modified {
+                req = req.header(reqwest::header::IF_MODIFIED_SINCE, lm);
             }
-            let rules = &robots[&host];
-            let path = match url.query() {
-                Some(q) => format!("{}?{q}", url.path()),
-                None => url.path().to_string(),
-            };
-            if !rules.allowed(&path) {
-                skipped.push(format!("{url}: disallowed by robots.txt"));
-                continue;
+        }
+        crawl.fetched += 1;
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                crawl
+                    .skipped
+                    .push(format!("{url}: {}", evident_egress::describe(&e)));
+                return Ok(());
             }
-            if let (Some(delay), Some(at)) = (rules.crawl_delay_secs, last_request.get(&host)) {
-                let wait = Duration::from_secs_f64(delay.min(30.0));
-                tokio::time::sleep_until(*at + wait).await;
-            }
-            last_request.insert(host.clone(), tokio::time::Instant::now());
-            let key = format!("url:{url}");
-            let before: Option<PageState> = self
-                .ctx
-                .cursor(&source.id, &key)
-                .await?
-                .and_then(|v| serde_json::from_value(v).ok());
-            // Every page (links, redirects): IP literals here, host names by the client's
-            // resolver at connection.
-            if let Err(e) = self.ctx.access.egress.check_literal(&url) {
-                skipped.push(format!("{url}: {e}"));
-                continue;
-            }
-            let mut req = self.http.get(url.clone());
+        };
+        let status = resp.status();
+        if status == reqwest::StatusCode::NOT_MODIFIED {
+            crawl.unchanged += 1;
             if let Some(b) = &before {
-                if let Some(etag) = &b.etag {
-                    req = req.header(reqwest::header::IF_NONE_MATCH, etag);
-                }
-                if let Some(lm) = &b.last_modified {
-                    req = req.header(reqwest::header::IF_MODIFIED_SINCE, lm);
-                }
+                crawl.follow(&url, depth, &b.links);
             }
-            fetched += 1;
-            let resp = match req.send().await {
-                Ok(r) => r,
-                Err(e) => {
-                    skipped.push(format!("{url}: {}", evident_egress::describe(&e)));
-                    continue;
-                }
-            };
-            let status = resp.status();
-            let mut follow = |links: &[String], queue: &mut VecDeque<(Url, u32)>| {
-                if depth >= cfg.max_depth {
-                    return;
-                }
-                for l in links {
-                    let Ok(next) = url.join(l).map(normalise) else {
-                        continue;
-                    };
-                    if !matches!(next.scheme(), "http" | "https") {
-                        continue;
-                    }
-                    if cfg.same_host && !hosts.contains(&host_key(&next)) {
-                        continue;
-                    }
-                    if seen.insert(next.to_string()) {
-                        queue.push_back((next, depth + 1));
-                    }
-                }
-            };
-            if status == reqwest::StatusCode::NOT_MODIFIED {
-                unchanged += 1;
-                if let Some(b) = &before {
-                    follow(&b.links, &mut queue);
-                }
-                continue;
+        } else if status.is_redirection() {
+            let location = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok());
+            if let Some(loc) = location {
+                crawl.redirect(&url, depth, loc);
             }
-            if status.is_redirection() {
-                if let Some(loc) = resp
-                    .headers()
-                    .get(reqwest::header::LOCATION)
-                    .and_then(|l| l.to_str().ok())
-                {
-                    // A redirect is a link at the same depth.
-                    if let Ok(next) = url.join(loc).map(normalise)
-                        && (!cfg.same_host || hosts.contains(&host_key(&next)))
-                        && seen.insert(next.to_string())
-                    {
-                        queue.push_front((next, depth));
-                    }
-                }
-                continue;
+        } else if matches!(status.as_u16(), 404 | 410) {
+            if before.is_some() {
+                self.page_gone(source, &url, &key).await?;
+                crawl.gone += 1;
             }
-            if matches!(status.as_u16(), 404 | 410) {
-                if before.is_some() {
-                    self.ctx
-                        .tasks
-                        .enqueue_purge(
-                            source.scope.clone(),
-                            &page_urn(&source.id, url.as_str()),
-                            Priority::DEFAULT,
-                            self.ctx.clock.now_ms(),
-                        )
-                        .await?;
-                    self.ctx.forget_cursor(&source.id, &key).await?;
-                    gone += 1;
-                }
-                continue;
-            }
-            if !status.is_success() {
-                skipped.push(format!("{url}: HTTP {status}"));
-                continue;
-            }
-            let header = |name: reqwest::header::HeaderName| {
-                resp.headers()
-                    .get(name)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string)
+        } else if !status.is_success() {
+            crawl.skipped.push(format!("{url}: HTTP {status}"));
+        } else {
+            let page = Visited {
+                url,
+                depth,
+                key,
+                before,
             };
-            let content_type = header(reqwest::header::CONTENT_TYPE);
-            let etag = header(reqwest::header::ETAG);
-            let last_modified = header(reqwest::header::LAST_MODIFIED);
-            let Some(body) = Self::fetch_body(resp, cfg.max_document_bytes).await? else {
-                skipped.push(format!(
-                    "{url}: over the {}-byte limit",
-                    cfg.max_document_bytes
-                ));
-                continue;
-            };
-            let format = content_type
-                .as_deref()
-                .and_then(Format::from_mime)
-                .or_else(|| Format::from_name(url.path()))
-                .or_else(|| Format::sniff(&body));
-            let Some(format) = format else {
-                skipped.push(format!(
-                    "{url}: {} is not a document type Evident reads",
-                    content_type.as_deref().unwrap_or("unknown type")
-                ));
-                continue;
-            };
-            let links = if format == Format::Html {
-                let text = String::from_utf8_lossy(&body);
-                let mut l = evident_extract::html::html_to_text(&text).links;
-                l.truncate(1000);
-                l
-            } else {
-                Vec::new()
-            };
-            follow(&links, &mut queue);
-            let sha = hex::encode(Sha256::digest(&body));
-            let mut state = PageState {
-                sha256: sha.clone(),
-                etag,
-                last_modified,
-                links,
-                duplicate_of: None,
-            };
-            if before.as_ref().is_some_and(|b| b.sha256 == sha) {
-                unchanged += 1;
-            } else {
-                let hash_key = format!("hash:{sha}");
-                let owner = self
-                    .ctx
-                    .cursor(&source.id, &hash_key)
-                    .await?
-                    .and_then(|v| v.as_str().map(str::to_string));
-                match owner {
-                    Some(o) if o != url.as_str() => {
-                        duplicates += 1;
-                        state.duplicate_of = Some(o);
-                    }
-                    _ => {
-                        queue_document(
-                            &self.ctx,
-                            source,
-                            page_urn(&source.id, url.as_str()),
-                            url.to_string(),
-                            content_type,
-                            "web",
-                            body,
-                        )
-                        .await?;
-                        self.ctx
-                            .set_cursor(&source.id, &hash_key, &json!(url.as_str()))
-                            .await?;
-                        queued += 1;
-                    }
-                }
-            }
-            self.ctx.set_cursor(&source.id, &key, &json!(state)).await?;
+            self.read_page(source, cfg, crawl, page, resp).await?;
         }
-        if queued == 0 && unchanged == 0 && duplicates == 0 && gone == 0 && !skipped.is_empty() {
-            // Nothing could be read: say why in the source's status rather than report an
-            // empty success.
-            let refused: Vec<&String> =
-                skipped.iter().filter(|s| s.contains("refused: ")).collect();
-            if !refused.is_empty() && refused.len() == skipped.len() {
+        Ok(())
+    }
+
+    /// A page seen before answers 404/410: its source's purge is queued, its state forgotten.
+    async fn page_gone(
+        &self,
+        source: &IndexerSource,
+        url: &Url,
+        key: &str,
+    ) -> Result<(), PollError> {
+        self.ctx
+            .tasks
+            .enqueue_purge(
+                source.scope.clone(),
+                &page_urn(&source.id, url.as_str()),
+                Priority::DEFAULT,
+                self.ctx.clock.now_ms(),
+            )
+            .await?;
+        self.ctx.forget_cursor(&source.id, key).await
+    }
+
+    /// A successful answer: its body read (within the size limit), its links followed (HTML),
+    /// and the page queued unless its content is unchanged or another page's.
+    async fn read_page(
+        &self,
+        source: &IndexerSource,
+        cfg: &WebConfig,
+        crawl: &mut Crawl,
+        page: Visited,
+        resp: reqwest::Response,
+    ) -> Result<(), PollError> {
+        let Visited {
+            url,
+            depth,
+            key,
+            before,
+        } = page;
+        let header = |name: reqwest::header::HeaderName| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let content_type = header(reqwest::header::CONTENT_TYPE);
+        let etag = header(reqwest::header::ETAG);
+        let last_modified = header(reqwest::header::LAST_MODIFIED);
+        let Some(body) = Self::fetch_body(resp, cfg.max_document_bytes).await? else {
+            crawl.skipped.push(format!(
+                "{url}: over the {}-byte limit",
+                cfg.max_document_bytes
+            ));
+            return Ok(());
+        };
+        let format = content_type
+            .as_deref()
+            .and_then(Format::from_mime)
+            .or_else(|| Format::from_name(url.path()))
+            .or_else(|| Format::sniff(&body));
+        let Some(format) = format else {
+            crawl.skipped.push(format!(
+                "{url}: {} is not a document type Evident reads",
+                content_type.as_deref().unwrap_or("unknown type")
+            ));
+            return Ok(());
+        };
+        let links = if format == Format::Html {
+            let text = String::from_utf8_lossy(&body);
+            let mut l = evident_extract::html::html_to_text(&text).links;
+            l.truncate(1000);
+            l
+        } else {
+            Vec::new()
+        };
+        crawl.follow(&url, depth, &links);
+        let sha = hex::encode(Sha256::digest(&body));
+        let mut state = PageState {
+            sha256: sha.clone(),
+            etag,
+            last_modified,
+            links,
+            duplicate_of: None,
+        };
+        if before.as_ref().is_some_and(|b| b.sha256 == sha) {
+            crawl.unchanged += 1;
+        } else if let Some(owner) = self.content_owner(source, &sha, &url).await? {
+            crawl.duplicates += 1;
+            state.duplicate_of = Some(owner);
+        } else {
+            let urn = page_urn(&source.id, url.as_str());
+            queue_document(
+                &self.ctx,
+                source,
+                urn,
+                url.to_string(),
+                content_type,
+                "web",
+                body,
+            )
+            .await?;
+            self.ctx
+                .set_cursor(&source.id, &format!("hash:{sha}"), &json!(url.as_str()))
+                .await?;
+            crawl.queued += 1;
+        }
+        self.ctx.set_cursor(&source.id, &key, &json!(state)).await
+    }
+
+    /// The other page already stored with this content (content-hash dedup), if any.
+    async fn content_owner(
+        &self,
+        source: &IndexerSource,
+        sha: &str,
+        url: &Url,
+    ) -> Result<Option<String>, PollError> {
+        Ok(self
+            .ctx
+            .cursor(&source.id, &format!("hash:{sha}"))
+            .await?
+            .and_then(|v| v.as_str().map(str::to_string))
+            .filter(|owner| owner != url.as_str()))
+    }
+}
+
+/// A page being read: where it is, how deep, its cursor key and what the last crawl saw.
+struct Visited {
+    url: Url,
+    depth: u32,
+    key: String,
+    before: Option<PageState>,
+}
+
+/// One crawl's state: the frontier, what was seen, robots.txt rules and last request time
+/// per host, and the counts for the report.
+struct Crawl {
+    max_depth: u32,
+    same_host: bool,
+    hosts: HashSet<String>,
+    robots: HashMap<String, Robots>,
+    queue: VecDeque<(Url, u32)>,
+    seen: HashSet<String>,
+    last_request: HashMap<String, tokio::time::Instant>,
+    fetched: u32,
+    queued: u64,
+    unchanged: u64,
+    duplicates: u64,
+    gone: u64,
+    skipped: Vec<String>,
+}
+
+impl Crawl {
+    fn new(cfg: &WebConfig, seeds: &[Url]) -> Crawl {
+        Crawl {
+            max_depth: cfg.max_depth,
+            same_host: cfg.same_host,
+            hosts: seeds.iter().map(host_key).collect(),
+            robots: HashMap::new(),
+            queue: seeds.iter().cloned().map(|u| (u, 0)).collect(),
+            seen: seeds.iter().map(|u| u.to_string()).collect(),
+            last_request: HashMap::new(),
+            fetched: 0,
+            queued: 0,
+            unchanged: 0,
+            duplicates: 0,
+            gone: 0,
+            skipped: Vec::new(),
+        }
+    }
+
+    /// Whether the crawl may go to `next` (http(s), and the seeds' hosts when asked).
+    fn in_bounds(&self, next: &Url) -> bool {
+        matches!(next.scheme(), "http" | "https")
+            && (!self.same_host || self.hosts.contains(&host_key(next)))
+    }
+
+    /// Queues the links of the page at `url` (one level deeper), each URL once.
+    fn follow(&mut self, url: &Url, depth: u32, links: &[String]) {
+        if depth >= self.max_depth {
+            return;
+        }
+        for l in links {
+            let Ok(next) = url.join(l).map(normalise) else {
+                continue;
+            };
+            if self.in_bounds(&next) && self.seen.insert(next.to_string()) {
+                self.queue.push_back((next, depth + 1));
+            }
+        }
+    }
+
+    /// A redirect is a link at the same depth, read next.
+    fn redirect(&mut self, url: &Url, depth: u32, location: &str) {
+        if let Ok(next) = url.join(location).map(normalise)
+            && (!self.same_host || self.hosts.contains(&host_key(&next)))
+            && self.seen.insert(next.to_string())
+        {
+            self.queue.push_front((next, depth));
+        }
+    }
+
+    /// The report, or — when nothing could be read and every page was refused by the
+    /// policy — the refusal, so the source's status says why rather than show an empty
+    /// success.
+    fn report(self, refused_seeds: Vec<String>) -> Result<WebReport, PollError> {
+        let nothing_read =
+            self.queued == 0 && self.unchanged == 0 && self.duplicates == 0 && self.gone == 0;
+        if nothing_read && !self.skipped.is_empty() {
+            let refused: Vec<&String> = self
+                .skipped
+                .iter()
+                .filter(|s| s.contains("refused: "))
+                .collect();
+            if refused.len() == self.skipped.len() {
                 return Err(PollError::Refused(
                     refused
                         .into_iter()
@@ -459,18 +587,17 @@ impl WebPoller {
                 ));
             }
         }
-        Ok(json!({
-            "refused": refused_seeds.len(),
-            "refusedExamples": refused_seeds.into_iter().take(5).collect::<Vec<_>>(),
-            "fetched": fetched,
-            "pages": queued,
-            "queued": queued,
-            "unchanged": unchanged,
-            "duplicates": duplicates,
-            "gone": gone,
-            "skipped": skipped.len(),
-            "skippedExamples": skipped.into_iter().take(5).collect::<Vec<_>>(),
-        }))
+        Ok(WebReport {
+            refused: refused_seeds.len(),
+            refused_examples: examples(refused_seeds),
+            fetched: self.fetched,
+            pages: self.queued,
+            queued: self.queued,
+            unchanged: self.unchanged,
+            duplicates: self.duplicates,
+            gone: self.gone,
+            skipped: Skips::of(self.skipped),
+        })
     }
 }
 
@@ -482,8 +609,8 @@ impl LeasedPoller for WebPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        self.crawl(source).await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
+        self.crawl(source).await.map(Into::into)
     }
 }
 

@@ -14,6 +14,7 @@ use evident_ai::Priority;
 use evident_store::indexers::IndexerSource;
 
 use crate::poll::{PollContext, PollError};
+use crate::report::{FolderReport, Skips};
 
 const PREFIX: &str = "file:";
 
@@ -107,10 +108,10 @@ pub async fn scan(
     accept: fn(&Path) -> bool,
 ) -> Result<FolderScan, PollError> {
     if !root.is_dir() {
-        return Err(PollError::Source(format!(
-            "{}: not a folder (or not readable)",
-            root.display()
-        )));
+        return Err(PollError::NotFound {
+            what: root.display().to_string(),
+            reason: "not a folder (or not readable)".into(),
+        });
     }
     let known: std::collections::HashMap<String, FileState> = ctx
         .cursors(source_id, PREFIX)
@@ -180,7 +181,7 @@ pub async fn scan(
         out
     })
     .await
-    .map_err(|e| PollError::Source(format!("scanning the folder: {e}")))
+    .map_err(|e| PollError::internal("scanning the folder", e))
 }
 
 /// Records a file as handled (call once its work is queued).
@@ -215,7 +216,7 @@ pub async fn settle(
     scan: FolderScan,
     queued: u64,
     urn_of: impl Fn(&str) -> String,
-) -> Result<serde_json::Value, PollError> {
+) -> Result<FolderReport, PollError> {
     for (rel, state) in &scan.touched {
         mark(ctx, &source.id, rel, state).await?;
     }
@@ -230,11 +231,10 @@ pub async fn settle(
             .await?;
         forget(ctx, &source.id, rel).await?;
     }
-    Ok(json!({
-        "queued": queued,
-        "unchanged": scan.unchanged,
-        "removed": scan.removed.len(),
-        "skipped": scan.skipped.len(),
-        "skippedExamples": scan.skipped.into_iter().take(5).collect::<Vec<_>>(),
-    }))
+    Ok(FolderReport {
+        queued,
+        unchanged: scan.unchanged,
+        removed: scan.removed.len(),
+        skipped: Skips::of(scan.skipped),
+    })
 }

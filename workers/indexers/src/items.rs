@@ -105,7 +105,7 @@ impl ItemTask {
         urn: &str,
     ) -> Result<(), crate::poll::PollError> {
         let body = serde_json::to_value(self).map_err(|e| {
-            crate::poll::PollError::Source(format!("unserialisable {} task: {e}", self.kind()))
+            crate::poll::PollError::internal(format!("unserialisable {} task", self.kind()), e)
         })?;
         ctx.tasks
             .enqueue_body(

@@ -8,6 +8,7 @@
 //! - [`wiki`]: Confluence spaces.
 //! - [`meetings`]: transcripts, and recordings transcribed by an operator's command.
 //! - [`documents`]: folders of documents and a bounded web crawler.
+//! - [`poll`], [`report`]: the polling loop, leases, typed poll reports and errors.
 //! - [`items`]: the queue tasks of polled items (extraction happens on workers).
 //! - [`sources`], [`access`]: registration, every kind's settings and what sources may
 //!   reach, re-exported from `evident-sources` (which the API depends on instead of this
@@ -24,6 +25,7 @@ pub mod items;
 pub mod mail;
 pub mod meetings;
 pub mod poll;
+pub mod report;
 pub mod robots;
 pub mod sources;
 pub mod tracker;

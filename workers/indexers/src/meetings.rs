@@ -28,11 +28,12 @@ use evident_extract::transcript::{TranscriptFormat, parse};
 use evident_store::indexers::IndexerSource;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::folder;
 use crate::items::ItemTask;
-use crate::poll::{LeasedPoller, PollContext, PollError};
+use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
+use crate::report::{RecordingsReport, TranscriptsReport, examples};
 use crate::sources::config_of;
 pub use evident_sources::kinds::meetings::{RecordingsConfig, TranscriptsConfig};
 
@@ -127,7 +128,7 @@ impl TranscriptsPoller {
         &self,
         source: &IndexerSource,
         cfg: &TranscriptsConfig,
-    ) -> Result<Value, PollError> {
+    ) -> Result<TranscriptsReport, PollError> {
         let scan = folder::scan(
             &self.ctx,
             &source.id,
@@ -148,12 +149,15 @@ impl TranscriptsPoller {
             folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
             queued += 1;
         }
-        let mut report = folder::settle(&self.ctx, source, scan, queued, |rel| {
+        let folder = folder::settle(&self.ctx, source, scan, queued, |rel| {
             meeting_urn(&source.id, &meeting_id(rel))
         })
         .await?;
-        report["transcripts"] = json!(queued);
-        Ok(report)
+        Ok(TranscriptsReport {
+            transcripts: queued,
+            folder,
+            recordings: None,
+        })
     }
 
     async fn put_recording(
@@ -173,7 +177,7 @@ impl TranscriptsPoller {
         source: &IndexerSource,
         cfg: &TranscriptsConfig,
         rcfg: &RecordingsConfig,
-    ) -> Result<Value, PollError> {
+    ) -> Result<RecordingsReport, PollError> {
         let now = self.ctx.clock.now_ms();
         let mut known: BTreeMap<String, Recording> = self
             .ctx
@@ -192,7 +196,7 @@ impl TranscriptsPoller {
         let files: Vec<(String, PathBuf, i64, u64)> =
             tokio::task::spawn_blocking(move || list_files(&root, &|p: &Path| r2.is_recording(p)))
                 .await
-                .map_err(|e| PollError::Source(e.to_string()))?;
+                .map_err(|e| PollError::internal("listing recordings", e))?;
         let mut present = HashSet::new();
         for (rel, path, mtime_ms, len) in files {
             present.insert(rel.clone());
@@ -277,9 +281,10 @@ impl TranscriptsPoller {
                 failed.push(format!("{rel}: {}", r.error.as_deref().unwrap_or("failed")));
             }
         }
-        Ok(
-            json!({ "recordings": by_state, "failedExamples": failed.into_iter().take(5).collect::<Vec<_>>() }),
-        )
+        Ok(RecordingsReport {
+            recordings: by_state,
+            failed_examples: examples(failed),
+        })
     }
 
     /// Runs the command in the background and records the outcome as the next state.
@@ -407,17 +412,15 @@ impl LeasedPoller for TranscriptsPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let mut cfg: TranscriptsConfig = config_of(source).map_err(PollError::Config)?;
         // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
         cfg.path = self.ctx.access.path(&cfg.path)?;
         let mut report = self.poll_transcripts(source, &cfg).await?;
         if let Some(r) = &cfg.recordings {
-            let rec = self.poll_recordings(source, &cfg, r).await?;
-            report["recordings"] = rec["recordings"].clone();
-            report["failedExamples"] = rec["failedExamples"].clone();
+            report.recordings = Some(self.poll_recordings(source, &cfg, r).await?);
         }
-        Ok(report)
+        Ok(report.into())
     }
 }
 

@@ -18,13 +18,33 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::report::PollReport;
+
 /// Why a poll failed. The source is polled again at its next interval; nothing is lost,
 /// since cursors only move after the work they cover is queued.
 #[derive(Debug, thiserror::Error)]
 pub enum PollError {
-    /// The source itself (unreachable, refused, rate-limited, malformed).
-    #[error("{0}")]
-    Source(String),
+    /// The source could not be reached or read: a connection, a timeout, a file or folder
+    /// that cannot be read, an answer cut short.
+    #[error("{what}: {reason}")]
+    Unreachable { what: String, reason: String },
+    /// What the source's settings name is not there (a folder, a Maildir).
+    #[error("{what}: {reason}")]
+    NotFound { what: String, reason: String },
+    /// The source refused our credentials, or they may not read this (HTTP 401/403, an IMAP
+    /// login refused).
+    #[error("{what}: {reason}")]
+    AuthRefused { what: String, reason: String },
+    /// The source answered an HTTP status a poll cannot go on from (404, 410, 5xx, …).
+    #[error("{what}: HTTP {status}: {detail}")]
+    Status {
+        what: String,
+        status: u16,
+        detail: String,
+    },
+    /// The source's answer is not what its API returns.
+    #[error("{what}: {reason}")]
+    Malformed { what: String, reason: String },
     #[error("store: {0}")]
     Store(#[from] evident_store::StoreError),
     #[error("queue: {0}")]
@@ -43,6 +63,38 @@ pub enum PollError {
         retry_after_ms: i64,
         message: String,
     },
+    /// Another replica took the source's lease while this one polled (this one was too slow).
+    #[error("lost the source's lease while polling")]
+    LeaseLost,
+    /// The poll's own background work failed (a blocking task panicked or was cancelled).
+    #[error("{what}: {reason}")]
+    Internal { what: String, reason: String },
+}
+
+impl PollError {
+    /// The source could not be reached or read.
+    pub fn unreachable(what: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        PollError::Unreachable {
+            what: what.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The source's answer is not what its API returns.
+    pub fn malformed(what: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        PollError::Malformed {
+            what: what.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The poll's own background work failed.
+    pub fn internal(what: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        PollError::Internal {
+            what: what.into(),
+            reason: reason.to_string(),
+        }
+    }
 }
 
 /// What every poll of every kind shares.
@@ -67,14 +119,15 @@ impl PollContext {
 
     /// Runs `poll` if this replica can take the source's lease (`Ok(None)` when another holds
     /// it), and records its outcome: the report as `lastPoll`, numbers added to `totals`.
-    pub async fn with_lease<F, Fut>(
+    pub async fn with_lease<R, F, Fut>(
         &self,
         source: &IndexerSource,
         poll: F,
-    ) -> Result<Option<Value>, PollError>
+    ) -> Result<Option<R>, PollError>
     where
+        R: Into<PollReport> + Clone,
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Value, PollError>>,
+        Fut: std::future::Future<Output = Result<R, PollError>>,
     {
         let now = self.clock.now_ms();
         if !self
@@ -85,20 +138,16 @@ impl PollContext {
             return Ok(None);
         }
         let started = std::time::Instant::now();
-        let outcome = poll().await;
-        record_metrics(source, &outcome, started.elapsed());
-        match outcome {
-            Ok(mut report) => {
-                // A poll whose last answer spent the source's budget: the next one waits.
-                let wait = report.as_object_mut().and_then(|r| {
-                    let ms = r.remove(RETRY_AFTER_MS)?.as_i64()?;
-                    Some((ms, r.remove(RETRY_REASON).unwrap_or(Value::Null)))
-                });
+        match poll().await {
+            Ok(report) => {
+                let typed: PollReport = report.clone().into();
+                record_metrics(source, Ok(&typed), started.elapsed());
                 let now = self.clock.now_ms();
-                let mut stats = accumulate(&source.status.stats, &report);
-                if let Some((ms, reason)) = wait {
+                let mut stats = accumulate(&source.status.stats, &typed.to_json());
+                // A poll whose last answer spent the source's budget: the next one waits.
+                if let Some((ms, reason)) = typed.budget_spent() {
                     stats[RETRY_AT] = json!(now + ms);
-                    stats[RETRY_REASON] = reason;
+                    stats[RETRY_REASON] = json!(reason);
                 }
                 self.indexers
                     .record_poll(&source.id, &self.owner, now, None, &stats)
@@ -106,6 +155,7 @@ impl PollContext {
                 Ok(Some(report))
             }
             Err(e) => {
+                record_metrics(source, Err(&e), started.elapsed());
                 let now = self.clock.now_ms();
                 let mut stats = source.status.stats.clone();
                 if let Some(map) = stats.as_object_mut() {
@@ -149,9 +199,7 @@ impl PollContext {
             .put_cursor(source, &self.owner, key, value)
             .await?
         {
-            return Err(PollError::Source(
-                "lost the source's lease while polling".into(),
-            ));
+            return Err(PollError::LeaseLost);
         }
         Ok(())
     }
@@ -183,10 +231,10 @@ impl PollContext {
 }
 
 /// Prometheus series per source: polls by outcome, poll time, and items queued (a report's
-/// `queued`, or a git poll's `tasks`).
+/// `queued`).
 fn record_metrics(
     source: &IndexerSource,
-    outcome: &Result<Value, PollError>,
+    outcome: Result<&PollReport, &PollError>,
     took: std::time::Duration,
 ) {
     let (kind, id) = (source.kind.clone(), source.id.clone());
@@ -201,7 +249,7 @@ fn record_metrics(
     metrics::histogram!("evident_source_poll_seconds", "kind" => kind.clone(), "source" => id.clone())
         .record(took.as_secs_f64());
     if let Ok(report) = outcome {
-        let queued = report.get("queued").and_then(Value::as_u64).unwrap_or(0);
+        let queued = report.queued();
         metrics::counter!("evident_source_items_queued_total", "kind" => kind.clone(), "source" => id.clone())
             .increment(queued);
         metrics::gauge!("evident_source_last_success_timestamp_seconds", "kind" => kind, "source" => id)
@@ -215,9 +263,6 @@ fn record_metrics(
 pub const RETRY_AT: &str = "retryAt";
 /// Beside [`RETRY_AT`]: which signal of the source asked for the wait.
 pub const RETRY_REASON: &str = "retryReason";
-/// In a successful poll's report (taken out before it is recorded): the source's budget is
-/// spent for this long, so the next poll waits at least that — with [`RETRY_REASON`].
-pub const RETRY_AFTER_MS: &str = "retryAfterMs";
 
 /// Whether a source is due: its interval has passed since the last poll — or, after a poll
 /// the source rate-limited, the wait it asked for has passed (sooner or later than that).
@@ -274,7 +319,7 @@ pub trait SourcePoller: Send + Sync {
     /// The `kind` of the sources it polls (`git`, `mail`, …).
     fn kind(&self) -> &'static str;
     /// Polls `source` if this replica can take its lease; `Ok(None)` when another holds it.
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError>;
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<PollReport>, PollError>;
 }
 
 /// A poller of one kind whose every poll runs under the source's lease (all of them but the
@@ -284,7 +329,7 @@ pub trait LeasedPoller: Send + Sync {
     const KIND: &'static str;
     fn context(&self) -> &PollContext;
     /// One poll, the lease held: read what changed, queue it, move the cursors, report.
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError>;
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError>;
 }
 
 #[async_trait]
@@ -293,7 +338,7 @@ impl<T: LeasedPoller> SourcePoller for T {
         T::KIND
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<PollReport>, PollError> {
         self.context()
             .with_lease(source, || self.poll_source(source))
             .await
@@ -359,7 +404,7 @@ impl Pollers {
                     match poller.poll(&s).await {
                         Ok(Some(report)) => {
                             polled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            tracing::info!(source_id = %s.id, kind = %s.kind, %report, "source polled");
+                            tracing::info!(source_id = %s.id, kind = %s.kind, report = %report.to_json(), "source polled");
                         }
                         Ok(None) => {}
                         Err(PollError::Refused(why)) => {

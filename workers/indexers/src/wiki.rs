@@ -21,10 +21,11 @@ use evident_extract::wiki::{
     page_urn, single_page,
 };
 use evident_store::indexers::IndexerSource;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::items::ItemTask;
-use crate::poll::{LeasedPoller, PollContext, PollError};
+use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
+use crate::report::{Skips, WikiReport};
 use crate::sources::config_of;
 use crate::tracker::http::{Api, TokenStyle};
 use crate::tracker::jql_minute;
@@ -88,7 +89,7 @@ impl ConfluencePoller {
             .await?;
         loop {
             let (list, next) = attachments(&reply.body)
-                .map_err(|e| PollError::Source(format!("confluence attachments: {e}")))?;
+                .map_err(|e| PollError::malformed("confluence attachments", e))?;
             all.extend(list);
             match next {
                 Some(n) => reply = api.get(&n, &[]).await?,
@@ -222,7 +223,7 @@ impl ConfluencePoller {
         let mut stale: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
         loop {
             let (hits, next) = attachment_hits(&reply.body)
-                .map_err(|e| PollError::Source(format!("confluence attachments: {e}")))?;
+                .map_err(|e| PollError::malformed("confluence attachments", e))?;
             for (page_id, att) in hits {
                 if handled.contains(&page_id)
                     || !tally
@@ -255,7 +256,7 @@ impl ConfluencePoller {
                 )
                 .await?;
             let page = single_page(&reply.body)
-                .map_err(|e| PollError::Source(format!("confluence page {page_id}: {e}")))?;
+                .map_err(|e| PollError::malformed(format!("confluence page {page_id}"), e))?;
             self.handle_page(api, source, cfg, &page, true, tally)
                 .await?;
         }
@@ -297,7 +298,7 @@ impl ConfluencePoller {
             .await?;
         loop {
             let listing = content_ids(&reply.body)
-                .map_err(|e| PollError::Source(format!("confluence page ids: {e}")))?;
+                .map_err(|e| PollError::malformed("confluence page ids", e))?;
             ids.extend(listing.ids);
             match listing.next {
                 Some(next) => {
@@ -363,7 +364,7 @@ impl ConfluencePoller {
         Ok(purged)
     }
 
-    async fn poll_now(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_now(&self, source: &IndexerSource) -> Result<WikiReport, PollError> {
         let cfg: ConfluenceConfig = config_of(source).map_err(PollError::Config)?;
         let api = Api::new(
             "confluence",
@@ -427,7 +428,7 @@ impl ConfluencePoller {
         let mut listed: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
             let listing = content_page(&reply.body)
-                .map_err(|e| PollError::Source(format!("confluence pages: {e}")))?;
+                .map_err(|e| PollError::malformed("confluence pages", e))?;
             listed.extend(listing.pages.iter().map(|p| p.id.clone()));
             for page in &listing.pages {
                 self.handle_page(&api, source, &cfg, page, false, &mut tally)
@@ -483,15 +484,14 @@ impl ConfluencePoller {
                 .set_cursor(&source.id, CHECKED, &json!(now))
                 .await?;
         }
-        Ok(json!({
-            "deleted": deleted,
-            "pages": tally.pages,
-            "queued": tally.pages + tally.attachments,
-            "unchanged": tally.unchanged,
-            "attachments": tally.attachments,
-            "skipped": tally.skipped.len(),
-            "skippedExamples": tally.skipped.into_iter().take(5).collect::<Vec<_>>(),
-        }))
+        Ok(WikiReport {
+            deleted,
+            pages: tally.pages,
+            queued: tally.pages + tally.attachments,
+            unchanged: tally.unchanged,
+            attachments: tally.attachments,
+            skipped: Skips::of(tally.skipped),
+        })
     }
 }
 
@@ -503,8 +503,8 @@ impl LeasedPoller for ConfluencePoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        self.poll_now(source).await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
+        self.poll_now(source).await.map(Into::into)
     }
 }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use evident_code::skip::SkipReason;
 use evident_core::{Locator, keys};
 use git2::Repository;
 
@@ -56,9 +57,21 @@ async fn history_structure_and_identities_are_indexed_exactly() {
     h.register("acme.shop", cfg_path("shop", &work, &[])).await;
     let report = h.poll("acme.shop").await;
     assert_eq!(report.new_commits, 2);
-    assert_eq!(report.skipped.get("vendored"), Some(&1), "{report:?}");
-    assert_eq!(report.skipped.get("oversized"), Some(&1), "{report:?}");
-    assert_eq!(report.skipped.get("binary"), Some(&1), "{report:?}");
+    assert_eq!(
+        report.skipped.get(&SkipReason::Vendored),
+        Some(&1),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.skipped.get(&SkipReason::Oversized),
+        Some(&1),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.skipped.get(&SkipReason::Binary),
+        Some(&1),
+        "{report:?}"
+    );
     assert!(h.drain().await >= 3);
 
     // Structure: repository → branch → file → class → method, imports.

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use evident_ai::Priority;
 use evident_code::chunks::CodeChunking;
+use evident_code::skip::SkipReason;
 use evident_core::{NodeKey, Scope, keys};
 
 mod support;
@@ -212,8 +213,16 @@ async fn files_without_a_known_extension_are_indexed_when_their_content_is_text(
     );
     h.register("r", cfg_path("r", &work, &[])).await;
     let report = h.poll("r").await;
-    assert_eq!(report.skipped.get("binary"), Some(&1), "{report:?}");
-    assert_eq!(report.skipped.get("not_text"), Some(&1), "{report:?}");
+    assert_eq!(
+        report.skipped.get(&SkipReason::Binary),
+        Some(&1),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.skipped.get(&SkipReason::NotText),
+        Some(&1),
+        "{report:?}"
+    );
     assert_eq!(report.files_queued, 4, "{report:?}");
     for example in ["assets/logo.png (binary)", "data/latin1 (not_text)"] {
         assert!(

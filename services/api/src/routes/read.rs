@@ -3,7 +3,7 @@ use axum::extract::State;
 use evident_core::{Chunk, Visibility};
 use evident_kb::NodeView;
 use evident_kb::retrieve::EvidencePack;
-use evident_store::{AliasStats, ChunkFilter, SourceRecord};
+use evident_store::AliasStats;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -228,27 +228,7 @@ pub async fn by_kind(
         req.project_id.as_deref(),
         req.group_id.as_deref(),
     )?;
-    if req.kinds.is_empty() {
-        return Err(ApiError::bad_request(
-            "missing_field",
-            "field `kinds` needs at least one kind",
-        ));
-    }
-    for k in &req.kinds {
-        evident_core::validate::kind("kinds", k).map_err(evident_kb::KbError::from)?;
-    }
-    if req.limit == 0 || req.limit > 1000 {
-        return Err(ApiError::bad_request(
-            "invalid_field",
-            "field `limit` must be 1..=1000",
-        ));
-    }
-    let chunks =
-        s.kb.stores()
-            .chunks
-            .by_kind(&vis, &ChunkFilter { kinds: req.kinds }, req.limit)
-            .await
-            .map_err(evident_kb::KbError::from)?;
+    let chunks = s.kb.chunks_by_kind(&vis, req.kinds, req.limit).await?;
     let chunks: Vec<ChunkView> = chunks.into_iter().map(ChunkView::from).collect();
     Ok(Json(json!({ "chunks": chunks })))
 }
@@ -304,12 +284,6 @@ pub async fn sources(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<LimitedScopeQuery>,
 ) -> ApiResult<Json<Value>> {
-    let vis = q.visibility()?;
-    let list: Vec<SourceRecord> =
-        s.kb.stores()
-            .sources
-            .list(&vis, q.limit.unwrap_or(100).clamp(1, 10_000))
-            .await
-            .map_err(evident_kb::KbError::from)?;
+    let list = s.kb.sources(&q.visibility()?, q.limit).await?;
     Ok(Json(json!({ "sources": list })))
 }

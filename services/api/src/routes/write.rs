@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::bodies::IngestRequest;
+use crate::bodies::{AliasMergeRequest, AliasRegisterRequest, IngestRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, RequestPriority};
 
@@ -38,33 +38,13 @@ pub async fn purge(
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<PurgeRequest>,
 ) -> ApiResult<Json<PurgeOutcome>> {
-    if req.client_id.is_none() && !req.global {
-        return Err(ApiError::bad_request(
-            "missing_field",
-            "field `clientId` is required (or `global: true`)",
-        ));
-    }
-    if req.client_id.is_some() && req.global {
-        return Err(ApiError::bad_request(
-            "invalid_request",
-            "`global: true` takes no clientId",
-        ));
-    }
-    let scope = evident_kb::scope(
+    let scope = evident_kb::write_scope(
         req.client_id.as_deref(),
         req.project_id.as_deref(),
         req.group_id.as_deref(),
+        req.global,
     )?;
     Ok(Json(s.kb.purge(&scope, &req.source_urn, p).await?))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AliasRegisterRequest {
-    client_id: String,
-    alias: String,
-    #[serde(default)]
-    canonical: Option<String>,
 }
 
 pub async fn alias_register(
@@ -75,14 +55,6 @@ pub async fn alias_register(
         s.kb.alias_register(&req.client_id, &req.alias, req.canonical.as_deref())
             .await?,
     ))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AliasMergeRequest {
-    client_id: String,
-    source: String,
-    target: String,
 }
 
 pub async fn alias_merge(

@@ -15,11 +15,12 @@ pub mod tasks;
 
 use evident_core::Scope;
 
+pub use crate::report::GitReport;
 pub use evident_sources::git::{service, write};
 pub use evident_sources::kinds::git::{
     GitLocation, GitSourceConfig, check_branch, check_location, default_max_file_bytes,
 };
-pub use poller::{GitPoller, PollReport};
+pub use poller::GitPoller;
 pub use tasks::{GitTask, GitTasks};
 /// Whether a branch name matches a pattern: `*` within a path segment, `**` across segments,
 /// `?` one character.

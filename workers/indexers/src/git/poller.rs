@@ -8,13 +8,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use evident_code::skip::{is_text_path, skip_by_path, skip_file};
+use evident_code::skip::{SkipReason, is_text_path, skip_by_path, skip_file};
 use evident_store::indexers::IndexerSource;
 use git2::Oid;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::report::GitReport;
 
 use super::repo::{GitError, GitRepo};
 use super::{GitSourceConfig, GitTask, branch_matches, branch_task_urn};
@@ -38,29 +38,6 @@ impl Default for Batches {
     }
 }
 
-/// What one poll of one source did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PollReport {
-    pub branches: usize,
-    pub changed_branches: usize,
-    pub deleted_branches: usize,
-    pub new_commits: usize,
-    pub removed_commits: usize,
-    pub files_queued: usize,
-    pub files_deleted: usize,
-    /// Tasks queued (`queued`, the key every poller reports; `tasks` in older reports).
-    #[serde(rename = "queued", alias = "tasks")]
-    pub tasks: usize,
-    /// Files left out by rule at planning time, by reason.
-    pub skipped: BTreeMap<String, usize>,
-    /// A few of them, to say what was skipped.
-    pub skipped_examples: Vec<String>,
-    /// Every branch was read again: the source had been indexed under an older key scheme.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reindexed: bool,
-}
-
 /// One branch's plan, computed from the repository.
 struct BranchPlan {
     tip: Oid,
@@ -79,7 +56,7 @@ pub struct GitPoller {
 
 impl From<GitError> for PollError {
     fn from(e: GitError) -> Self {
-        PollError::Source(e.to_string())
+        PollError::unreachable("git", e)
     }
 }
 
@@ -89,28 +66,23 @@ impl SourcePoller for GitPoller {
         "git"
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<serde_json::Value>, PollError> {
-        Ok(self
-            .poll(source)
-            .await?
-            .map(|r| serde_json::to_value(r).unwrap_or_default()))
+    async fn poll(
+        &self,
+        source: &IndexerSource,
+    ) -> Result<Option<crate::poll::PollReport>, PollError> {
+        Ok(self.poll(source).await?.map(Into::into))
     }
 }
 
 impl GitPoller {
     /// Polls one source if this replica can take its lease (`None` when another holds it).
-    pub async fn poll(&self, source: &IndexerSource) -> Result<Option<PollReport>, PollError> {
-        let report = self
-            .ctx
-            .with_lease(source, || async {
-                let r = self.plan_and_queue(source).await?;
-                Ok(serde_json::to_value(r).unwrap_or_default())
-            })
-            .await?;
-        Ok(report.and_then(|v| serde_json::from_value(v).ok()))
+    pub async fn poll(&self, source: &IndexerSource) -> Result<Option<GitReport>, PollError> {
+        self.ctx
+            .with_lease(source, || self.plan_and_queue(source))
+            .await
     }
 
-    async fn plan_and_queue(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
+    async fn plan_and_queue(&self, source: &IndexerSource) -> Result<GitReport, PollError> {
         let cfg: GitSourceConfig = serde_json::from_value(source.config.clone())
             .map_err(|e| PollError::Config(e.to_string()))?;
         cfg.validate().map_err(PollError::Refused)?;
@@ -141,17 +113,20 @@ impl GitPoller {
         let (followed, plans, skipped) =
             tokio::task::spawn_blocking(move || plan(&cfg, &mirrors, &id, &cursors_for_plan))
                 .await
-                .map_err(|e| PollError::Source(format!("polling worker failed: {e}")))??;
+                .map_err(|e| PollError::internal("polling worker", e))??;
 
-        let mut report = PollReport {
+        let mut report = GitReport {
             branches: followed.len(),
             ..Default::default()
         };
         for (reason, paths) in skipped {
-            report.skipped.insert(reason.clone(), paths.len());
-            report
-                .skipped_examples
-                .extend(paths.into_iter().take(5).map(|p| format!("{p} ({reason})")));
+            report.skipped.insert(reason, paths.len());
+            report.skipped_examples.extend(
+                paths
+                    .into_iter()
+                    .take(5)
+                    .map(|p| format!("{p} ({})", reason.as_str())),
+            );
         }
         for (branch, p) in plans {
             report.changed_branches += 1;
@@ -299,7 +274,7 @@ impl GitPoller {
 type Plans = (
     BTreeSet<String>,
     Vec<(String, BranchPlan)>,
-    BTreeMap<String, Vec<String>>,
+    BTreeMap<SkipReason, Vec<String>>,
 );
 
 /// Fetches and compares: the followed branches, a plan for each that moved, and the files
@@ -331,7 +306,7 @@ fn plan(
             .collect()
     };
     let mut plans = Vec::new();
-    let mut skipped: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut skipped: BTreeMap<SkipReason, Vec<String>> = BTreeMap::new();
     for (branch, tip) in &followed {
         let old = cursors
             .get(branch)
@@ -346,17 +321,15 @@ fn plan(
                 let mut paths = Vec::new();
                 for (path, blob, size) in repo.tree_files(*tip)? {
                     let mut reason = skip_by_path(&path)
-                        .map(|r| r.as_str())
-                        .or((size > cfg.max_file_bytes).then_some("oversized"));
+                        .or((size > cfg.max_file_bytes).then_some(SkipReason::Oversized));
                     // A name that does not say text: its content decides (here, so that the
                     // poll's report names what was skipped and why).
                     if reason.is_none() && !is_text_path(&path) {
                         let bytes = repo.blob(blob)?;
-                        reason = skip_file(&path, &bytes, cfg.max_file_bytes as usize)
-                            .map(|r| r.as_str());
+                        reason = skip_file(&path, &bytes, cfg.max_file_bytes as usize);
                     }
                     match reason {
-                        Some(r) => skipped.entry(r.to_string()).or_default().push(path),
+                        Some(r) => skipped.entry(r).or_default().push(path),
                         None => paths.push(path),
                     }
                 }

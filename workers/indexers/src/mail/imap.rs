@@ -15,12 +15,13 @@ use evident_egress::EgressPolicy;
 use evident_store::indexers::IndexerSource;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use super::queue_batch;
-use crate::poll::{LeasedPoller, PollContext, PollError};
+use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
+use crate::report::ImapReport;
 use crate::sources::config_of;
 pub use evident_sources::kinds::mail::{ImapConfig, ImapSecurity};
 
@@ -34,7 +35,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug> ImapIo for T {}
 type ImapSession = Session<Box<dyn ImapIo>>;
 
 fn err(what: &str, e: impl std::fmt::Display) -> PollError {
-    PollError::Source(format!("imap {what}: {e}"))
+    PollError::unreachable(format!("imap {what}"), e)
 }
 
 async fn timed<T, E: std::fmt::Display>(
@@ -108,7 +109,7 @@ async fn connect(cfg: &ImapConfig, egress: &EgressPolicy) -> Result<ImapSession,
         .await
         .map_err(|e| match e {
             e if e.is_refusal() => PollError::Refused(format!("imap: {e}")),
-            e => PollError::Source(format!("imap: {e}")),
+            e => PollError::unreachable("imap", e),
         })?;
     let tcp = timed(
         "connect",
@@ -150,7 +151,10 @@ async fn connect(cfg: &ImapConfig, egress: &EgressPolicy) -> Result<ImapSession,
         .await
         .map_err(|_| err("login", "no answer"))?
         // The error names the server's refusal, never the credentials.
-        .map_err(|(e, _)| err("login", e))
+        .map_err(|(e, _)| PollError::AuthRefused {
+            what: "imap login".into(),
+            reason: e.to_string(),
+        })
 }
 
 async fn greeting(c: &mut Client<Box<dyn ImapIo>>) -> Result<(), PollError> {
@@ -296,7 +300,7 @@ impl ImapPoller {
         Ok(report)
     }
 
-    async fn poll_now(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_now(&self, source: &IndexerSource) -> Result<ImapReport, PollError> {
         let mut cfg: ImapConfig = config_of(source).map_err(PollError::Config)?;
         if let Some(ca) = &cfg.ca_file {
             cfg.ca_file = Some(self.ctx.access.path(ca)?);
@@ -322,13 +326,13 @@ impl ImapPoller {
         }
         let _ = tokio::time::timeout(CONNECT_TIMEOUT, session.logout()).await;
         result?;
-        Ok(json!({
-            "mailboxes": cfg.mailboxes.len(),
-            "messages": messages,
-            "queued": messages,
-            "uidValidityChanged": renumbered.len(),
-            "uidValidityChangedExamples": renumbered,
-        }))
+        Ok(ImapReport {
+            mailboxes: cfg.mailboxes.len(),
+            messages,
+            queued: messages,
+            uid_validity_changed: renumbered.len(),
+            uid_validity_changed_examples: renumbered,
+        })
     }
 }
 
@@ -340,8 +344,8 @@ impl LeasedPoller for ImapPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
-        self.poll_now(source).await
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
+        self.poll_now(source).await.map(Into::into)
     }
 }
 

@@ -9,11 +9,12 @@ use evident_extract::mail::split_mbox;
 use evident_store::indexers::IndexerSource;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::{ENQUEUE_IN_FLIGHT, MaildirConfig, MboxConfig, queue_batch, queue_message};
-use crate::poll::{LeasedPoller, PollContext, PollError};
+use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
+use crate::report::{MaildirReport, MboxReport, examples};
 use crate::sources::config_of;
 
 /// How much of an mbox is read at a time: memory stays bounded on multi-gigabyte archives.
@@ -22,7 +23,7 @@ const MBOX_BLOCK_BYTES: usize = 64 * 1024 * 1024;
 const CHECK_BYTES: u64 = 4096;
 
 fn io_err(path: &Path, e: std::io::Error) -> PollError {
-    PollError::Source(format!("{}: {e}", path.display()))
+    PollError::unreachable(path.display().to_string(), e)
 }
 
 /// Where an mbox was left: its size and time then, and the offset of its last message (which
@@ -129,7 +130,7 @@ impl LeasedPoller for MboxPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let mut cfg: MboxConfig = config_of(source).map_err(PollError::Config)?;
         // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
         cfg.path = self.ctx.access.path(&cfg.path)?;
@@ -216,14 +217,14 @@ impl LeasedPoller for MboxPoller {
             }
             reader
                 .await
-                .map_err(|e| PollError::Source(format!("reading {name}: {e}")))??;
+                .map_err(|e| PollError::internal(format!("reading {name}"), e))??;
             let p = path.clone();
             let check_len = len.saturating_sub(last_start).min(CHECK_BYTES);
             let check = tokio::task::spawn_blocking(move || {
                 std::fs::File::open(&p).and_then(|mut f| hash_at(&mut f, last_start, check_len))
             })
             .await
-            .map_err(|e| PollError::Source(e.to_string()))?
+            .map_err(|e| PollError::internal("checking the mbox", e))?
             .map_err(|e| io_err(path, e))?;
             let cursor = MboxCursor {
                 len,
@@ -235,13 +236,14 @@ impl LeasedPoller for MboxPoller {
                 .set_cursor(&source.id, &key, &json!(cursor))
                 .await?;
         }
-        Ok(json!({
-            "files": files.len(),
-            "unchangedFiles": unchanged,
-            "rereadFiles": reread,
-            "messages": queued,
-            "queued": queued,
-        }))
+        Ok(MboxReport {
+            files: files.len(),
+            unchanged_files: unchanged,
+            reread_files: reread,
+            messages: queued,
+            queued,
+        }
+        .into())
     }
 }
 
@@ -257,10 +259,10 @@ struct MaildirCursor {
 fn maildir_folders(root: &Path) -> Result<Vec<(String, PathBuf)>, PollError> {
     let is_maildir = |p: &Path| p.join("cur").is_dir() || p.join("new").is_dir();
     if !root.is_dir() {
-        return Err(PollError::Source(format!(
-            "{}: not a folder",
-            root.display()
-        )));
+        return Err(PollError::NotFound {
+            what: root.display().to_string(),
+            reason: "not a folder".into(),
+        });
     }
     let mut out = Vec::new();
     if is_maildir(root) {
@@ -278,10 +280,10 @@ fn maildir_folders(root: &Path) -> Result<Vec<(String, PathBuf)>, PollError> {
     subs.sort();
     out.extend(subs);
     if out.is_empty() {
-        return Err(PollError::Source(format!(
-            "{}: no Maildir here (no cur/ or new/)",
-            root.display()
-        )));
+        return Err(PollError::NotFound {
+            what: root.display().to_string(),
+            reason: "no Maildir here (no cur/ or new/)".into(),
+        });
     }
     Ok(out)
 }
@@ -339,14 +341,14 @@ impl LeasedPoller for MaildirPoller {
         &self.ctx
     }
 
-    async fn poll_source(&self, source: &IndexerSource) -> Result<Value, PollError> {
+    async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         let mut cfg: MaildirConfig = config_of(source).map_err(PollError::Config)?;
         // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
         cfg.path = self.ctx.access.path(&cfg.path)?;
         let root = cfg.path.clone();
         let folders = tokio::task::spawn_blocking(move || maildir_folders(&root))
             .await
-            .map_err(|e| PollError::Source(e.to_string()))??;
+            .map_err(|e| PollError::internal("listing the Maildir", e))??;
         let mut queued = 0u64;
         let mut unreadable = Vec::new();
         for (mailbox, folder) in &folders {
@@ -365,7 +367,7 @@ impl LeasedPoller for MaildirPoller {
             let (f, c) = (folder.clone(), cursor.clone());
             let fresh = tokio::task::spawn_blocking(move || maildir_new_files(&f, &c))
                 .await
-                .map_err(|e| PollError::Source(e.to_string()))??;
+                .map_err(|e| PollError::internal("listing a Maildir folder", e))??;
             if fresh.is_empty() {
                 continue;
             }
@@ -379,7 +381,7 @@ impl LeasedPoller for MaildirPoller {
                         .collect::<Vec<_>>()
                 })
                 .await
-                .map_err(|e| PollError::Source(e.to_string()))?;
+                .map_err(|e| PollError::internal("reading messages", e))?;
                 let mut messages = Vec::with_capacity(read.len());
                 for (path, r) in read {
                     match r {
@@ -409,13 +411,14 @@ impl LeasedPoller for MaildirPoller {
                 .set_cursor(&source.id, &key, &json!(cursor))
                 .await?;
         }
-        Ok(json!({
-            "mailboxes": folders.len(),
-            "messages": queued,
-            "queued": queued,
-            "unreadable": unreadable.len(),
-            "unreadableExamples": unreadable.into_iter().take(5).collect::<Vec<_>>(),
-        }))
+        Ok(MaildirReport {
+            mailboxes: folders.len(),
+            messages: queued,
+            queued,
+            unreadable: unreadable.len(),
+            unreadable_examples: examples(unreadable),
+        }
+        .into())
     }
 }
 

@@ -228,11 +228,7 @@ impl Api {
             .bytes()
             .await
             .map_err(|e| {
-                PollError::Source(format!(
-                    "{}: reading the answer: {}",
-                    self.what,
-                    describe(&e)
-                ))
+                PollError::unreachable(self.what, format!("reading the answer: {}", describe(&e)))
             })?
             .to_vec();
         let reply = Reply {
@@ -251,7 +247,7 @@ impl Api {
     fn request_error(&self, e: &reqwest::Error) -> PollError {
         match evident_egress::refusal_in(e) {
             Some(r) if r.is_refusal() => PollError::Refused(format!("{}: {r}", self.what)),
-            _ => PollError::Source(format!("{}: {}", self.what, describe(e))),
+            _ => PollError::unreachable(self.what, describe(e)),
         }
     }
 
@@ -279,18 +275,19 @@ impl Api {
                 }
                 Ok(reply)
             }
-            401 | 403 => Err(PollError::Source(format!(
-                "{}: HTTP {}: credentials refused or not allowed to read this ({})",
-                self.what,
-                reply.status,
-                snippet(&reply.body)
-            ))),
-            _ => Err(PollError::Source(format!(
-                "{}: HTTP {}: {}",
-                self.what,
-                reply.status,
-                snippet(&reply.body)
-            ))),
+            401 | 403 => Err(PollError::AuthRefused {
+                what: self.what.into(),
+                reason: format!(
+                    "HTTP {}: credentials refused or not allowed to read this ({})",
+                    reply.status,
+                    snippet(&reply.body)
+                ),
+            }),
+            status => Err(PollError::Status {
+                what: self.what.into(),
+                status,
+                detail: snippet(&reply.body),
+            }),
         }
     }
 }

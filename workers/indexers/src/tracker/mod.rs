@@ -27,9 +27,9 @@ use evident_extract::tracker::{
 };
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
-use crate::poll::{PollContext, PollError, SourcePoller};
+use crate::poll::{PollContext, PollError, PollReport, SourcePoller};
+use crate::report::TrackerReport;
 use crate::sources::config_of;
 pub use evident_sources::kinds::tracker::{
     GithubConfig, GitlabConfig, JiraConfig, JiraSearchApi, check_base_url,
@@ -39,7 +39,7 @@ use state::{IssueState, SourceState};
 
 /// A tracker's answer was not what its API returns.
 fn shape(what: &str, e: TrackerError) -> PollError {
-    PollError::Source(format!("{what}: {e}"))
+    PollError::malformed(what, e)
 }
 
 /// Where a poll starts: the newest `updated` seen.
@@ -353,9 +353,9 @@ impl TrackerPoller {
             query.push(("fields", JIRA_FIELDS.to_string()));
             query.push(("expand", "changelog".to_string()));
             let reply = match api.get(path, &query).await {
-                Err(PollError::Source(m)) if m.contains("HTTP 410") => {
+                Err(e @ PollError::Status { status: 410, .. }) => {
                     return Err(PollError::Config(format!(
-                        "{m}: this Jira no longer offers /rest/api/2/search (Jira Cloud since 2025); set `searchApi` to \"jql\""
+                        "{e}: this Jira no longer offers /rest/api/2/search (Jira Cloud since 2025); set `searchApi` to \"jql\""
                     )));
                 }
                 other => other?,
@@ -399,7 +399,7 @@ impl SourcePoller for TrackerPoller {
         self.kind
     }
 
-    async fn poll(&self, source: &IndexerSource) -> Result<Option<Value>, PollError> {
+    async fn poll(&self, source: &IndexerSource) -> Result<Option<PollReport>, PollError> {
         self.ctx
             .with_lease(source, || async {
                 let tally = match self.kind {
@@ -407,21 +407,18 @@ impl SourcePoller for TrackerPoller {
                     "gitlab" => self.poll_gitlab(source).await?,
                     _ => self.poll_jira(source).await?,
                 };
-                let mut report = json!({
-                    "issues": tally.issues,
-                    "queued": tally.issues,
-                    "unchanged": tally.unchanged,
-                    "notModified": tally.not_modified,
-                    "pages": tally.pages,
-                    "pullRequestsSkipped": tally.pull_requests_skipped,
-                });
-                if let Some(wait) = tally.pause {
-                    report[crate::poll::RETRY_AFTER_MS] = json!(wait.ms);
-                    report[crate::poll::RETRY_REASON] = json!(wait.reason);
-                }
-                Ok(report)
+                Ok(TrackerReport {
+                    issues: tally.issues,
+                    queued: tally.issues,
+                    unchanged: tally.unchanged,
+                    not_modified: tally.not_modified,
+                    pages: tally.pages,
+                    pull_requests_skipped: tally.pull_requests_skipped,
+                    budget_spent: tally.pause.map(|wait| (wait.ms, wait.reason)),
+                })
             })
             .await
+            .map(|r| r.map(Into::into))
     }
 }
 
@@ -429,6 +426,7 @@ impl SourcePoller for TrackerPoller {
 mod tests {
     use super::*;
     use crate::sources::SourceConfig;
+    use serde_json::json;
 
     #[test]
     fn jql_dates_are_minutes() {

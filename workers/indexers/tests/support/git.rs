@@ -10,7 +10,7 @@ use evident_ai::Priority;
 use evident_code::chunks::CodeChunking;
 use evident_core::{NodeKey, Scope, Visibility};
 use evident_indexers::access::Access;
-use evident_indexers::git::{GitPoller, GitSourceConfig, GitTasks, PollReport};
+use evident_indexers::git::{GitPoller, GitReport, GitSourceConfig, GitTasks};
 use evident_kb::{Kb, TaskHandlers, TaskSubmitter};
 use evident_qualifier::{Qualifier, QueueConfig};
 use evident_store::indexers::{IndexerSource, PollStatus};
@@ -108,7 +108,7 @@ impl Harness {
             .expect("register")
     }
 
-    pub async fn poll(&self, id: &str) -> PollReport {
+    pub async fn poll(&self, id: &str) -> GitReport {
         let s = self
             .kb
             .stores()

@@ -170,7 +170,7 @@ impl Harness {
     pub async fn poll(&self, id: &str) -> Result<Value, PollError> {
         let s = self.source(id).await;
         let poller = self.pollers.get(s.kind.as_str()).expect("poller");
-        Ok(poller.poll(&s).await?.expect("lease"))
+        Ok(poller.poll(&s).await?.expect("lease").to_json())
     }
 
     /// Runs queued tasks until none is ready (see [`drain`]).
