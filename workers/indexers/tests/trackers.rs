@@ -79,7 +79,10 @@ async fn old_api_shape_plans_and_conditional_requests() {
     assert!(h.incoming("jira:utf-8", "references").await.is_empty());
     // The milestone, its title exact.
     let milestone = h
-        .incoming(&milestone("milestone:github/acme/shop/1.0 "), "in_milestone")
+        .incoming(
+            &milestone("milestone:github/acme/shop/1.0 "),
+            "in_milestone",
+        )
         .await;
     assert_eq!(milestone, vec!["github:acme_shop_3"], "{milestone:?}");
 
@@ -108,7 +111,11 @@ async fn old_api_shape_plans_and_conditional_requests() {
     github(&h, &third, true).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(
-        (&report["issues"], &report["unchanged"], &report["notModified"]),
+        (
+            &report["issues"],
+            &report["unchanged"],
+            &report["notModified"]
+        ),
         (&json!(0), &json!(1), &json!(2)),
         "{report}"
     );
@@ -158,7 +165,11 @@ async fn a_secondary_rate_limit_waits_as_asked_and_is_not_a_credentials_error() 
     h.clock.advance(60_000);
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(
-        (&report["issues"], &report["unchanged"], &report["notModified"]),
+        (
+            &report["issues"],
+            &report["unchanged"],
+            &report["notModified"]
+        ),
         (&json!(1), &json!(1), &json!(2)),
         "{report}"
     );
@@ -220,12 +231,18 @@ async fn gitlab_429_and_a_spent_budget_delay_the_next_poll() {
     // interval.
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["issues"], 0, "{report}");
-    assert!(report.get("retryAfterMs").is_none(), "kept out of the report");
+    assert!(
+        report.get("retryAfterMs").is_none(),
+        "kept out of the report"
+    );
     let s = h.source(&id).await;
     assert!(s.status.last_error.is_none());
     let now = h.clock.now_ms();
     assert_eq!(s.status.stats[RETRY_AT], json!(now + 120_000));
-    assert!(!is_due(&s, now + 60_000), "the interval passed, the budget is still spent");
+    assert!(
+        !is_due(&s, now + 60_000),
+        "the interval passed, the budget is still spent"
+    );
     assert!(is_due(&s, now + 120_000));
     replay.server_exhausted();
 }

@@ -21,9 +21,9 @@ pub mod state;
 use async_trait::async_trait;
 use evident_core::chunking::ChunkingConfig;
 use evident_extract::tracker::{
-    Issue, IssueChange, IssueComment, TrackerContext, TrackerError, github_comments,
-    github_events, github_issues, gitlab_issues, gitlab_notes, gitlab_state_events,
-    issue_source, issue_urn, jira_search,
+    Issue, IssueChange, IssueComment, TrackerContext, TrackerError, github_comments, github_events,
+    github_issues, gitlab_issues, gitlab_notes, gitlab_state_events, issue_source, issue_urn,
+    jira_search,
 };
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
@@ -174,7 +174,11 @@ impl TrackerPoller {
             tally.pause = api.pause();
             return Ok(tally);
         };
-        let whole = reply.next.is_none().then(|| Validators::of(&reply)).flatten();
+        let whole = reply
+            .next
+            .is_none()
+            .then(|| Validators::of(&reply))
+            .flatten();
         loop {
             tally.pages += 1;
             let issues =
@@ -259,7 +263,11 @@ impl TrackerPoller {
             tally.pause = api.pause();
             return Ok(tally);
         };
-        let whole = reply.next.is_none().then(|| Validators::of(&reply)).flatten();
+        let whole = reply
+            .next
+            .is_none()
+            .then(|| Validators::of(&reply))
+            .flatten();
         loop {
             tally.pages += 1;
             let issues =
