@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod github;
-mod graph;
 mod gitlab;
+mod graph;
 mod jira;
 mod json;
 mod model;
@@ -41,9 +41,9 @@ mod node_keys;
 mod source;
 
 pub use github::*;
+pub use gitlab::*;
 pub use graph::milestone_key;
 pub(crate) use graph::*;
-pub use gitlab::*;
 pub use jira::*;
 pub(crate) use json::*;
 pub use model::*;

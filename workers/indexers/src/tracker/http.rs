@@ -218,10 +218,7 @@ impl Api {
                 req = req.header(reqwest::header::IF_MODIFIED_SINCE, lm);
             }
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| self.request_error(&e))?;
+        let resp = req.send().await.map_err(|e| self.request_error(&e))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let body = resp

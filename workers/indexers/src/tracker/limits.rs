@@ -47,7 +47,7 @@ pub fn remaining(headers: &HeaderMap) -> Option<u64> {
 pub fn retry_after_ms(headers: &HeaderMap, now_ms: i64) -> Option<i64> {
     let v = text(headers, "retry-after")?;
     if let Ok(secs) = v.parse::<i64>() {
-        return Some(secs.max(0) * 1000);
+        return Some(secs.max(0).saturating_mul(1000));
     }
     Some((http_date_ms(v)? - now_ms).max(0))
 }
@@ -59,19 +59,21 @@ pub fn reset_ms(headers: &HeaderMap, now_ms: i64) -> Option<i64> {
     let at = |v: &str| -> Option<i64> {
         if let Ok(n) = v.parse::<i64>() {
             return Some(match n {
-                n if n > 100_000_000_000 => n - now_ms,
-                n if n > 1_000_000_000 => n * 1000 - now_ms,
-                n => n * 1000,
+                n if n > 100_000_000_000 => n.saturating_sub(now_ms),
+                n if n > 1_000_000_000 => n.saturating_mul(1000).saturating_sub(now_ms),
+                n => n.saturating_mul(1000),
             });
         }
-        iso_ms(v)
-            .or_else(|| http_date_ms(v))
-            .map(|t| t - now_ms)
+        iso_ms(v).or_else(|| http_date_ms(v)).map(|t| t - now_ms)
     };
-    ["x-ratelimit-reset", "ratelimit-reset", "ratelimit-resettime"]
-        .iter()
-        .find_map(|n| text(headers, n).and_then(at))
-        .map(|ms| ms.max(0))
+    [
+        "x-ratelimit-reset",
+        "ratelimit-reset",
+        "ratelimit-resettime",
+    ]
+    .iter()
+    .find_map(|n| text(headers, n).and_then(at))
+    .map(|ms| ms.max(0))
 }
 
 /// A refusal that is a rate limit, with the wait it asks for; `None` for any other answer.
@@ -110,8 +112,7 @@ pub fn refusal(
         "rate limit"
     };
     let mut reason = format!("{what}: {kind} (HTTP {status}; {signal}");
-    if let Some(r) = text(headers, "ratelimit-reason").or_else(|| text(headers, "ratelimit-name"))
-    {
+    if let Some(r) = text(headers, "ratelimit-reason").or_else(|| text(headers, "ratelimit-name")) {
         reason.push_str(&format!("; {r}"));
     }
     reason.push(')');
@@ -125,7 +126,8 @@ pub fn refusal(
 /// (`remaining: 0`, until its reset) or nearly spent (Jira's `x-ratelimit-nearlimit`, until
 /// its reset or a minute). The answer itself is used; the requests after it wait.
 pub fn exhausted(what: &str, headers: &HeaderMap, now_ms: i64) -> Option<Wait> {
-    let near = text(headers, "x-ratelimit-nearlimit").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let near =
+        text(headers, "x-ratelimit-nearlimit").is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let spent = remaining(headers) == Some(0);
     if !spent && !near {
         return None;
@@ -225,14 +227,38 @@ mod tests {
             ),
             Some(60_000)
         );
-        assert_eq!(reset_ms(&h(&[("x-ratelimit-reset", "30")]), NOW), Some(30_000));
+        assert_eq!(
+            reset_ms(&h(&[("x-ratelimit-reset", "30")]), NOW),
+            Some(30_000)
+        );
+        // Hostile values neither overflow nor wait for ever.
+        let huge = h(&[
+            ("retry-after", "9223372036854775807"),
+            ("x-ratelimit-remaining", "0"),
+        ]);
+        assert_eq!(retry_after_ms(&huge, NOW), Some(i64::MAX));
+        assert_eq!(
+            refusal("x", 429, &huge, "", NOW).map(|w| w.ms),
+            Some(MAX_WAIT_MS)
+        );
+        assert_eq!(
+            reset_ms(&h(&[("ratelimit-reset", "-5")]), NOW),
+            Some(0),
+            "a reset in the past is no wait"
+        );
     }
 
     #[test]
     fn refusals_that_are_rate_limits() {
         // GitHub secondary limit with retry-after.
-        let w = refusal("github", 403, &h(&[("retry-after", "60")]), "You have exceeded a secondary rate limit.", NOW)
-            .expect("limited");
+        let w = refusal(
+            "github",
+            403,
+            &h(&[("retry-after", "60")]),
+            "You have exceeded a secondary rate limit.",
+            NOW,
+        )
+        .expect("limited");
         assert_eq!(w.ms, 60_000);
         assert!(w.reason.contains("secondary rate limit"), "{}", w.reason);
         // … without any header: at least a minute.
@@ -243,7 +269,10 @@ mod tests {
         let w = refusal(
             "github",
             403,
-            &h(&[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "1767956700")]),
+            &h(&[
+                ("x-ratelimit-remaining", "0"),
+                ("x-ratelimit-reset", "1767956700"),
+            ]),
             "API rate limit exceeded for user ID 1.",
             NOW,
         )
@@ -251,11 +280,29 @@ mod tests {
         assert_eq!(w.ms, 300_000);
         assert!(w.reason.contains("budget is spent"), "{}", w.reason);
         // Refused credentials are not a rate limit.
-        assert!(refusal("github", 403, &h(&[("x-ratelimit-remaining", "4999")]), "Resource not accessible by integration", NOW).is_none());
+        assert!(
+            refusal(
+                "github",
+                403,
+                &h(&[("x-ratelimit-remaining", "4999")]),
+                "Resource not accessible by integration",
+                NOW
+            )
+            .is_none()
+        );
         assert!(refusal("github", 401, &HeaderMap::new(), "Bad credentials", NOW).is_none());
         // Jira 429 names its reason; a 503 with retry-after waits, one without does not.
-        let w = refusal("jira", 429, &h(&[("retry-after", "3"), ("ratelimit-reason", "jira-burst-based")]), "", NOW)
-            .expect("limited");
+        let w = refusal(
+            "jira",
+            429,
+            &h(&[
+                ("retry-after", "3"),
+                ("ratelimit-reason", "jira-burst-based"),
+            ]),
+            "",
+            NOW,
+        )
+        .expect("limited");
         assert_eq!(w.ms, 3000);
         assert!(w.reason.contains("jira-burst-based"), "{}", w.reason);
         assert!(refusal("jira", 503, &h(&[("retry-after", "5")]), "", NOW).is_some());
@@ -266,14 +313,20 @@ mod tests {
     fn successful_answers_that_spend_the_budget() {
         let w = exhausted(
             "github",
-            &h(&[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "1767956700")]),
+            &h(&[
+                ("x-ratelimit-remaining", "0"),
+                ("x-ratelimit-reset", "1767956700"),
+            ]),
             NOW,
         )
         .expect("spent");
         assert_eq!(w.ms, 300_000);
         let w = exhausted(
             "gitlab",
-            &h(&[("ratelimit-remaining", "0"), ("ratelimit-reset", "1767956460")]),
+            &h(&[
+                ("ratelimit-remaining", "0"),
+                ("ratelimit-reset", "1767956460"),
+            ]),
             NOW,
         )
         .expect("spent");

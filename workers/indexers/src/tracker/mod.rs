@@ -21,9 +21,9 @@ pub mod state;
 use async_trait::async_trait;
 use evident_core::chunking::ChunkingConfig;
 use evident_extract::tracker::{
-    Issue, IssueChange, IssueComment, TrackerContext, TrackerError, github_comments,
-    github_events, github_issues, gitlab_issues, gitlab_notes, gitlab_state_events,
-    issue_source, issue_urn, jira_search,
+    Issue, IssueChange, IssueComment, TrackerContext, TrackerError, github_comments, github_events,
+    github_issues, gitlab_issues, gitlab_notes, gitlab_state_events, issue_source, issue_urn,
+    jira_search,
 };
 use evident_store::indexers::IndexerSource;
 use serde::{Deserialize, Serialize};
@@ -174,7 +174,11 @@ impl TrackerPoller {
             tally.pause = api.pause();
             return Ok(tally);
         };
-        let whole = reply.next.is_none().then(|| Validators::of(&reply)).flatten();
+        let whole = reply
+            .next
+            .is_none()
+            .then(|| Validators::of(&reply))
+            .flatten();
         loop {
             tally.pages += 1;
             let issues =
@@ -187,33 +191,14 @@ impl TrackerPoller {
                 }
                 let before = st.issue(&issue.key).await?;
                 let mut state = before.clone();
-                let base = format!("{list}/{}", issue.key);
-                let per = [("per_page", LIST_PAGE.to_string())];
-                let comments = state
-                    .read(
-                        "comments",
-                        &api,
-                        &format!("{base}/comments"),
-                        &per,
-                        LIST_PAGE,
-                        github_comments,
-                        "github comments",
-                    )
-                    .await?;
-                let events = state
-                    .read(
-                        "events",
-                        &api,
-                        &format!("{base}/events"),
-                        &per,
-                        LIST_PAGE,
-                        github_events,
-                        "github events",
-                    )
-                    .await?;
-                tally.not_modified += comments.not_modified as u64 + events.not_modified as u64;
-                issue.comments = comments.items;
-                issue.history = events.items;
+                read_github_lists(
+                    &api,
+                    &format!("{list}/{}", issue.key),
+                    &mut issue,
+                    &mut state,
+                    &mut tally,
+                )
+                .await?;
                 self.finish(&mut st, &issue, &before, state, &mut tally)
                     .await?;
             }
@@ -259,7 +244,11 @@ impl TrackerPoller {
             tally.pause = api.pause();
             return Ok(tally);
         };
-        let whole = reply.next.is_none().then(|| Validators::of(&reply)).flatten();
+        let whole = reply
+            .next
+            .is_none()
+            .then(|| Validators::of(&reply))
+            .flatten();
         loop {
             tally.pages += 1;
             let issues =
@@ -267,40 +256,14 @@ impl TrackerPoller {
             for mut issue in issues {
                 let before = st.issue(&issue.key).await?;
                 let mut state = before.clone();
-                let base = format!("{list}/{}", issue.key);
-                let notes = state
-                    .read(
-                        "notes",
-                        &api,
-                        &format!("{base}/notes"),
-                        &[
-                            ("per_page", LIST_PAGE.to_string()),
-                            ("sort", "asc".to_string()),
-                        ],
-                        LIST_PAGE,
-                        gitlab_note_items,
-                        "gitlab notes",
-                    )
-                    .await?;
-                let events = state
-                    .read(
-                        "stateEvents",
-                        &api,
-                        &format!("{base}/resource_state_events"),
-                        &[("per_page", LIST_PAGE.to_string())],
-                        LIST_PAGE,
-                        gitlab_state_events,
-                        "gitlab state events",
-                    )
-                    .await?;
-                tally.not_modified += notes.not_modified as u64 + events.not_modified as u64;
-                for note in notes.items {
-                    match note {
-                        Note::Comment(c) => issue.comments.push(c),
-                        Note::Change(c) => issue.history.push(c),
-                    }
-                }
-                issue.history.extend(events.items);
+                read_gitlab_lists(
+                    &api,
+                    &format!("{list}/{}", issue.key),
+                    &mut issue,
+                    &mut state,
+                    &mut tally,
+                )
+                .await?;
                 self.finish(&mut st, &issue, &before, state, &mut tally)
                     .await?;
             }
@@ -384,6 +347,87 @@ impl TrackerPoller {
             }
         }
     }
+}
+
+/// A GitHub issue's comments and events (each conditional on what was kept of it).
+async fn read_github_lists(
+    api: &Api,
+    base: &str,
+    issue: &mut Issue,
+    state: &mut IssueState,
+    tally: &mut Tally,
+) -> Result<(), PollError> {
+    let per = [("per_page", LIST_PAGE.to_string())];
+    let comments = state
+        .read(
+            "comments",
+            api,
+            &format!("{base}/comments"),
+            &per,
+            LIST_PAGE,
+            github_comments,
+            "github comments",
+        )
+        .await?;
+    let events = state
+        .read(
+            "events",
+            api,
+            &format!("{base}/events"),
+            &per,
+            LIST_PAGE,
+            github_events,
+            "github events",
+        )
+        .await?;
+    tally.not_modified += u64::from(comments.not_modified) + u64::from(events.not_modified);
+    issue.comments = comments.items;
+    issue.history = events.items;
+    Ok(())
+}
+
+/// A GitLab issue's notes (comments, and system notes as history) and state events.
+async fn read_gitlab_lists(
+    api: &Api,
+    base: &str,
+    issue: &mut Issue,
+    state: &mut IssueState,
+    tally: &mut Tally,
+) -> Result<(), PollError> {
+    let notes = state
+        .read(
+            "notes",
+            api,
+            &format!("{base}/notes"),
+            &[
+                ("per_page", LIST_PAGE.to_string()),
+                ("sort", "asc".to_string()),
+            ],
+            LIST_PAGE,
+            gitlab_note_items,
+            "gitlab notes",
+        )
+        .await?;
+    let events = state
+        .read(
+            "stateEvents",
+            api,
+            &format!("{base}/resource_state_events"),
+            &[("per_page", LIST_PAGE.to_string())],
+            LIST_PAGE,
+            gitlab_state_events,
+            "gitlab state events",
+        )
+        .await?;
+    tally.not_modified += u64::from(notes.not_modified) + u64::from(events.not_modified);
+    for note in notes.items {
+        match note {
+            Note::Comment(c) => issue.comments.push(c),
+            Note::Change(c) => issue.history.push(c),
+        }
+    }
+    issue.history.extend(events.items);
+    Ok(())
 }
 
 /// JQL and CQL compare dates to the minute: `2026-01-16T08:15:42.000+0000` →

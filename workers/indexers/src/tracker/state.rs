@@ -214,7 +214,16 @@ impl IssueState {
         parse: impl Fn(&[u8]) -> Result<Vec<T>, TrackerError>,
         what: &str,
     ) -> Result<ListRead<T>, PollError> {
-        let read = read_list(api, path, query, page_size, parse, what, self.lists.get(name)).await?;
+        let read = read_list(
+            api,
+            path,
+            query,
+            page_size,
+            parse,
+            what,
+            self.lists.get(name),
+        )
+        .await?;
         match &read.keep {
             Some(k) => {
                 self.lists.insert(name.to_string(), k.clone());

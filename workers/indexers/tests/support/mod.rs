@@ -291,6 +291,16 @@ impl Replay {
         self.server.unmatched()
     }
 
+    /// Every request received, in order.
+    pub fn received(&self) -> Vec<evident_wire::Received> {
+        self.server.received()
+    }
+
+    /// Panics unless every request matched and every exchange was used.
+    pub fn server_exhausted(&self) {
+        self.server.assert_exhausted();
+    }
+
     /// Recorded exchanges not asked for, except those whose path contains one of `optional`.
     pub fn unused(&self, optional: &[&str]) -> Vec<String> {
         self.server
