@@ -216,6 +216,7 @@ pub async fn run(args: &Args) {
     }
     by_kind_times.sort();
 
+    let phrases = exact_phrases(&kb, &vis).await;
     let (auth_off, auth_on, auth_overhead) =
         crate::auth::overhead(&kb, &queries[..queries.len().min(300)]).await;
     let (rss, peak) = rss_mib();
@@ -257,6 +258,13 @@ pub async fn run(args: &Args) {
         "router_auth_off_p50_ms": auth_off,
         "router_auth_on_p50_ms": auth_on,
         "auth_overhead_p50_ms": auth_overhead,
+        "phrase_p50_ms": phrases.p50,
+        "phrase_p99_ms": phrases.p99,
+        "quoted_phrase_p50_ms": phrases.quoted_p50,
+        "quoted_phrase_p99_ms": phrases.quoted_p99,
+        "phrase_first": phrases.first,
+        "phrase_top3": phrases.top3,
+        "phrase_queries": phrases.queries,
         "rss_mib": rss,
         "peak_rss_mib": peak,
     });
@@ -264,4 +272,75 @@ pub async fn run(args: &Args) {
         eprintln!("close: {e}");
     }
     println!("{json}");
+}
+
+/// What [`exact_phrases`] measured.
+struct PhraseFigures {
+    p50: f64,
+    p99: f64,
+    quoted_p50: f64,
+    quoted_p99: f64,
+    /// Queries (unquoted and quoted) whose source chunk came first / in the top 3.
+    first: usize,
+    top3: usize,
+    queries: usize,
+}
+
+/// Exact phrases: 10 consecutive words from the middle of stored chunks, asked as they are
+/// (a verbatim query) and quoted inside a question; latency and where the chunk they were
+/// copied from ranks.
+async fn exact_phrases(kb: &Kb, vis: &evident_core::Visibility) -> PhraseFigures {
+    let filter = ChunkFilter {
+        kinds: vec!["doc".into()],
+    };
+    let sample = kb
+        .stores()
+        .chunks
+        .by_kind(vis, &filter, 200)
+        .await
+        .expect("by kind");
+    let (mut plain, mut quoted) = (Vec::new(), Vec::new());
+    let (mut first, mut top3, mut queries) = (0, 0, 0);
+    for chunk in &sample {
+        let words: Vec<&str> = chunk.content.split_whitespace().collect();
+        if words.len() < 14 {
+            continue;
+        }
+        let mid = words.len() / 2 - 5;
+        let phrase = words[mid..mid + 10].join(" ");
+        for (times, query) in [
+            (&mut plain, phrase.clone()),
+            (&mut quoted, format!("where is \"{phrase}\" written")),
+        ] {
+            let mut req = RetrieveQuery::new(query, Some("bench"));
+            req.project_id = Some("p1".into());
+            let t = Instant::now();
+            let pack = kb.retrieve(&req).await.expect("retrieve");
+            times.push(t.elapsed());
+            let rank = pack.items.iter().position(|i| i.chunk_id == chunk.id);
+            queries += 1;
+            first += usize::from(rank == Some(0));
+            top3 += usize::from(rank.is_some_and(|r| r < 3));
+        }
+    }
+    plain.sort();
+    quoted.sort();
+    let figures = PhraseFigures {
+        p50: percentile(&plain, 0.5),
+        p99: percentile(&plain, 0.99),
+        quoted_p50: percentile(&quoted, 0.5),
+        quoted_p99: percentile(&quoted, 0.99),
+        first,
+        top3,
+        queries,
+    };
+    println!(
+        "exact phrases ({} chunks, 10 words): verbatim p50 {:.2} ms, p99 {:.2} ms; quoted p50 {:.2} ms, p99 {:.2} ms; source chunk first {first}/{queries}, top 3 {top3}/{queries}",
+        plain.len(),
+        figures.p50,
+        figures.p99,
+        figures.quoted_p50,
+        figures.quoted_p99,
+    );
+    figures
 }

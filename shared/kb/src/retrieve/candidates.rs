@@ -1,9 +1,11 @@
-//! Step 1: the RAG candidates, BM25 and vector search run concurrently.
+//! Step 1: the RAG candidates, BM25 and vector search run concurrently, and the BM25
+//! candidates the query's exact phrases are verified in.
 
 use evident_ai::Priority;
 use evident_core::Visibility;
 use evident_store::{ChunkFilter, ScoredId};
 
+use super::phrase::{PHRASE_CANDIDATES, Phrases};
 use crate::{Kb, KbError, Result};
 
 /// Candidates taken from (BM25, vector) for fusion. BM25 is cheap per candidate; a filtered
@@ -16,33 +18,57 @@ pub fn channel_depths(max_results: usize) -> (usize, usize) {
     )
 }
 
-/// The ranked hits of the two RAG channels, best first.
+/// The ranked hits of the two RAG channels, best first, and the pool of chunks to verify
+/// the query's phrases in.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Candidates {
     pub bm25: Vec<ScoredId>,
     pub vector: Vec<ScoredId>,
+    /// BM25 candidates for the phrases (empty when the query has none): of the phrases'
+    /// words when quoted, else the query's own BM25 list taken deeper.
+    pub phrase_pool: Vec<ScoredId>,
 }
 
 impl Kb {
     /// BM25 and vector search over the visible chunks, concurrently, each to the depth
-    /// [`channel_depths`] gives for `max_results`.
+    /// [`channel_depths`] gives for `max_results`; with phrases, the phrase pool too (a third
+    /// concurrent BM25 search for quoted phrases; the query's own BM25 list taken to
+    /// [`PHRASE_CANDIDATES`] for a verbatim query, the channel still cut at its depth).
     pub(crate) async fn candidates(
         &self,
         vis: &Visibility,
         query: &str,
         filter: &ChunkFilter,
         max_results: usize,
+        phrases: &Phrases,
     ) -> Result<Candidates> {
         let (text_depth, vector_depth) = channel_depths(max_results);
-        let bm25 = self
-            .stores
-            .chunks
-            .search_text(vis, query, filter, text_depth);
+        let verbatim = !phrases.is_empty() && !phrases.quoted;
+        let bm25_depth = if verbatim {
+            text_depth.max(PHRASE_CANDIDATES)
+        } else {
+            text_depth
+        };
+        let chunks = &self.stores.chunks;
+        let bm25 = chunks.search_text(vis, query, filter, bm25_depth);
         let vector = self.vector_candidates(vis, query, filter, vector_depth);
-        let (bm25, vector) = tokio::join!(bm25, vector);
+        let quoted = async {
+            if !phrases.quoted {
+                return Ok(Vec::new());
+            }
+            let text = phrases.search_text();
+            chunks
+                .search_text(vis, &text, filter, PHRASE_CANDIDATES)
+                .await
+        };
+        let (bm25, vector, quoted) = tokio::join!(bm25, vector, quoted);
+        let mut bm25 = bm25?;
+        let phrase_pool = if verbatim { bm25.clone() } else { quoted? };
+        bm25.truncate(text_depth);
         Ok(Candidates {
-            bm25: bm25?,
+            bm25,
             vector: vector?,
+            phrase_pool,
         })
     }
 

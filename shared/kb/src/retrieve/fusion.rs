@@ -22,6 +22,14 @@ impl Fusion {
         }
     }
 
+    /// Adds `per_unit` × each hit's score to its chunk (a bonus outside the rank fusion:
+    /// verified phrase matches).
+    pub fn boost(&mut self, hits: &[ScoredId], per_unit: f32) {
+        for hit in hits {
+            *self.scores.entry(hit.chunk_id.clone()).or_insert(0.0) += per_unit * hit.score;
+        }
+    }
+
     /// The best `limit` chunk ids with their fused scores, best first (ties by id, so the
     /// order is deterministic).
     pub fn ranked(&self, limit: usize) -> Vec<(String, f32)> {
@@ -62,6 +70,17 @@ mod tests {
         assert_eq!(ids, ["b", "a", "c"]);
         let b = rrf_contribution(0.3, 1) + rrf_contribution(0.3, 0);
         assert!((ranked[0].1 - b).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_boost_outranks_every_fused_score() {
+        let mut f = Fusion::default();
+        f.add(&hits(&["a", "b", "c"]), 0.3);
+        f.add(&hits(&["a", "b", "c"]), 0.3);
+        let mut verified = hits(&["c"]);
+        verified[0].score = 0.6;
+        f.boost(&verified, 1.0);
+        assert_eq!(f.ranked(1)[0].0, "c");
     }
 
     #[test]

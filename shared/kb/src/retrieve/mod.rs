@@ -7,20 +7,24 @@
 //!   direction, from the refs of the top RAG hits and the query's entities — nearer edges
 //!   rank first;
 //! - `entity` (0.10): chunks evidencing nodes the query names (explicit `ns:value`, issue
-//!   keys, e-mail addresses, file names, CamelCase identifiers).
+//!   keys, e-mail addresses, file names, CamelCase identifiers);
+//! - `phrase`: quoted phrases and long verbatim queries verified word by word in the BM25
+//!   candidates ([`phrase`]); a verified match adds more than any fusion score, so exact
+//!   matches rank first.
 //!
 //! Then a per-source diversity penalty (×0.85 for each earlier item of the same source).
 //! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
-
 //!
-//! The steps, each testable alone: [`candidates`] (BM25 ∥ vector), [`entities`],
-//! [`expansion`], [`fusion`], [`pack`]; [`Kb::retrieve`] runs them in that order.
+//! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool),
+//! [`phrase`] verification, [`entities`], [`expansion`], [`fusion`], [`pack`];
+//! [`Kb::retrieve`] runs them in that order.
 
 mod candidates;
 mod entities;
 mod expansion;
 mod fusion;
 mod pack;
+pub mod phrase;
 
 use std::time::Instant;
 
@@ -34,6 +38,7 @@ pub use entities::{QueryEntities, entity_hits, query_entities};
 pub use expansion::{Expansion, expansion_seeds, graph_hits};
 pub use fusion::Fusion;
 pub use pack::{Channels, evidence_items, summary};
+pub use phrase::{Phrases, phrase_hits, phrases};
 
 use crate::{Kb, KbError, Result, Stage, Watch};
 
@@ -93,6 +98,9 @@ pub struct ChannelScores {
     pub graph: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entity: Option<f32>,
+    /// How much of the query's exact phrases the chunk holds (0..=1), when it holds some.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phrase: Option<f32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,8 +181,13 @@ impl Kb {
         let filter = ChunkFilter {
             kinds: req.kinds.clone(),
         };
-        let Candidates { bm25, vector } = self
-            .candidates(&vis, &req.query, &filter, req.max_results)
+        let phrases = phrases(&req.query);
+        let Candidates {
+            bm25,
+            vector,
+            phrase_pool,
+        } = self
+            .candidates(&vis, &req.query, &filter, req.max_results, &phrases)
             .await?;
         watch.reached(Stage::Searched {
             text: bm25.len(),
@@ -183,6 +196,8 @@ impl Kb {
         let mut fusion = Fusion::default();
         fusion.add(&bm25, W_BM25);
         fusion.add(&vector, W_VECTOR);
+        let (phrase, verified) = self.verify_phrases(&vis, &phrases, &phrase_pool).await?;
+        fusion.boost(&phrase, phrase::PHRASE_BOOST);
 
         let entity_nodes = self.entity_nodes(&vis, &query_entities(&req.query)).await?;
         let entity = entity_hits(&entity_nodes);
@@ -210,12 +225,13 @@ impl Kb {
 
         let fused = fusion.ranked(req.max_results * 3);
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
-        let chunks = self.stores.chunks.get(&vis, &ids).await?;
+        let chunks = self.chunks_reusing(&vis, &ids, verified).await?;
         let channels = Channels {
             bm25: &bm25,
             vector: &vector,
             entity: &entity,
             graph: &expansion.hits,
+            phrase: &phrase,
         };
         let items = evidence_items(chunks, &fused, channels, req.min_score, req.max_results);
         let summary = summary(&items, channels, &expansion.graph);

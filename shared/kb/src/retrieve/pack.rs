@@ -3,11 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use evident_core::Chunk;
+use evident_core::{Chunk, Visibility};
 use evident_store::ScoredId;
 
 use super::fusion::rrf_contribution;
 use super::{ChannelScores, DIVERSITY, EvidenceItem, PackGraph, W_ENTITY, W_GRAPH};
+use crate::{Kb, Result};
 
 /// The ranked lists of every channel, for the per-channel scores of each item.
 #[derive(Debug, Default, Clone, Copy)]
@@ -16,6 +17,7 @@ pub struct Channels<'a> {
     pub vector: &'a [ScoredId],
     pub entity: &'a [ScoredId],
     pub graph: &'a [ScoredId],
+    pub phrase: &'a [ScoredId],
 }
 
 impl Channels<'_> {
@@ -34,6 +36,7 @@ impl Channels<'_> {
                 .iter()
                 .any(|h| h.chunk_id == id)
                 .then_some(W_ENTITY),
+            phrase: raw(self.phrase),
         }
     }
 }
@@ -91,7 +94,7 @@ fn evidence_item(c: Chunk, score: f32, scores: ChannelScores) -> EvidenceItem {
 /// One line on what the pack holds and where it came from.
 pub fn summary(items: &[EvidenceItem], channels: Channels<'_>, graph: &PackGraph) -> String {
     let sources: HashSet<&str> = items.iter().map(|i| i.source_urn.as_str()).collect();
-    format!(
+    let mut line = format!(
         "{} item(s) from {} source(s); candidates: {} bm25, {} vector, {} entity, {} graph; graph: {} node(s), {} edge(s)",
         items.len(),
         sources.len(),
@@ -101,5 +104,40 @@ pub fn summary(items: &[EvidenceItem], channels: Channels<'_>, graph: &PackGraph
         channels.graph.len(),
         graph.nodes.len(),
         graph.edges.len()
-    )
+    );
+    if !channels.phrase.is_empty() {
+        line.push_str(&format!(
+            "; exact phrase in {} chunk(s)",
+            channels.phrase.len()
+        ));
+    }
+    line
+}
+
+impl Kb {
+    /// The visible chunks among `ids`, in their order: those in `known` (already fetched,
+    /// e.g. to verify phrases) are taken from it, the others read in one call.
+    pub(crate) async fn chunks_reusing(
+        &self,
+        vis: &Visibility,
+        ids: &[String],
+        known: Vec<Chunk>,
+    ) -> Result<Vec<Chunk>> {
+        if known.is_empty() {
+            return Ok(self.stores.chunks.get(vis, ids).await?);
+        }
+        let mut by_id: HashMap<String, Chunk> =
+            known.into_iter().map(|c| (c.id.clone(), c)).collect();
+        let missing: Vec<String> = ids
+            .iter()
+            .filter(|id| !by_id.contains_key(*id))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            for c in self.stores.chunks.get(vis, &missing).await? {
+                by_id.insert(c.id.clone(), c);
+            }
+        }
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
 }
