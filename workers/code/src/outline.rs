@@ -230,7 +230,8 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             "struct_item" | "union_item" => symbol(SymbolKind::Struct, node, name(node)),
             "enum_item" => symbol(SymbolKind::Enum, node, name(node)),
             "trait_item" => symbol(SymbolKind::Trait, node, name(node)),
-            "type_item" => match name(node) {
+            // `type X = …;`, and associated types of traits (`type Item;`) and impls.
+            "type_item" | "associated_type" => match name(node) {
                 Some(name) => Decl::Symbol {
                     kind: SymbolKind::Type,
                     name,
@@ -473,8 +474,9 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             "function_declaration" | "generator_function_declaration" | "function_signature" => {
                 symbol(function_kind, node, name(node))
             }
+            // Names may be quoted (`'=' (a) {…}`): the name is what is between the quotes.
             "method_definition" | "method_signature" | "abstract_method_signature" => {
-                symbol(SymbolKind::Method, node, name(node))
+                symbol(SymbolKind::Method, node, name(node).map(|n| unquote(&n)))
             }
             "variable_declarator" if is_require(node, src) => {
                 let module = field(node, "value")

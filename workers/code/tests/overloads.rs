@@ -139,7 +139,7 @@ fn javascript_object_literal_members_holding_functions_are_methods() {
 
 #[test]
 fn javascript_static_and_instance_methods_of_one_name_are_two_nodes() {
-    let src = "class Lock { static load() {} load() {} get x() {} set x(v) {} }\n";
+    let src = "class Lock { static load() {} load() {} get x() {} set x(v) {} '=' (a) {} }\n";
     let s = symbols(Language::JavaScript, "lock.js", src);
     assert_eq!(
         keys(&s),
@@ -149,6 +149,8 @@ fn javascript_static_and_instance_methods_of_one_name_are_two_nodes() {
             "symbol:shop/lock.Lock.load#2()",
             "symbol:shop/lock.Lock.x()",
             "symbol:shop/lock.Lock.x#2()",
+            // A quoted name is the text between the quotes.
+            "symbol:shop/lock.Lock.=()",
         ]
     );
 }
@@ -179,13 +181,16 @@ fn typescript_overload_signatures_are_one_function_with_their_implementation() {
 }
 
 #[test]
-fn rust_methods_of_several_trait_impls_are_qualified_by_their_trait() {
+fn rust_members_of_several_trait_impls_are_qualified_by_their_trait() {
     let src = "pub struct P;\n\
                impl std::fmt::Debug for P { fn fmt(&self) {} }\n\
                impl std::fmt::Display for P { fn fmt(&self) {} }\n\
                impl From<u8> for P { fn from(x: u8) -> P { P } }\n\
                impl From<u16> for P { fn from(x: u16) -> P { P } }\n\
-               impl Default for P { fn default() -> P { P } }\n";
+               impl Default for P { fn default() -> P { P } }\n\
+               impl std::ops::Add for P { type Output = P; fn add(self, o: P) -> P { P } }\n\
+               impl std::ops::Sub for P { type Output = P; fn sub(self, o: P) -> P { P } }\n\
+               pub trait Store { type Mem: Copy; }\n";
     let s = symbols(Language::Rust, "shop/src/p.rs", src);
     assert_eq!(
         keys(&s),
@@ -197,11 +202,18 @@ fn rust_methods_of_several_trait_impls_are_qualified_by_their_trait() {
             "symbol:shop/shop.p.P.From<u16>.from()",
             // The only `default`: its plain key.
             "symbol:shop/shop.p.P.default()",
+            "symbol:shop/shop.p.P.Add.Output",
+            "symbol:shop/shop.p.P.add()",
+            "symbol:shop/shop.p.P.Sub.Output",
+            "symbol:shop/shop.p.P.sub()",
+            // A trait's associated type is a type of the trait.
+            "symbol:shop/shop.p.Store",
+            "symbol:shop/shop.p.Store.Mem",
         ]
     );
     assert!(
-        s.iter()
-            .skip(1)
+        s[1..10]
+            .iter()
             .all(|m| m.parent.as_deref() == Some("shop::p::P"))
     );
 }
