@@ -3,10 +3,10 @@
 //! imports, read from a tree-sitter syntax tree.
 //!
 //! One walk per file over declaration-level nodes, with a table per language of which node
-//! kinds define what. Function bodies are not entered (closures and local items are
-//! implementation detail, and skipping them keeps the walk proportional to the declarations),
-//! except Python's: nested `def`s and classes are how Python declares decorators, callbacks
-//! and factories, and are definitions in their own right. Callables that would share a
+//! kinds define what. Function bodies are walked for declarations only (nested `def`s and
+//! classes are how Python declares decorators and callbacks, JavaScript modules hide their
+//! functions in a factory, Rust declares items local to a function); expressions, closures
+//! and Go/Java/Kotlin function bodies are not entered. Callables that would share a
 //! qualified name in one file are told apart afterwards ([`crate::overloads`]).
 //! Parse errors do not fail a file: tree-sitter recovers, and the count of ERROR nodes is
 //! reported so callers can tell a partial outline from a clean one.
@@ -784,12 +784,18 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
                     inner.in_type = true;
                     inner.impl_trait = None;
                     push_children(body, inner, &mut stack);
-                } else if lang == Language::Python
-                    && let Some(body) = body
+                } else if matches!(
+                    lang,
+                    Language::Python
+                        | Language::Rust
+                        | Language::JavaScript
+                        | Language::TypeScript
+                        | Language::Tsx
+                ) && let Some(body) = body
                 {
-                    // Nested functions and classes are definitions too (decorators,
-                    // callbacks, closures returned by factories): qualified by the function,
-                    // contained by the file.
+                    // Nested functions and types are definitions too (Python decorators and
+                    // callbacks, JavaScript module-pattern functions, Rust items local to a
+                    // function): qualified by the function, contained by the file.
                     let mut inner = ctx.clone();
                     inner
                         .qualifier

@@ -224,3 +224,36 @@ fn go_init_functions_are_each_a_node() {
     let s = symbols(Language::Go, "p/a.go", src);
     assert_eq!(keys(&s), ["symbol:shop/p.init()", "symbol:shop/p.init#2()"]);
 }
+
+#[test]
+fn functions_and_items_inside_javascript_and_rust_functions_are_definitions() {
+    let js = "function setup(env) {\n\
+              \x20 function selectColor(ns) { return 1 }\n\
+              \x20 const enable = (names) => {};\n\
+              \x20 return { selectColor, enable };\n\
+              }\n";
+    let s = symbols(Language::JavaScript, "src/common.js", js);
+    assert_eq!(
+        listing(&s),
+        [
+            "function src/common.setup 1-5",
+            "function src/common.setup.selectColor 2-2",
+            "function src/common.setup.enable 3-3",
+        ]
+    );
+    assert!(s.iter().all(|f| f.parent.is_none()));
+    let rs = "fn outer() {\n\
+              \x20   struct Closure;\n\
+              \x20   fn inner() {}\n\
+              \x20   let x = 1;\n\
+              }\n";
+    let s = symbols(Language::Rust, "k/src/lib.rs", rs);
+    assert_eq!(
+        listing(&s),
+        [
+            "function k::outer 1-5",
+            "struct k::outer::Closure 2-2",
+            "function k::outer::inner 3-3",
+        ]
+    );
+}
