@@ -1,4 +1,4 @@
-//! `fidelity [--files N] [--commits-repo PATH] [--kotlin DIR]`: does the store hold what the
+//! `fidelity [--files N] [--languages rust,go,…] [--commits-repo PATH] [--kotlin DIR]`: does the store hold what the
 //! code says? Real sources found on this machine (or fetched through the package registries'
 //! own clients) are committed into a git repository per language and indexed through the git
 //! indexer (poll → queued tasks → `evident-code` outline, chunks, graph → embedded store).
@@ -380,6 +380,10 @@ pub async fn run(args: &Args) {
     .flatten()
     .collect();
     sources.retain(|s| !s.corpus.files.is_empty());
+    if let Some(only) = args.value("languages") {
+        let only: Vec<&str> = only.split(',').map(str::trim).collect();
+        sources.retain(|s| only.contains(&s.corpus.language));
+    }
     let absent: Vec<&str> = [
         "rust",
         "python",

@@ -11,7 +11,7 @@
 //! - `code [--files N]`: structural indexing of real code (Rust, Python, Java, JavaScript found on
 //!   this machine) next to parse-only and `ctags -R`.
 //! - `commits [--commits N]`: full-history commit ingest next to `git log --name-status`.
-//! - `fidelity [--files N] [--commits-repo PATH] [--kotlin DIR]`: symbols and commits as stored,
+//! - `fidelity [--files N] [--languages L,…] [--commits-repo PATH] [--kotlin DIR]`: symbols and commits as stored,
 //!   against universal-ctags, CPython `ast` and `git show --name-status` on real sources.
 //! - `mail [--messages N] [--workers N]`: an mbox polled, extracted and stored, messages/s.
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
@@ -174,6 +174,10 @@ impl Args {
                 std::process::exit(2)
             }),
         }
+    }
+
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str)
     }
 
     pub fn path(&self, name: &str) -> Option<std::path::PathBuf> {

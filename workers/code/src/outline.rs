@@ -3,10 +3,10 @@
 //! imports, read from a tree-sitter syntax tree.
 //!
 //! One walk per file over declaration-level nodes, with a table per language of which node
-//! kinds define what. Function bodies are not entered (closures and local items are
-//! implementation detail, and skipping them keeps the walk proportional to the declarations),
-//! except Python's: nested `def`s and classes are how Python declares decorators, callbacks
-//! and factories, and are definitions in their own right. Callables that would share a
+//! kinds define what. Function bodies are walked for declarations only (nested `def`s and
+//! classes are how Python declares decorators and callbacks, JavaScript modules hide their
+//! functions in a factory, Rust declares items local to a function); expressions, closures
+//! and Go/Java/Kotlin function bodies are not entered. Callables that would share a
 //! qualified name in one file are told apart afterwards ([`crate::overloads`]).
 //! Parse errors do not fail a file: tree-sitter recovers, and the count of ERROR nodes is
 //! reported so callers can tell a partial outline from a clean one.
@@ -230,7 +230,8 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             "struct_item" | "union_item" => symbol(SymbolKind::Struct, node, name(node)),
             "enum_item" => symbol(SymbolKind::Enum, node, name(node)),
             "trait_item" => symbol(SymbolKind::Trait, node, name(node)),
-            "type_item" => match name(node) {
+            // `type X = …;`, and associated types of traits (`type Item;`) and impls.
+            "type_item" | "associated_type" => match name(node) {
                 Some(name) => Decl::Symbol {
                     kind: SymbolKind::Type,
                     name,
@@ -473,8 +474,9 @@ fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t
             "function_declaration" | "generator_function_declaration" | "function_signature" => {
                 symbol(function_kind, node, name(node))
             }
+            // Names may be quoted (`'=' (a) {…}`): the name is what is between the quotes.
             "method_definition" | "method_signature" | "abstract_method_signature" => {
-                symbol(SymbolKind::Method, node, name(node))
+                symbol(SymbolKind::Method, node, name(node).map(|n| unquote(&n)))
             }
             "variable_declarator" if is_require(node, src) => {
                 let module = field(node, "value")
@@ -782,12 +784,18 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
                     inner.in_type = true;
                     inner.impl_trait = None;
                     push_children(body, inner, &mut stack);
-                } else if lang == Language::Python
-                    && let Some(body) = body
+                } else if matches!(
+                    lang,
+                    Language::Python
+                        | Language::Rust
+                        | Language::JavaScript
+                        | Language::TypeScript
+                        | Language::Tsx
+                ) && let Some(body) = body
                 {
-                    // Nested functions and classes are definitions too (decorators,
-                    // callbacks, closures returned by factories): qualified by the function,
-                    // contained by the file.
+                    // Nested functions and types are definitions too (Python decorators and
+                    // callbacks, JavaScript module-pattern functions, Rust items local to a
+                    // function): qualified by the function, contained by the file.
                     let mut inner = ctx.clone();
                     inner
                         .qualifier

@@ -6,9 +6,9 @@
 //!    (`function f(a: string): void; function f(a: any) {…}`): the signatures are folded into
 //!    it, its span starting at the first; signatures without an implementation (interface or
 //!    `declare` overloads) fold into the first.
-//! 2. Rust methods of several trait impls of one type (`fmt` of `Debug` and of `Display`,
-//!    `from` of `From<u8>` and `From<u16>`): the trait joins the qualified name,
-//!    `krate::m::Point::Display::fmt`.
+//! 2. Rust methods and associated types of several trait impls of one type (`fmt` of
+//!    `Debug` and of `Display`, `from` of `From<u8>` and `From<u16>`, `type Output` of `Add`
+//!    and `Sub`): the trait joins the qualified name, `krate::m::Point::Display::fmt`.
 //! 3. Overloads in languages with parameter types (Java, Kotlin, TypeScript): each gets its
 //!    parameter types as written, names and generic arguments dropped: `com.acme.Cart.add(Item,int)`
 //!    (key `symbol:shop/com.acme.Cart.add(Item,int)`).
@@ -147,14 +147,22 @@ fn parameter_types(lang: Language, node: Node<'_>, src: &str) -> Option<String> 
     Some(format!("({})", types.join(",")))
 }
 
-fn is_callable(s: &Symbol) -> bool {
+/// Callables, and the associated types of Rust trait impls (`type Output` of `Add` and of
+/// `Sub`): what several declarations of one scope may name alike.
+fn may_collide(s: &Symbol, e: &Extra) -> bool {
     matches!(s.kind, SymbolKind::Function | SymbolKind::Method)
+        || (s.kind == SymbolKind::Type && e.trait_name.is_some())
 }
 
-/// Indexes of callables grouped by qualified name, groups of two or more, in source order.
-fn collisions(symbols: &[Symbol]) -> Vec<Vec<usize>> {
+/// Indexes of symbols that may collide grouped by qualified name, groups of two or more, in
+/// source order.
+fn collisions(symbols: &[Symbol], extras: &[Extra]) -> Vec<Vec<usize>> {
     let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, s) in symbols.iter().enumerate().filter(|(_, s)| is_callable(s)) {
+    for (i, s) in symbols
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| may_collide(s, &extras[*i]))
+    {
         by_name.entry(&s.qualified_name).or_default().push(i);
     }
     let mut groups: Vec<Vec<usize>> = by_name.into_values().filter(|g| g.len() > 1).collect();
@@ -165,7 +173,7 @@ fn collisions(symbols: &[Symbol]) -> Vec<Vec<usize>> {
 /// Step 1: TypeScript signatures folded into their implementation.
 fn fold_signatures(symbols: &mut Vec<Symbol>, extras: &mut Vec<Extra>) {
     let mut remove = Vec::new();
-    for group in collisions(symbols) {
+    for group in collisions(symbols, extras) {
         if !group.iter().any(|&i| extras[i].signature_only) {
             continue;
         }
@@ -213,7 +221,7 @@ pub(crate) fn disambiguate(lang: Language, symbols: &mut Vec<Symbol>, mut extras
         fold_signatures(symbols, &mut extras);
     }
     let sep = lang.separator();
-    for group in collisions(symbols) {
+    for group in collisions(symbols, &extras) {
         for i in group {
             let s = &mut symbols[i];
             if let Some(t) = &extras[i].trait_name {
@@ -223,7 +231,7 @@ pub(crate) fn disambiguate(lang: Language, symbols: &mut Vec<Symbol>, mut extras
             }
         }
     }
-    for group in collisions(symbols) {
+    for group in collisions(symbols, &extras) {
         for (n, i) in group.into_iter().enumerate().skip(1) {
             symbols[i].qualified_name = format!("{}#{}", symbols[i].qualified_name, n + 1);
         }

@@ -139,7 +139,7 @@ fn javascript_object_literal_members_holding_functions_are_methods() {
 
 #[test]
 fn javascript_static_and_instance_methods_of_one_name_are_two_nodes() {
-    let src = "class Lock { static load() {} load() {} get x() {} set x(v) {} }\n";
+    let src = "class Lock { static load() {} load() {} get x() {} set x(v) {} '=' (a) {} }\n";
     let s = symbols(Language::JavaScript, "lock.js", src);
     assert_eq!(
         keys(&s),
@@ -149,6 +149,8 @@ fn javascript_static_and_instance_methods_of_one_name_are_two_nodes() {
             "symbol:shop/lock.Lock.load#2()",
             "symbol:shop/lock.Lock.x()",
             "symbol:shop/lock.Lock.x#2()",
+            // A quoted name is the text between the quotes.
+            "symbol:shop/lock.Lock.=()",
         ]
     );
 }
@@ -179,13 +181,16 @@ fn typescript_overload_signatures_are_one_function_with_their_implementation() {
 }
 
 #[test]
-fn rust_methods_of_several_trait_impls_are_qualified_by_their_trait() {
+fn rust_members_of_several_trait_impls_are_qualified_by_their_trait() {
     let src = "pub struct P;\n\
                impl std::fmt::Debug for P { fn fmt(&self) {} }\n\
                impl std::fmt::Display for P { fn fmt(&self) {} }\n\
                impl From<u8> for P { fn from(x: u8) -> P { P } }\n\
                impl From<u16> for P { fn from(x: u16) -> P { P } }\n\
-               impl Default for P { fn default() -> P { P } }\n";
+               impl Default for P { fn default() -> P { P } }\n\
+               impl std::ops::Add for P { type Output = P; fn add(self, o: P) -> P { P } }\n\
+               impl std::ops::Sub for P { type Output = P; fn sub(self, o: P) -> P { P } }\n\
+               pub trait Store { type Mem: Copy; }\n";
     let s = symbols(Language::Rust, "shop/src/p.rs", src);
     assert_eq!(
         keys(&s),
@@ -197,11 +202,18 @@ fn rust_methods_of_several_trait_impls_are_qualified_by_their_trait() {
             "symbol:shop/shop.p.P.From<u16>.from()",
             // The only `default`: its plain key.
             "symbol:shop/shop.p.P.default()",
+            "symbol:shop/shop.p.P.Add.Output",
+            "symbol:shop/shop.p.P.add()",
+            "symbol:shop/shop.p.P.Sub.Output",
+            "symbol:shop/shop.p.P.sub()",
+            // A trait's associated type is a type of the trait.
+            "symbol:shop/shop.p.Store",
+            "symbol:shop/shop.p.Store.Mem",
         ]
     );
     assert!(
-        s.iter()
-            .skip(1)
+        s[1..10]
+            .iter()
             .all(|m| m.parent.as_deref() == Some("shop::p::P"))
     );
 }
@@ -211,4 +223,37 @@ fn go_init_functions_are_each_a_node() {
     let src = "package p\n\nfunc init() {}\n\nfunc init() {}\n";
     let s = symbols(Language::Go, "p/a.go", src);
     assert_eq!(keys(&s), ["symbol:shop/p.init()", "symbol:shop/p.init#2()"]);
+}
+
+#[test]
+fn functions_and_items_inside_javascript_and_rust_functions_are_definitions() {
+    let js = "function setup(env) {\n\
+              \x20 function selectColor(ns) { return 1 }\n\
+              \x20 const enable = (names) => {};\n\
+              \x20 return { selectColor, enable };\n\
+              }\n";
+    let s = symbols(Language::JavaScript, "src/common.js", js);
+    assert_eq!(
+        listing(&s),
+        [
+            "function src/common.setup 1-5",
+            "function src/common.setup.selectColor 2-2",
+            "function src/common.setup.enable 3-3",
+        ]
+    );
+    assert!(s.iter().all(|f| f.parent.is_none()));
+    let rs = "fn outer() {\n\
+              \x20   struct Closure;\n\
+              \x20   fn inner() {}\n\
+              \x20   let x = 1;\n\
+              }\n";
+    let s = symbols(Language::Rust, "k/src/lib.rs", rs);
+    assert_eq!(
+        listing(&s),
+        [
+            "function k::outer 1-5",
+            "struct k::outer::Closure 2-2",
+            "function k::outer::inner 3-3",
+        ]
+    );
 }
