@@ -126,7 +126,7 @@ impl App {
     }
 }
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 11] = [
     "search",
     "traverse",
     "get_node",
@@ -137,6 +137,7 @@ const TOOLS: [&str; 10] = [
     "memory_list",
     "queue_status",
     "source_status",
+    "get_user_context",
 ];
 
 #[tokio::test]
@@ -573,4 +574,66 @@ async fn calls_are_refused_as_rest_refuses_them() {
             .any(|e| e.route == "mcp:store_knowledge" && e.outcome == "forbidden_role"),
         "{audit:?}"
     );
+}
+
+#[tokio::test]
+async fn user_knowledge_by_category_and_the_prefetch() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    let stored = app
+        .call(
+            &w,
+            "store_knowledge",
+            json!({ "subject": "BMS", "content": "Brokerage Management System", "category": "domain" }),
+        )
+        .await;
+    assert_eq!(
+        stored["structuredContent"]["sourceUrn"], "user-knowledge:domain:bms",
+        "{stored}"
+    );
+    app.call(
+        &w,
+        "store_knowledge",
+        json!({ "subject": "editor", "content": "uses Helix", "category": "preference" }),
+    )
+    .await;
+    let ctx = app.call(&w, "get_user_context", json!({})).await;
+    let md = ctx["structuredContent"]["markdown"]
+        .as_str()
+        .expect("markdown");
+    assert!(
+        md.contains("### Domain Context\n- **BMS**: Brokerage Management System"),
+        "{ctx}"
+    );
+    assert!(
+        md.contains("### Preferences\n- **editor**: uses Helix"),
+        "{ctx}"
+    );
+
+    for (args, code) in [
+        (
+            json!({ "subject": "x", "content": "y", "category": "hobby" }),
+            "invalid_field",
+        ),
+        (
+            json!({ "subject": "x", "content": "y", "category": "general", "kind": "fact" }),
+            "invalid_request",
+        ),
+        (
+            json!({ "content": "y", "category": "general" }),
+            "missing_field",
+        ),
+    ] {
+        let e = app.call_err(&w, "store_knowledge", args.clone()).await;
+        assert_eq!(e["data"]["code"], code, "{args}: {e}");
+    }
+    let outsider = app
+        .token("outsider", Grant::client("globex", Role::Read))
+        .await;
+    let e = app
+        .call_err(&outsider, "get_user_context", json!({ "clientId": "acme" }))
+        .await;
+    assert_eq!(e["data"]["status"], 403, "{e}");
 }

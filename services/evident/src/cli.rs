@@ -41,6 +41,8 @@ enum Command {
     Token(crate::token_cmd::TokenArgs),
     /// MCP over stdio for agents, bridged to a running server's `/mcp` (see README *MCP*).
     Mcp(crate::mcp_cmd::McpArgs),
+    /// Store and read what agents learned about their user (user knowledge, its prefetch).
+    Knowledge(crate::memory_cmd::KnowledgeArgs),
 }
 
 #[derive(Args)]
@@ -325,6 +327,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Alias(args) => alias(args).await,
         Command::Token(args) => crate::token_cmd::run(args).await,
         Command::Mcp(args) => crate::mcp_cmd::run(args).await,
+        Command::Knowledge(args) => crate::memory_cmd::knowledge(args).await,
     }
 }
 

@@ -5,6 +5,7 @@ mod cli;
 mod client;
 mod local_files;
 mod mcp_cmd;
+mod memory_cmd;
 mod serve;
 mod token_cmd;
 

@@ -6,6 +6,7 @@
 //! - [`Kb::retrieve`]: BM25 + vector candidates and entity hits fused by weighted RRF over
 //!   chunk ids, graph expansion from the top hits, per-source diversity, an evidence pack.
 //! - alias and graph reads, with the reader's visibility.
+//! - agent memory: user knowledge and its prefetch ([`user_knowledge`]).
 //!
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
@@ -19,6 +20,7 @@ pub mod memory;
 mod pools;
 pub mod retrieve;
 pub mod tasks;
+pub mod user_knowledge;
 
 use std::sync::Arc;
 
@@ -33,6 +35,7 @@ pub use knowledge::knowledge_urn;
 pub use pools::{PoolConfig, WritePools};
 pub use retrieve::{EvidencePack, RetrieveQuery};
 pub use tasks::{TaskBody, TaskError, TaskHandler, TaskHandlers, TaskSubmitter};
+pub use user_knowledge::{KnowledgeCategory, KnowledgeItem, UserContext};
 
 /// The knowledge base: stores + embedder + write pools. Cheap to clone.
 #[derive(Clone)]

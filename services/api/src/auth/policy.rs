@@ -114,6 +114,8 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("delete", "/api/v1/memory/{sessionId}/{key}", write(Query)),
     ("get", "/api/v1/memory/{sessionId}", read(Query)),
     ("delete", "/api/v1/memory/{sessionId}", write(Query)),
+    ("post", "/api/v1/knowledge", write(Body)),
+    ("get", "/api/v1/user-context", read(Query)),
     ("post", "/api/v1/ingest/git-structure", write(Body)),
     ("post", "/api/v1/ingest/git-commits", write(Body)),
     ("post", "/api/v1/ingest/cpg", write(Body)),

@@ -139,6 +139,12 @@ pub struct StoreKnowledgeArgs {
     /// behind bulk indexing.
     #[serde(default)]
     pub priority: Option<u8>,
+    /// Knowledge about the user, by category: `preference`, `domain`, `team`, `tech_stack`,
+    /// `personal` or `general`. Needs `subject`; the item is then listed by
+    /// `get_user_context` (kind `user_knowledge_{category}`, one item per category and
+    /// subject). Leave `kind`, `sourceUrn`, `relationships` and `mainNodeKey` out with it.
+    #[serde(default)]
+    pub category: Option<String>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }
@@ -209,6 +215,16 @@ pub struct SourceStatusArgs {
     /// At most this many ingested sources (1..=1000, default 100).
     #[serde(default)]
     pub limit: Option<usize>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserContextArgs {
+    /// Size limit of the Markdown in bytes, 256..=65536 (default 8192).
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }

@@ -3,6 +3,7 @@
 
 mod access;
 mod git;
+mod knowledge;
 mod memory;
 mod ops;
 mod queue;
@@ -55,6 +56,8 @@ pub fn all() -> Router<AppState> {
             "/api/v1/memory/{session_id}",
             get(memory::list).delete(memory::clear),
         )
+        .route("/api/v1/knowledge", post(knowledge::store))
+        .route("/api/v1/user-context", get(knowledge::user_context))
         .route("/api/v1/ingest/git-structure", post(git::push_structure))
         .route("/api/v1/ingest/git-commits", post(git::push_commits))
         .route("/api/v1/ingest/cpg", post(git::push_cpg))
