@@ -126,7 +126,7 @@ impl App {
     }
 }
 
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 14] = [
     "search",
     "traverse",
     "get_node",
@@ -138,6 +138,9 @@ const TOOLS: [&str; 11] = [
     "queue_status",
     "source_status",
     "get_user_context",
+    "record_outcome",
+    "session_append",
+    "session_recent",
 ];
 
 #[tokio::test]
@@ -180,10 +183,13 @@ async fn initialize_and_list_tools_with_schemas_and_annotations() {
         );
         let schema = &tool["inputSchema"];
         assert_eq!(schema["type"], "object", "{name}: {schema}");
-        let write = matches!(name, "store_knowledge" | "memory_put");
+        let write = matches!(
+            name,
+            "store_knowledge" | "memory_put" | "record_outcome" | "session_append"
+        );
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
-        if write {
+        if write && name != "session_append" {
             assert_eq!(a["destructiveHint"], true, "{name}: {a}");
         }
     }
@@ -634,6 +640,99 @@ async fn user_knowledge_by_category_and_the_prefetch() {
         .await;
     let e = app
         .call_err(&outsider, "get_user_context", json!({ "clientId": "acme" }))
+        .await;
+    assert_eq!(e["data"]["status"], 403, "{e}");
+}
+
+#[tokio::test]
+async fn outcomes_are_filtered_queued_and_checked_against_the_grant() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    let refused = app
+        .call(
+            &w,
+            "record_outcome",
+            json!({ "taskId": "T-1", "category": "advice", "finalResult": "an answer" }),
+        )
+        .await;
+    assert_eq!(
+        refused["structuredContent"],
+        json!({ "ingested": false, "reason": "advice" }),
+        "{refused}"
+    );
+    let kept = app
+        .call(
+            &w,
+            "record_outcome",
+            json!({
+                "taskId": "T-2", "category": "epic", "finalResult": "shipped",
+                "summary": "Split the importer into stages.", "topics": ["importer"]
+            }),
+        )
+        .await;
+    let s = &kept["structuredContent"];
+    assert_eq!(s["ingested"], true, "{kept}");
+    assert_eq!(s["sourceUrn"], "task-outcome:T-2");
+    let reader = app.token("reader", Grant::client("acme", Role::Read)).await;
+    let e = app
+        .call_err(
+            &reader,
+            "record_outcome",
+            json!({ "taskId": "T-3", "category": "epic", "finalResult": "x", "summary": "y" }),
+        )
+        .await;
+    assert_eq!(e["data"]["status"], 403, "{e}");
+}
+
+#[tokio::test]
+async fn the_session_log_is_appended_and_read_per_project() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    for (i, project) in ["p1", "p1", "p2"].iter().enumerate() {
+        let e = app
+            .call(
+                &w,
+                "session_append",
+                json!({ "projectId": project, "source": "orchestrator_decision", "summary": format!("decision {i}") }),
+            )
+            .await;
+        assert_eq!(e["structuredContent"]["clientId"], "acme", "{e}");
+    }
+    let recent = app
+        .call(&w, "session_recent", json!({ "projectId": "p1" }))
+        .await;
+    let summaries: Vec<&str> = recent["structuredContent"]["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter_map(|e| e["summary"].as_str())
+        .collect();
+    assert_eq!(summaries, ["decision 1", "decision 0"]);
+    let e = app
+        .call_err(
+            &w,
+            "session_append",
+            json!({ "source": "chat", "summary": "x".repeat(201) }),
+        )
+        .await;
+    assert_eq!(e["data"]["code"], "invalid_field", "{e}");
+    let narrowed = app
+        .token(
+            "p2-only",
+            Grant {
+                role: Role::Read,
+                client_id: Some("acme".into()),
+                projects: vec!["p2".into()],
+                groups: vec![],
+            },
+        )
+        .await;
+    let e = app
+        .call_err(&narrowed, "session_recent", json!({ "projectId": "p1" }))
         .await;
     assert_eq!(e["data"]["status"], 403, "{e}");
 }

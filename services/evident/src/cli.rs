@@ -43,6 +43,10 @@ enum Command {
     Mcp(crate::mcp_cmd::McpArgs),
     /// Store and read what agents learned about their user (user knowledge, its prefetch).
     Knowledge(crate::memory_cmd::KnowledgeArgs),
+    /// Record what was learned from a finished task (significance filter, queued write).
+    Outcome(crate::memory_cmd::OutcomeArgs),
+    /// The session log of a client and project: short notes bridging orchestrations.
+    Session(crate::memory_cmd::SessionArgs),
 }
 
 #[derive(Args)]
@@ -328,6 +332,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Token(args) => crate::token_cmd::run(args).await,
         Command::Mcp(args) => crate::mcp_cmd::run(args).await,
         Command::Knowledge(args) => crate::memory_cmd::knowledge(args).await,
+        Command::Outcome(args) => crate::memory_cmd::outcome(args).await,
+        Command::Session(args) => crate::memory_cmd::session(args).await,
     }
 }
 

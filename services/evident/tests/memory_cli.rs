@@ -146,3 +146,82 @@ fn knowledge_is_added_and_prefetched_from_the_cli() {
     let (ok, _, err) = server.cli(&["knowledge", "context"], None);
     assert!(!ok && err.contains("--client"), "{err}");
 }
+
+#[test]
+fn outcomes_are_recorded_from_a_file_or_refused_with_the_reason() {
+    let data = tempfile::tempdir().expect("data dir");
+    let server = Server::start(data.path());
+    let file = data.path().join("outcome.json");
+    std::fs::write(
+        &file,
+        r#"{"taskId": "T-7", "category": "single_task", "action": "code",
+            "finalResult": "merged", "summary": "Fixed the retry loop.",
+            "artifacts": ["PAY-7"], "topics": ["retry"]}"#,
+    )
+    .expect("write");
+    let path = file.to_str().expect("utf-8 path");
+    let (ok, out, err) = server.cli(&["outcome", "record", path, "--client", "acme"], None);
+    assert!(ok, "{err}");
+    assert!(out.contains("queued task-outcome:T-7"), "{out}");
+    let (ok, out, err) = server.cli(
+        &["outcome", "record", "-", "--client", "acme"],
+        Some(r#"{"taskId": "T-8", "category": "advice", "finalResult": "an answer"}"#),
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("not ingested: advice"), "{out}");
+    let (ok, _, err) = server.cli(
+        &["outcome", "record", "-", "--client", "acme"],
+        Some("not json"),
+    );
+    assert!(!ok && err.contains("not valid JSON"), "{err}");
+}
+
+#[test]
+fn the_session_log_is_appended_and_read_from_the_cli() {
+    let data = tempfile::tempdir().expect("data dir");
+    let server = Server::start(data.path());
+    for (source, note) in [
+        ("chat", "asked for the deadline"),
+        ("orchestrator_decision", "chose the staged importer"),
+    ] {
+        let (ok, out, err) = server.cli(
+            &[
+                "session",
+                "append",
+                "--client",
+                "acme",
+                "--project",
+                "p1",
+                "--source",
+                source,
+                note,
+            ],
+            None,
+        );
+        assert!(ok && out.starts_with("appended at"), "{out}{err}");
+    }
+    let (ok, out, err) = server.cli(
+        &[
+            "session",
+            "recent",
+            "--client",
+            "acme",
+            "--project",
+            "p1",
+            "--n",
+            "1",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("orchestrator_decision\tchose the staged importer"),
+        "{out}"
+    );
+    assert!(!out.contains("deadline"), "--n 1: {out}");
+    let (ok, _, err) = server.cli(
+        &["session", "append", "--client", "acme", &"x".repeat(201)],
+        None,
+    );
+    assert!(!ok && err.contains("200"), "{err}");
+}

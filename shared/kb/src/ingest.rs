@@ -320,7 +320,7 @@ fn relationship_edge(rel: Relationship, evidence: EvidenceSpec) -> PreparedEdge 
 const MAX_PREPARED_CHUNKS: usize = 100_000;
 
 /// Validates what a producer prepared, with the same limits as a document ingest.
-fn check_prepared(src: &PreparedSource) -> Result<()> {
+pub(crate) fn check_prepared(src: &PreparedSource) -> Result<()> {
     let mut scan = crate::credentials::Scan::default();
     if !src.scope.is_consistent() {
         return Err(KbError::Invalid(

@@ -6,7 +6,8 @@
 //! - [`Kb::retrieve`]: BM25 + vector candidates and entity hits fused by weighted RRF over
 //!   chunk ids, graph expansion from the top hits, per-source diversity, an evidence pack.
 //! - alias and graph reads, with the reader's visibility.
-//! - agent memory: user knowledge and its prefetch ([`user_knowledge`]).
+//! - agent memory: user knowledge and its prefetch ([`user_knowledge`]), task outcomes
+//!   ([`outcomes`]), the session log ([`session_log`]).
 //!
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
@@ -17,8 +18,10 @@ mod graph;
 pub mod ingest;
 mod knowledge;
 pub mod memory;
+pub mod outcomes;
 mod pools;
 pub mod retrieve;
+pub mod session_log;
 pub mod tasks;
 pub mod user_knowledge;
 
@@ -44,6 +47,7 @@ pub struct Kb {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) pools: WritePools,
     pub(crate) chunking: ChunkingConfig,
+    pub(crate) session_log_ttl_secs: u64,
 }
 
 impl Kb {
@@ -62,6 +66,7 @@ impl Kb {
             embedder,
             pools: WritePools::new(pools),
             chunking: ChunkingConfig::default(),
+            session_log_ttl_secs: session_log::DEFAULT_TTL_SECS,
         })
     }
 

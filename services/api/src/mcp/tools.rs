@@ -428,7 +428,7 @@ impl EvidentMcp {
 
 impl EvidentMcp {
     /// Writes are audited like REST writes, granted or refused.
-    async fn audit<T>(
+    pub(super) async fn audit<T>(
         &self,
         caller: &Caller,
         tool: &str,
