@@ -31,6 +31,8 @@ pub const MAX_CONTENT_BYTES: usize = 8 * 1024;
 pub const DEFAULT_CONTEXT_BYTES: usize = 8 * 1024;
 pub const MIN_CONTEXT_BYTES: usize = 256;
 pub const MAX_CONTEXT_BYTES: usize = 64 * 1024;
+/// Chunks read per category first (see [`Kb::user_context`]).
+const FIRST_READ: usize = 16;
 
 /// The six categories of the seed's `store_knowledge` tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -177,7 +179,11 @@ fn one_line(s: &str) -> String {
 /// Chooses items round-robin across categories (newest first within each) while they fit in
 /// `budget` bytes, then renders them under their headers. A category stops at its first item
 /// that does not fit, so an older item never displaces a newer one.
-fn render(categories: Vec<(KnowledgeCategory, Vec<ReadItem>, bool)>, budget: usize) -> UserContext {
+/// Also says, per category, whether every item it was given was listed (so more might fit).
+fn render(
+    categories: &[(KnowledgeCategory, Vec<ReadItem>, bool)],
+    budget: usize,
+) -> (UserContext, Vec<bool>) {
     let mut left = budget;
     let mut chosen: Vec<Vec<&str>> = vec![Vec::new(); categories.len()];
     let mut stopped = vec![false; categories.len()];
@@ -213,6 +219,11 @@ fn render(categories: Vec<(KnowledgeCategory, Vec<ReadItem>, bool)>, budget: usi
         }
         round += 1;
     }
+    let used_all: Vec<bool> = categories
+        .iter()
+        .zip(&chosen)
+        .map(|((_, items, _), lines)| lines.len() == items.len())
+        .collect();
     let mut markdown = String::new();
     let mut counts = Map::new();
     for ((category, _, _), lines) in categories.iter().zip(&chosen) {
@@ -228,11 +239,14 @@ fn render(categories: Vec<(KnowledgeCategory, Vec<ReadItem>, bool)>, budget: usi
         markdown.push('\n');
         counts.insert(category.as_str().to_string(), Value::from(lines.len()));
     }
-    UserContext {
-        markdown,
-        counts,
-        truncated,
-    }
+    (
+        UserContext {
+            markdown,
+            counts,
+            truncated,
+        },
+        used_all,
+    )
 }
 
 impl Kb {
@@ -286,23 +300,43 @@ impl Kb {
             }
             .into());
         }
-        // No item line is shorter than ~16 bytes, so this many chunks per category always
-        // fill the budget when a category has them.
-        let per_category = (max_bytes / 16).clamp(16, 1024);
-        let mut categories = Vec::with_capacity(KnowledgeCategory::ALL.len());
-        for category in KnowledgeCategory::ALL {
-            let filter = ChunkFilter {
-                kinds: vec![category.kind()],
-            };
-            let chunks = self
-                .stores
-                .chunks
-                .by_kind(vis, &filter, per_category)
-                .await?;
-            let more = chunks.len() >= per_category;
-            categories.push((category, items_of(chunks), more));
+        // Newest first is a prefix property: read a few chunks per category, and read more
+        // (4× each time) only for a category whose every item fit while it has more. A
+        // typical prefetch is one read per category; no item line is shorter than ~16 bytes,
+        // so the last step always has enough to fill the budget.
+        let most = (max_bytes / 16).clamp(FIRST_READ, 4096);
+        let mut limits = [FIRST_READ; KnowledgeCategory::ALL.len()];
+        let mut categories: Vec<(KnowledgeCategory, Vec<ReadItem>, bool)> = KnowledgeCategory::ALL
+            .into_iter()
+            .map(|c| (c, Vec::new(), true))
+            .collect();
+        let mut stale = [true; KnowledgeCategory::ALL.len()];
+        loop {
+            for (i, (category, items, more)) in categories.iter_mut().enumerate() {
+                if !stale[i] {
+                    continue;
+                }
+                let filter = ChunkFilter {
+                    kinds: vec![category.kind()],
+                };
+                let chunks = self.stores.chunks.by_kind(vis, &filter, limits[i]).await?;
+                *more = chunks.len() >= limits[i];
+                *items = items_of(chunks);
+            }
+            let (context, used_all) = render(&categories, max_bytes);
+            stale = [false; KnowledgeCategory::ALL.len()];
+            let mut again = false;
+            for (i, (_, _, more)) in categories.iter().enumerate() {
+                if *more && used_all[i] && limits[i] < most {
+                    limits[i] = (limits[i] * 4).min(most);
+                    stale[i] = true;
+                    again = true;
+                }
+            }
+            if !again {
+                return Ok(context);
+            }
         }
-        Ok(render(categories, max_bytes))
     }
 }
 
@@ -361,7 +395,8 @@ mod tests {
                 false,
             ),
         ];
-        let ctx = render(cats, 200);
+        let (ctx, used_all) = render(&cats, 200);
+        assert_eq!(used_all, [false, true]);
         assert!(ctx.markdown.len() <= 200, "{}", ctx.markdown);
         assert!(ctx.truncated);
         assert!(ctx.markdown.contains("### Team\n- **Jan**: owns billing"));
@@ -374,13 +409,11 @@ mod tests {
 
     #[test]
     fn render_of_nothing_is_empty() {
-        let ctx = render(
-            KnowledgeCategory::ALL
-                .into_iter()
-                .map(|c| (c, Vec::new(), false))
-                .collect(),
-            1000,
-        );
+        let cats: Vec<_> = KnowledgeCategory::ALL
+            .into_iter()
+            .map(|c| (c, Vec::new(), false))
+            .collect();
+        let (ctx, _) = render(&cats, 1000);
         assert_eq!(ctx.markdown, "");
         assert!(ctx.counts.is_empty());
         assert!(!ctx.truncated);

@@ -252,3 +252,34 @@ async fn bad_knowledge_is_refused_with_a_reason_and_nothing_stored() {
     assert_eq!(s, 400, "{v}");
     assert_eq!(app.fingerprint().await, before, "nothing was written");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_category_is_read_further_while_its_items_fit() {
+    let app = TestApp::new(Embed::Hashing).await;
+    for i in 0..40 {
+        let (s, v) = app
+            .post(
+                "/api/v1/knowledge",
+                &knowledge(
+                    "acme",
+                    "general",
+                    &format!("fact {i}"),
+                    &format!("value {i}"),
+                ),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+    }
+    let (_, all) = app
+        .get("/api/v1/user-context?clientId=acme&maxBytes=65536")
+        .await;
+    assert_eq!(all["counts"]["general"], 40, "{all}");
+    assert_eq!(all["truncated"], false);
+    let md = all["markdown"].as_str().expect("markdown");
+    assert!(md.find("fact 39").expect("newest") < md.find("fact 0").expect("oldest"));
+    let (_, some) = app
+        .get("/api/v1/user-context?clientId=acme&maxBytes=300")
+        .await;
+    assert_eq!(some["truncated"], true, "{some}");
+    assert!(some["markdown"].as_str().expect("md").contains("fact 39"));
+}
