@@ -659,3 +659,158 @@ async fn a_cancelled_store_stops_before_writing_anything() {
         "{audit:?}"
     );
 }
+
+#[tokio::test]
+async fn user_knowledge_by_category_and_the_prefetch() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    let stored = app
+        .call(
+            &w,
+            "store_knowledge",
+            json!({ "subject": "BMS", "content": "Brokerage Management System", "category": "domain" }),
+        )
+        .await;
+    assert_eq!(
+        stored["structuredContent"]["sourceUrn"], "user-knowledge:domain:bms",
+        "{stored}"
+    );
+    app.call(
+        &w,
+        "store_knowledge",
+        json!({ "subject": "editor", "content": "uses Helix", "category": "preference" }),
+    )
+    .await;
+    let ctx = app.call(&w, "get_user_context", json!({})).await;
+    let md = ctx["structuredContent"]["markdown"]
+        .as_str()
+        .expect("markdown");
+    assert!(
+        md.contains("### Domain Context\n- **BMS**: Brokerage Management System"),
+        "{ctx}"
+    );
+    assert!(
+        md.contains("### Preferences\n- **editor**: uses Helix"),
+        "{ctx}"
+    );
+
+    for (args, code) in [
+        (
+            json!({ "subject": "x", "content": "y", "category": "hobby" }),
+            "invalid_field",
+        ),
+        (
+            json!({ "subject": "x", "content": "y", "category": "general", "kind": "fact" }),
+            "invalid_request",
+        ),
+        (
+            json!({ "content": "y", "category": "general" }),
+            "missing_field",
+        ),
+    ] {
+        let e = app.call_err(&w, "store_knowledge", args.clone()).await;
+        assert_eq!(e["data"]["code"], code, "{args}: {e}");
+    }
+    let outsider = app
+        .token("outsider", Grant::client("globex", Role::Read))
+        .await;
+    let e = app
+        .call_err(&outsider, "get_user_context", json!({ "clientId": "acme" }))
+        .await;
+    assert_eq!(e["data"]["status"], 403, "{e}");
+}
+
+#[tokio::test]
+async fn outcomes_are_filtered_queued_and_checked_against_the_grant() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    let refused = app
+        .call(
+            &w,
+            "record_outcome",
+            json!({ "taskId": "T-1", "category": "advice", "finalResult": "an answer" }),
+        )
+        .await;
+    assert_eq!(
+        refused["structuredContent"],
+        json!({ "ingested": false, "reason": "advice" }),
+        "{refused}"
+    );
+    let kept = app
+        .call(
+            &w,
+            "record_outcome",
+            json!({
+                "taskId": "T-2", "category": "epic", "finalResult": "shipped",
+                "summary": "Split the importer into stages.", "topics": ["importer"]
+            }),
+        )
+        .await;
+    let s = &kept["structuredContent"];
+    assert_eq!(s["ingested"], true, "{kept}");
+    assert_eq!(s["sourceUrn"], "task-outcome:T-2");
+    let reader = app.token("reader", Grant::client("acme", Role::Read)).await;
+    let e = app
+        .call_err(
+            &reader,
+            "record_outcome",
+            json!({ "taskId": "T-3", "category": "epic", "finalResult": "x", "summary": "y" }),
+        )
+        .await;
+    assert_eq!(e["data"]["status"], 403, "{e}");
+}
+
+#[tokio::test]
+async fn the_session_log_is_appended_and_read_per_project() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    for (i, project) in ["p1", "p1", "p2"].iter().enumerate() {
+        let e = app
+            .call(
+                &w,
+                "session_append",
+                json!({ "projectId": project, "source": "orchestrator_decision", "summary": format!("decision {i}") }),
+            )
+            .await;
+        assert_eq!(e["structuredContent"]["clientId"], "acme", "{e}");
+    }
+    let recent = app
+        .call(&w, "session_recent", json!({ "projectId": "p1" }))
+        .await;
+    let summaries: Vec<&str> = recent["structuredContent"]["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter_map(|e| e["summary"].as_str())
+        .collect();
+    assert_eq!(summaries, ["decision 1", "decision 0"]);
+    let e = app
+        .call_err(
+            &w,
+            "session_append",
+            json!({ "source": "chat", "summary": "x".repeat(201) }),
+        )
+        .await;
+    assert_eq!(e["data"]["code"], "invalid_field", "{e}");
+    let narrowed = app
+        .token(
+            "p2-only",
+            Grant {
+                role: Role::Read,
+                client_id: Some("acme".into()),
+                projects: vec!["p2".into()],
+                groups: vec![],
+            },
+        )
+        .await;
+    let e = app
+        .call_err(&narrowed, "session_recent", json!({ "projectId": "p1" }))
+        .await;
+    assert_eq!(e["data"]["status"], 403, "{e}");
+}

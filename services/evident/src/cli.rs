@@ -48,6 +48,12 @@ enum Command {
     Token(crate::token_cmd::TokenArgs),
     /// MCP over stdio for agents, bridged to a running server's `/mcp` (see README *MCP*).
     Mcp(crate::mcp_cmd::McpArgs),
+    /// Store and read what agents learned about their user (user knowledge, its prefetch).
+    Knowledge(crate::memory_cmd::KnowledgeArgs),
+    /// Record what was learned from a finished task (significance filter, queued write).
+    Outcome(crate::memory_cmd::OutcomeArgs),
+    /// The session log of a client and project: short notes bridging orchestrations.
+    Session(crate::memory_cmd::SessionArgs),
 }
 
 #[derive(Args)]
@@ -242,6 +248,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Graph(args) => crate::graph_cmd::run(args).await,
         Command::Token(args) => crate::token_cmd::run(args).await,
         Command::Mcp(args) => crate::mcp_cmd::run(args).await,
+        Command::Knowledge(args) => crate::memory_cmd::knowledge(args).await,
+        Command::Outcome(args) => crate::memory_cmd::outcome(args).await,
+        Command::Session(args) => crate::memory_cmd::session(args).await,
     }
 }
 

@@ -6,6 +6,7 @@ mod client;
 mod graph_cmd;
 mod local_files;
 mod mcp_cmd;
+mod memory_cmd;
 mod serve;
 mod source_cmd;
 mod token_cmd;

@@ -167,14 +167,18 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 14] = [
     "get_node",
+    "get_user_context",
     "list_nodes",
     "memory_get",
     "memory_list",
     "memory_put",
     "queue_status",
+    "record_outcome",
     "search",
+    "session_append",
+    "session_recent",
     "source_status",
     "store_knowledge",
     "traverse",
@@ -209,11 +213,15 @@ async fn check_server_and_tools(client: &Client) {
             "{name} has a description for a model"
         );
         assert_eq!(tool["inputSchema"]["type"], "object", "{name}: {tool}");
-        let write = matches!(name, "store_knowledge" | "memory_put");
+        let write = matches!(
+            name,
+            "store_knowledge" | "memory_put" | "record_outcome" | "session_append"
+        );
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
         assert_eq!(a["openWorldHint"], false, "{name}: {a}");
-        if write {
+        // Appending to the session log replaces nothing.
+        if write && name != "session_append" {
             assert_eq!(a["destructiveHint"], true, "{name}: {a}");
             assert_eq!(a["idempotentHint"], true, "{name}: {a}");
         }

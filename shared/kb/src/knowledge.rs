@@ -11,6 +11,12 @@ use crate::{KbError, Result};
 /// subject): `Payment retries` → `knowledge:payment_retries`, `service:Payments` →
 /// `knowledge:service:payments`.
 pub fn knowledge_urn(subject: &str) -> Result<String> {
+    Ok(format!("knowledge:{}", normalised_subject(subject)?))
+}
+
+/// A subject in its normalised spelling (the part of [`knowledge_urn`] after `knowledge:`),
+/// shared by every URN derived from a subject.
+pub(crate) fn normalised_subject(subject: &str) -> Result<String> {
     validate::identifier("subject", subject)?;
     let key = refs::normalize_ref(subject).ok_or(KbError::Field(FieldError::Invalid {
         field: "subject",
@@ -21,7 +27,7 @@ pub fn knowledge_urn(subject: &str) -> Result<String> {
     } else {
         key.value()
     };
-    Ok(format!("knowledge:{normalised}"))
+    Ok(normalised.to_string())
 }
 
 #[cfg(test)]

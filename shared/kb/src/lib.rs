@@ -7,6 +7,8 @@
 //!   chunk ids, graph expansion from the top hits, per-source diversity, an evidence pack.
 //! - alias and graph reads, with the reader's visibility; [`listing`]: chunks by kind, the
 //!   source registry, the queue's tasks.
+//! - agent memory: user knowledge and its prefetch ([`user_knowledge`]), task outcomes
+//!   ([`outcomes`]), the session log ([`session_log`]).
 //!
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
@@ -18,10 +20,13 @@ pub mod ingest;
 mod knowledge;
 pub mod listing;
 pub mod memory;
+pub mod outcomes;
 mod pools;
 pub mod retrieve;
+pub mod session_log;
 pub mod tasks;
 mod watch;
+pub mod user_knowledge;
 
 use std::sync::Arc;
 
@@ -37,6 +42,7 @@ pub use pools::{PoolConfig, WritePools};
 pub use retrieve::{EvidencePack, RetrieveQuery};
 pub use tasks::{TaskBody, TaskError, TaskHandler, TaskHandlers, TaskSubmitter};
 pub use watch::{Stage, Watch};
+pub use user_knowledge::{KnowledgeCategory, KnowledgeItem, UserContext};
 
 /// The knowledge base: stores + embedder + write pools. Cheap to clone.
 #[derive(Clone)]
@@ -45,6 +51,7 @@ pub struct Kb {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) pools: WritePools,
     pub(crate) chunking: ChunkingConfig,
+    pub(crate) session_log_ttl_secs: u64,
 }
 
 impl Kb {
@@ -63,6 +70,7 @@ impl Kb {
             embedder,
             pools: WritePools::new(pools),
             chunking: ChunkingConfig::default(),
+            session_log_ttl_secs: session_log::DEFAULT_TTL_SECS,
         })
     }
 

@@ -37,6 +37,9 @@ pub struct Config {
     pub write_pools: PoolConfig,
     pub chunking: ChunkingSettings,
     pub log: LogConfig,
+    /// `[memory]`: agent memory settings.
+    #[serde(default)]
+    pub memory: MemorySettings,
     pub queue: evident_qualifier::QueueConfig,
     pub git: GitSettings,
     pub indexers: IndexerSettings,
@@ -356,6 +359,35 @@ impl ChunkingSettings {
         evident_core::chunking::ChunkingConfig {
             max_tokens: self.max_tokens,
             min_tokens: self.min_tokens,
+        }
+    }
+}
+
+/// `[memory]`: how long agent memory lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySettings {
+    /// Days a session-log entry lives after it is written (the seed's
+    /// `session_memory_ttl_days`).
+    pub session_log_ttl_days: u64,
+}
+
+impl Default for MemorySettings {
+    fn default() -> Self {
+        MemorySettings {
+            session_log_ttl_days: 7,
+        }
+    }
+}
+
+impl MemorySettings {
+    /// The lifetime in seconds, refused when zero or over a year.
+    pub fn session_log_ttl_secs(&self) -> Result<u64, ConfigError> {
+        match self.session_log_ttl_days {
+            1..=366 => Ok(self.session_log_ttl_days * 24 * 3600),
+            d => Err(ConfigError::Invalid(format!(
+                "memory.session_log_ttl_days = {d}: use 1..=366"
+            ))),
         }
     }
 }

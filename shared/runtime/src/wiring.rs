@@ -183,7 +183,8 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
     let (stores, embedded) = open_stores(cfg, space).await?;
     let kb = Kb::new(stores, embedder, cfg.write_pools)
         .await?
-        .with_chunking(cfg.chunking.to_chunking());
+        .with_chunking(cfg.chunking.to_chunking())
+        .with_session_log_ttl(cfg.memory.session_log_ttl_secs()?);
     let tasks = evident_kb::TaskSubmitter::new(kb.stores().queue.clone());
     let mut handlers = evident_kb::TaskHandlers::new(&kb);
     evident_indexers::git::GitTasks {

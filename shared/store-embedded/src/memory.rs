@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use evident_store::Result;
-use evident_store::memory::{MemoryEntry, MemoryStore};
+use evident_store::memory::{MemoryEntry, MemoryStore, SessionEntry, SessionSource};
 use evident_store::queue::Millis;
 use rusqlite::{OptionalExtension, params};
 
@@ -132,11 +132,111 @@ impl MemoryStore for EmbeddedStore {
 
     async fn purge_expired(&self, now: Millis) -> Result<u64> {
         self.write_grouped(move |conn| {
+            let mut n = 0;
+            for sql in [
+                "DELETE FROM memory WHERE expires_at <= ?1",
+                "DELETE FROM session_log WHERE expires_at <= ?1",
+            ] {
+                n += conn
+                    .prepare_cached(sql)
+                    .map_err(sqlite_err)?
+                    .execute(params![now])
+                    .map_err(sqlite_err)? as u64;
+            }
+            Ok(n)
+        })
+        .await
+    }
+
+    async fn session_append(&self, e: SessionEntry, max_entries: usize) -> Result<u64> {
+        let details = e
+            .details
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(json_err)?;
+        // Insert and evict in one transaction: the log never holds more than `max_entries`.
+        self.write_grouped(move |conn| {
+            let project = e.project_id.clone().unwrap_or_default();
+            conn.prepare_cached(
+                "INSERT INTO session_log(client_id, project_id, timestamp, source, summary, details, task_id, expires_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .map_err(sqlite_err)?
+            .execute(params![
+                e.client_id,
+                project,
+                e.timestamp,
+                e.source.as_str(),
+                e.summary,
+                details,
+                e.task_id,
+                e.expires_at
+            ])
+            .map_err(sqlite_err)?;
             Ok(conn
-                .prepare_cached("DELETE FROM memory WHERE expires_at <= ?1")
+                .prepare_cached(
+                    "DELETE FROM session_log WHERE seq IN (SELECT seq FROM session_log \
+                     WHERE client_id = ?1 AND project_id = ?2 \
+                     ORDER BY timestamp DESC, seq DESC LIMIT -1 OFFSET ?3)",
+                )
                 .map_err(sqlite_err)?
-                .execute(params![now])
+                .execute(params![e.client_id, project, max_entries as i64])
                 .map_err(sqlite_err)? as u64)
+        })
+        .await
+    }
+
+    async fn session_recent(
+        &self,
+        client: &str,
+        project: Option<&str>,
+        now: Millis,
+        limit: usize,
+    ) -> Result<Vec<SessionEntry>> {
+        let (client, project) = (client.to_string(), project.unwrap_or_default().to_string());
+        self.read(move |conn, _| {
+            let rows = conn
+                .prepare_cached(
+                    "SELECT client_id, project_id, timestamp, source, summary, details, task_id, expires_at \
+                     FROM session_log WHERE client_id = ?1 AND project_id = ?2 AND expires_at > ?3 \
+                     ORDER BY timestamp DESC, seq DESC LIMIT ?4",
+                )
+                .map_err(sqlite_err)?
+                .query_map(params![client, project, now, limit as i64], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, Option<String>>(6)?,
+                        r.get::<_, i64>(7)?,
+                    ))
+                })
+                .map_err(sqlite_err)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(sqlite_err)?;
+            rows.into_iter()
+                .map(|(client_id, project_id, timestamp, source, summary, details, task_id, expires_at)| {
+                    Ok(SessionEntry {
+                        client_id,
+                        project_id: (!project_id.is_empty()).then_some(project_id),
+                        timestamp,
+                        source: SessionSource::parse(&source).ok_or_else(|| {
+                            evident_store::StoreError::corrupt(format!("session log source `{source}`"))
+                        })?,
+                        summary,
+                        details: details
+                            .map(|d| serde_json::from_str(&d))
+                            .transpose()
+                            .map_err(json_err)?,
+                        task_id,
+                        expires_at,
+                    })
+                })
+                .collect()
         })
         .await
     }

@@ -186,6 +186,21 @@ CREATE TABLE IF NOT EXISTS memory(
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS memory_expiry ON memory(expires_at);
 
+-- The session log: short entries per (client, project); project '' is the client's own log.
+CREATE TABLE IF NOT EXISTS session_log(
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    client_id  TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    timestamp  INTEGER NOT NULL,
+    source     TEXT NOT NULL,
+    summary    TEXT NOT NULL,
+    details    TEXT,
+    task_id    TEXT,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS session_log_order ON session_log(client_id, project_id, timestamp, seq);
+CREATE INDEX IF NOT EXISTS session_log_expiry ON session_log(expires_at);
+
 -- API tokens: the secret is never stored, only its SHA-256.
 CREATE TABLE IF NOT EXISTS tokens(
     id          TEXT PRIMARY KEY,

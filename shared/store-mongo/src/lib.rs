@@ -77,6 +77,7 @@ mod memory;
 mod queue;
 pub mod recorded;
 pub mod schema;
+mod session_log;
 mod sources;
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 use async_trait::async_trait;
 use bson::{DateTime, Document, doc};
 use evident_store::Result;
-use evident_store::memory::{MemoryEntry, MemoryStore};
+use evident_store::memory::{MemoryEntry, MemoryStore, SessionEntry};
 use evident_store::queue::Millis;
 
 use crate::MongoStore;
@@ -149,12 +149,27 @@ impl MemoryStore for MongoStore {
     }
 
     async fn purge_expired(&self, now: Millis) -> Result<u64> {
-        Ok(self
+        let memory = self
             .db()
             .write("memory purge", purge_command(now))
             .await?
             .n
-            .max(0) as u64)
+            .max(0) as u64;
+        Ok(memory + self.session_purge_impl(now).await?)
+    }
+
+    async fn session_append(&self, entry: SessionEntry, max_entries: usize) -> Result<u64> {
+        self.session_append_impl(entry, max_entries).await
+    }
+
+    async fn session_recent(
+        &self,
+        client: &str,
+        project: Option<&str>,
+        now: Millis,
+        limit: usize,
+    ) -> Result<Vec<SessionEntry>> {
+        self.session_recent_impl(client, project, now, limit).await
     }
 }
 

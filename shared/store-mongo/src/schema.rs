@@ -19,6 +19,9 @@ pub const INDEXER_CURSORS: &str = "indexer_cursors";
 /// Session memory (`_id: {clientId, sessionId, key}`), expiring by a TTL index.
 pub const MEMORY: &str = "memory";
 
+/// The session log (`_id`: a string in append order), expiring by a TTL index.
+pub const SESSION_LOG: &str = "session_log";
+
 /// API tokens (`_id`: the token id), found by the hash of their secret.
 pub const TOKENS: &str = "tokens";
 /// The audit log of writes and admin actions (`_id`: the event id).
@@ -96,6 +99,13 @@ pub fn index_commands() -> Vec<Document> {
                 // The TTL monitor deletes an entry once `expiresAt` (a BSON date) has passed;
                 // reads also filter `expiresAt > now`, so expired entries are invisible at once.
                 {"key": {"expiresAt": 1}, "name": "memory_ttl", "expireAfterSeconds": 0},
+            ],
+        },
+        doc! {
+            "createIndexes": SESSION_LOG,
+            "indexes": [
+                {"key": {"clientId": 1, "projectId": 1, "timestamp": -1, "_id": -1}, "name": "session_log_order"},
+                {"key": {"expiresAt": 1}, "name": "session_log_ttl", "expireAfterSeconds": 0},
             ],
         },
         doc! {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use evident_core::{Scope, Visibility};
 use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus};
-use evident_store::memory::{MemoryEntry, MemoryStore};
+use evident_store::memory::{MemoryEntry, MemoryStore, SessionEntry, SessionSource};
 use evident_store::queue::*;
 use evident_store::{
     ErrorKind, Health, SourceRecord, SourceRecordWriter, SourceRegistry, SourceStatus,
@@ -715,5 +715,51 @@ async fn memory_reads_hide_expired_entries_and_deletes_count() {
     assert!(!m.delete("c1", "s1", "step").await.expect("delete"));
     assert_eq!(m.delete_session("c1", "s1").await.expect("clear"), 1);
     assert_eq!(m.purge_expired(1_001_000).await.expect("purge"), 1);
+    t.assert_done();
+}
+
+fn session_entry(summary: &str, at: i64) -> SessionEntry {
+    SessionEntry {
+        client_id: "c1".into(),
+        project_id: Some("p1".into()),
+        timestamp: at,
+        source: SessionSource::OrchestratorDecision,
+        summary: summary.into(),
+        details: Some(serde_json::json!({"pr": 42})),
+        task_id: Some("T-9".into()),
+        expires_at: at + 604_800_000,
+    }
+}
+
+#[tokio::test]
+async fn session_append_inserts_then_evicts_the_oldest_beyond_the_limit() {
+    let (t, store) = fixture("memory.json", "session_append_evicts_beyond_the_limit");
+    let m: &dyn MemoryStore = &store;
+    let evicted = m
+        .session_append(session_entry("merged the importer", 1_000_003), 2)
+        .await
+        .expect("append");
+    assert_eq!(evicted, 1);
+    t.assert_done();
+}
+
+#[tokio::test]
+async fn session_recent_reads_one_log_live_and_newest_first() {
+    let (t, store) = fixture(
+        "memory.json",
+        "session_recent_reads_live_entries_newest_first",
+    );
+    let m: &dyn MemoryStore = &store;
+    let recent = m
+        .session_recent("c1", Some("p1"), 2_000_000, 50)
+        .await
+        .expect("recent");
+    let summaries: Vec<&str> = recent.iter().map(|e| e.summary.as_str()).collect();
+    assert_eq!(
+        summaries,
+        ["chose the staged importer", "asked about the deadline"]
+    );
+    assert_eq!(recent[0].project_id.as_deref(), Some("p1"));
+    assert_eq!(recent[0].source, SessionSource::OrchestratorDecision);
     t.assert_done();
 }

@@ -6,6 +6,8 @@
 //!   corpus (default 100,000 chunks), then retrieval with expansion, by-kind, and the raw-index floor.
 //! - `mcp [--chunks N] [--queries N]`: `search` through MCP over HTTP next to the REST retrieve
 //!   path (same router, token and queries; default 20,000 chunks).
+//! - `memory [--items N] [--reads N] [--appends N]`: the user-context prefetch over N knowledge
+//!   items (default 10,000) and session-log appends.
 //! - `queue [--tasks N] [--workers N] [--backlog N] [--probes N]`: enqueue + claim + complete throughput,
 //!   and the latency of priority-1 synchronous ingests with and without a bulk backlog.
 //! - `code [--files N]`: structural indexing of real code (Rust, Python, Java, JavaScript found on
@@ -20,6 +22,7 @@ mod auth;
 mod fidelity;
 mod git;
 mod mcp;
+mod memory;
 mod queue;
 mod retrieve;
 mod sources;
@@ -189,7 +192,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, queue, code, commits, fidelity, mail, transcripts";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, mail, transcripts";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -206,6 +209,7 @@ fn main() {
     match args.suite.as_str() {
         "retrieve" => rt.block_on(retrieve::run(&args)),
         "mcp" => rt.block_on(mcp::run(&args)),
+        "memory" => rt.block_on(memory::run(&args)),
         "queue" => rt.block_on(queue::run(&args)),
         "code" => rt.block_on(git::code(&args)),
         "commits" => rt.block_on(git::commits(&args)),

@@ -73,12 +73,7 @@ impl Caller {
         intent: Intent,
     ) -> Result<String, ApiError> {
         let scope = self.scope(&ScopeArgs::client(client_id), role, intent)?;
-        scope.client_id.ok_or_else(|| {
-            ApiError::bad_request(
-                "missing_field",
-                "field `clientId` is required (the token covers several clients)",
-            )
-        })
+        required_client(&scope).map(str::to_string)
     }
 
     pub fn authorize(&self, role: Role, scope: &Scope, intent: Intent) -> Result<(), ApiError> {
@@ -93,6 +88,17 @@ impl Caller {
                 ApiError::new(status, d.code(), d.to_string())
             })
     }
+}
+
+/// The client of a resolved scope, which a per-client call needs (a token over several
+/// clients must name one).
+pub fn required_client(scope: &Scope) -> Result<&str, ApiError> {
+    scope.client_id.as_deref().ok_or_else(|| {
+        ApiError::bad_request(
+            "missing_field",
+            "field `clientId` is required (the token covers several clients)",
+        )
+    })
 }
 
 /// An API error as an MCP error: the JSON-RPC code says whose fault it was (invalid params

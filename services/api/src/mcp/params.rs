@@ -155,6 +155,12 @@ pub struct StoreKnowledgeArgs {
     /// behind bulk indexing.
     #[serde(default)]
     pub priority: Option<u8>,
+    /// Knowledge about the user, by category: `preference`, `domain`, `team`, `tech_stack`,
+    /// `personal` or `general`. Needs `subject`; the item is then listed by
+    /// `get_user_context` (kind `user_knowledge_{category}`, one item per category and
+    /// subject). Leave `kind`, `sourceUrn`, `relationships` and `mainNodeKey` out with it.
+    #[serde(default)]
+    pub category: Option<String>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }
@@ -227,4 +233,92 @@ pub struct SourceStatusArgs {
     pub limit: Option<usize>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserContextArgs {
+    /// Size limit of the Markdown in bytes, 256..=65536 (default 8192).
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+/// A finished task and what was learned from it (the seed's extraction schema).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordOutcomeArgs {
+    /// The task; a re-run of the same task replaces its outcome.
+    pub task_id: String,
+    /// `single_task`, `epic`, `generative` or `advice`.
+    pub category: String,
+    /// `code`, `tracker_ops`, `mixed`, `respond`…
+    #[serde(default)]
+    pub action: String,
+    /// How many step results the task had.
+    #[serde(default)]
+    pub step_count: usize,
+    /// The task's error, if it failed (then nothing is stored).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// What the task answered or produced (empty: nothing is stored).
+    #[serde(default)]
+    pub final_result: String,
+    /// 2-3 sentences describing what was done.
+    #[serde(default)]
+    pub summary: String,
+    /// Why solution X over Y.
+    #[serde(default)]
+    pub key_decisions: Vec<String>,
+    /// e.g. `exponential backoff`, `circuit breaker`.
+    #[serde(default)]
+    pub patterns_used: Vec<String>,
+    /// Files, symbols, issues touched (`shop/src/Cart.java`, `PAY-12`).
+    #[serde(default)]
+    pub artifacts: Vec<String>,
+    /// e.g. `non-retryable errors should not have backoff`.
+    #[serde(default)]
+    pub lessons_learned: Vec<String>,
+    /// e.g. `retry`, `resilience`.
+    #[serde(default)]
+    pub topics: Vec<String>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+/// One entry of the session log of a client and project.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionAppendArgs {
+    /// `chat`, `background` or `orchestrator_decision`.
+    pub source: String,
+    /// What happened, at most 200 characters.
+    pub summary: String,
+    /// Optional JSON object with details.
+    #[serde(default)]
+    pub details: Option<Value>,
+    /// The task it refers to.
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// The project's log; omitted: the client's own log.
+    #[serde(default)]
+    pub project_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecentArgs {
+    /// How many entries, 1..=50 (default 50).
+    #[serde(default)]
+    pub recent: Option<usize>,
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// The project's log; omitted: the client's own log.
+    #[serde(default)]
+    pub project_id: Option<String>,
 }

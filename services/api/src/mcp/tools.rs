@@ -202,6 +202,18 @@ impl EvidentMcp {
                 Some(p @ 0..=2) => Priority::new(p).unwrap_or(Priority::INTERACTIVE),
                 Some(_) => return Err(bad("priority", "must be 0..=2")),
             };
+            if let Some(category) = &a.category {
+                let item = super::memory_tools::knowledge_item(category, &a)?;
+                return Call::of(&ctx)
+                    .write(|_| async move {
+                        Ok(self
+                            .state
+                            .kb
+                            .store_user_knowledge(scope, item, priority)
+                            .await?)
+                    })
+                    .await;
+            }
             let source_urn = match (&a.source_urn, a.subject.as_ref().or(a.title.as_ref())) {
                 (Some(urn), _) => urn.clone(),
                 (None, Some(subject)) => evident_kb::knowledge_urn(subject)?,
@@ -408,7 +420,7 @@ impl EvidentMcp {
 
 impl EvidentMcp {
     /// Writes are audited like REST writes, granted or refused.
-    async fn audit<T>(
+    pub(super) async fn audit<T>(
         &self,
         caller: &Caller,
         tool: &str,

@@ -3,10 +3,13 @@
 
 mod access;
 mod git;
+mod knowledge;
 mod memory;
 mod ops;
+pub(crate) mod outcomes;
 mod queue;
 mod read;
+mod session_log;
 mod sources;
 mod write;
 
@@ -54,6 +57,13 @@ pub fn all() -> Router<AppState> {
         .route(
             "/api/v1/memory/{session_id}",
             get(memory::list).delete(memory::clear),
+        )
+        .route("/api/v1/knowledge", post(knowledge::store))
+        .route("/api/v1/user-context", get(knowledge::user_context))
+        .route("/api/v1/outcomes", post(outcomes::record))
+        .route(
+            "/api/v1/session-memory",
+            post(session_log::append).get(session_log::recent),
         )
         .route("/api/v1/ingest/git-structure", post(git::push_structure))
         .route("/api/v1/ingest/git-commits", post(git::push_commits))

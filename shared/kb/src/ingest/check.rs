@@ -207,7 +207,7 @@ pub(super) fn relationship_edge(rel: Relationship, evidence: EvidenceSpec) -> Pr
 pub(super) const MAX_PREPARED_CHUNKS: usize = 100_000;
 
 /// Validates what a producer prepared, with the same limits as a document ingest.
-pub(super) fn check_prepared(src: &PreparedSource) -> Result<()> {
+pub(crate) fn check_prepared(src: &PreparedSource) -> Result<()> {
     let mut scan = crate::credentials::Scan::default();
     if !src.scope.is_consistent() {
         return Err(KbError::Invalid(

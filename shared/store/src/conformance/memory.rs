@@ -88,3 +88,105 @@ pub async fn memory_entries_expire_and_sessions_clear(h: &Harness) {
         "other sessions stay"
     );
 }
+
+/// The session log: newest first, one log per (client, project), the oldest evicted beyond
+/// the limit, expired entries invisible at once and purged.
+pub async fn session_log_evicts_expires_and_keeps_logs_apart(h: &Harness) {
+    use crate::memory::{SessionEntry, SessionSource};
+    let m = &h.stores.memory;
+    let entry = |client: &str, project: Option<&str>, at: i64, summary: &str| SessionEntry {
+        client_id: client.into(),
+        project_id: project.map(str::to_string),
+        timestamp: at,
+        source: SessionSource::Chat,
+        summary: summary.into(),
+        details: Some(serde_json::json!({"at": at})),
+        task_id: Some(format!("T-{at}")),
+        expires_at: at + 10_000,
+    };
+    let now = 1_000_000;
+    let mut evicted = 0;
+    for i in 0..6 {
+        evicted += m
+            .session_append(entry("c1", Some("p1"), now + i, &format!("e{i}")), 4)
+            .await
+            .expect("append");
+    }
+    assert_eq!(evicted, 2, "the 5th and 6th entries evict the two oldest");
+    // Two entries in the same millisecond keep their append order.
+    m.session_append(entry("c1", Some("p2"), now, "first"), 4)
+        .await
+        .expect("append");
+    m.session_append(entry("c1", Some("p2"), now, "second"), 4)
+        .await
+        .expect("append");
+    m.session_append(entry("c1", None, now, "client level"), 4)
+        .await
+        .expect("append");
+    m.session_append(entry("c2", Some("p1"), now, "other client"), 4)
+        .await
+        .expect("append");
+
+    let summaries = |v: Vec<SessionEntry>| v.into_iter().map(|e| e.summary).collect::<Vec<_>>();
+    let p1 = m
+        .session_recent("c1", Some("p1"), now + 10, 50)
+        .await
+        .expect("recent");
+    assert_eq!(p1[0].details, Some(serde_json::json!({"at": now + 5})));
+    assert_eq!(p1[0].task_id.as_deref(), Some("T-1000005"));
+    assert_eq!(p1[0].project_id.as_deref(), Some("p1"));
+    assert_eq!(summaries(p1), ["e5", "e4", "e3", "e2"]);
+    assert_eq!(
+        summaries(
+            m.session_recent("c1", Some("p1"), now + 10, 2)
+                .await
+                .expect("recent")
+        ),
+        ["e5", "e4"],
+        "limit"
+    );
+    assert_eq!(
+        summaries(
+            m.session_recent("c1", Some("p2"), now + 10, 50)
+                .await
+                .expect("recent")
+        ),
+        ["second", "first"]
+    );
+    assert_eq!(
+        summaries(
+            m.session_recent("c1", None, now + 10, 50)
+                .await
+                .expect("recent")
+        ),
+        ["client level"],
+        "the client's own log holds no project's entries"
+    );
+    assert_eq!(
+        summaries(
+            m.session_recent("c2", Some("p1"), now + 10, 50)
+                .await
+                .expect("recent")
+        ),
+        ["other client"]
+    );
+    // Past their expiry: invisible at once, then purged.
+    let later = now + 10_003;
+    assert_eq!(
+        summaries(
+            m.session_recent("c1", Some("p1"), later, 50)
+                .await
+                .expect("recent")
+        ),
+        ["e5", "e4"]
+    );
+    let purged = m.purge_expired(now + 20_000).await.expect("purge");
+    assert!(purged >= 8, "every log entry expired: {purged}");
+    assert!(
+        m.session_recent("c1", Some("p1"), now, 50)
+            .await
+            .expect("recent")
+            .is_empty(),
+        "purged entries are gone"
+    );
+}

@@ -97,6 +97,7 @@ macro_rules! __conformance_cases {
             queue_failures_back_off_forever_or_end_in_error,
             queue_release_list_prune,
             memory_entries_expire_and_sessions_clear,
+            session_log_evicts_expires_and_keeps_logs_apart,
             tokens_are_found_by_hash_listed_by_client_and_revoked_once,
             audit_events_are_kept_filtered_and_paged_newest_first,
         );

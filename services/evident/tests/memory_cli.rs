@@ -1,0 +1,227 @@
+//! The agent-memory commands of the real binary against a real server: user knowledge and
+//! its prefetch; bad input is a message and a non-zero exit. No sleeps: the test reads the
+//! server's own banner.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_evident");
+
+struct Server {
+    child: Child,
+    url: String,
+    token: String,
+}
+
+impl Server {
+    fn start(data: &Path) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .env("RUST_LOG", "warn")
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start evident serve");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut seen = String::new();
+        let url = loop {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).expect("read stderr");
+            assert!(n > 0, "server exited before listening; it said:\n{seen}");
+            seen.push_str(&line);
+            if line.contains("listening on ") {
+                break line
+                    .split_whitespace()
+                    .find(|w| w.starts_with("http://"))
+                    .expect("url in banner")
+                    .to_string();
+            }
+        };
+        // Keep draining the server's stderr so it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stderr.lines() {});
+        let token = std::fs::read_to_string(data.join("local-token")).expect("local token");
+        Server {
+            child,
+            url,
+            token: token.trim().to_string(),
+        }
+    }
+
+    /// Runs the CLI against this server: (success, stdout, stderr).
+    fn cli(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .env("EVIDENT_SERVER", &self.url)
+            .env("EVIDENT_TOKEN", &self.token)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run evident");
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(text.as_bytes())
+                .expect("write stdin");
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().expect("output");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn knowledge_is_added_and_prefetched_from_the_cli() {
+    let data = tempfile::tempdir().expect("data dir");
+    let server = Server::start(data.path());
+    let (ok, out, err) = server.cli(
+        &[
+            "knowledge",
+            "add",
+            "--client",
+            "acme",
+            "--category",
+            "domain",
+            "--subject",
+            "BMS",
+            "Brokerage Management System",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("user-knowledge:domain:bms"), "{out}");
+    let (ok, _, err) = server.cli(
+        &[
+            "knowledge",
+            "add",
+            "--client",
+            "acme",
+            "--category",
+            "team",
+            "--subject",
+            "Jan",
+            "-",
+        ],
+        Some("owns billing"),
+    );
+    assert!(ok, "{err}");
+    let (ok, out, err) = server.cli(&["knowledge", "context", "--client", "acme"], None);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("### Domain Context\n- **BMS**: Brokerage Management System"),
+        "{out}"
+    );
+    assert!(out.contains("### Team\n- **Jan**: owns billing"), "{out}");
+
+    let (ok, _, err) = server.cli(
+        &[
+            "knowledge",
+            "add",
+            "--client",
+            "acme",
+            "--category",
+            "hobby",
+            "--subject",
+            "x",
+            "y",
+        ],
+        None,
+    );
+    assert!(!ok && err.contains("invalid_field"), "{err}");
+    let (ok, _, err) = server.cli(&["knowledge", "context"], None);
+    assert!(!ok && err.contains("--client"), "{err}");
+}
+
+#[test]
+fn outcomes_are_recorded_from_a_file_or_refused_with_the_reason() {
+    let data = tempfile::tempdir().expect("data dir");
+    let server = Server::start(data.path());
+    let file = data.path().join("outcome.json");
+    std::fs::write(
+        &file,
+        r#"{"taskId": "T-7", "category": "single_task", "action": "code",
+            "finalResult": "merged", "summary": "Fixed the retry loop.",
+            "artifacts": ["PAY-7"], "topics": ["retry"]}"#,
+    )
+    .expect("write");
+    let path = file.to_str().expect("utf-8 path");
+    let (ok, out, err) = server.cli(&["outcome", "record", path, "--client", "acme"], None);
+    assert!(ok, "{err}");
+    assert!(out.contains("queued task-outcome:T-7"), "{out}");
+    let (ok, out, err) = server.cli(
+        &["outcome", "record", "-", "--client", "acme"],
+        Some(r#"{"taskId": "T-8", "category": "advice", "finalResult": "an answer"}"#),
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("not ingested: advice"), "{out}");
+    let (ok, _, err) = server.cli(
+        &["outcome", "record", "-", "--client", "acme"],
+        Some("not json"),
+    );
+    assert!(!ok && err.contains("not valid JSON"), "{err}");
+}
+
+#[test]
+fn the_session_log_is_appended_and_read_from_the_cli() {
+    let data = tempfile::tempdir().expect("data dir");
+    let server = Server::start(data.path());
+    for (source, note) in [
+        ("chat", "asked for the deadline"),
+        ("orchestrator_decision", "chose the staged importer"),
+    ] {
+        let (ok, out, err) = server.cli(
+            &[
+                "session",
+                "append",
+                "--client",
+                "acme",
+                "--project",
+                "p1",
+                "--source",
+                source,
+                note,
+            ],
+            None,
+        );
+        assert!(ok && out.starts_with("appended at"), "{out}{err}");
+    }
+    let (ok, out, err) = server.cli(
+        &[
+            "session",
+            "recent",
+            "--client",
+            "acme",
+            "--project",
+            "p1",
+            "--n",
+            "1",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("orchestrator_decision\tchose the staged importer"),
+        "{out}"
+    );
+    assert!(!out.contains("deadline"), "--n 1: {out}");
+    let (ok, _, err) = server.cli(
+        &["session", "append", "--client", "acme", &"x".repeat(201)],
+        None,
+    );
+    assert!(!ok && err.contains("200"), "{err}");
+}
