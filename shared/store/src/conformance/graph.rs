@@ -361,61 +361,48 @@ pub async fn traversal_respects_depth_direction_and_types(h: &Harness) {
         v.sort();
         v
     };
-    let one = g
-        .traverse(
-            &vis(&c1),
-            &[key("file:a")],
-            &TraverseOptions {
-                max_depth: 1,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("t");
-    assert_eq!(
-        names(&one),
-        vec![
-            ("commit:x".into(), 1),
-            ("file:a".into(), 0),
-            ("file:b".into(), 1)
-        ]
-    );
-    let two_out = g
-        .traverse(
-            &vis(&c1),
-            &[key("file:a")],
-            &TraverseOptions {
-                max_depth: 2,
-                direction: Direction::Out,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("t");
-    assert_eq!(
-        names(&two_out),
-        vec![
-            ("file:a".into(), 0),
-            ("file:b".into(), 1),
-            ("file:c".into(), 2)
-        ]
-    );
-    let incoming = g
-        .traverse(
-            &vis(&c1),
-            &[key("file:a")],
-            &TraverseOptions {
-                max_depth: 3,
-                direction: Direction::In,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("t");
-    assert_eq!(
-        names(&incoming),
-        vec![("commit:x".into(), 1), ("file:a".into(), 0)]
-    );
+    // Depth and direction: the nodes reached, with their depth.
+    type Walk = (usize, Direction, Vec<(String, usize)>);
+    let walks: [Walk; 3] = [
+        (
+            1,
+            Direction::Any,
+            vec![
+                ("commit:x".into(), 1),
+                ("file:a".into(), 0),
+                ("file:b".into(), 1),
+            ],
+        ),
+        (
+            2,
+            Direction::Out,
+            vec![
+                ("file:a".into(), 0),
+                ("file:b".into(), 1),
+                ("file:c".into(), 2),
+            ],
+        ),
+        (
+            3,
+            Direction::In,
+            vec![("commit:x".into(), 1), ("file:a".into(), 0)],
+        ),
+    ];
+    for (max_depth, direction, expected) in walks {
+        let walked = g
+            .traverse(
+                &vis(&c1),
+                &[key("file:a")],
+                &TraverseOptions {
+                    max_depth,
+                    direction,
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("t");
+        assert_eq!(names(&walked), expected, "{max_depth} {direction:?}");
+    }
     let typed = g
         .traverse(
             &vis(&c1),
