@@ -25,8 +25,8 @@ mod pools;
 pub mod retrieve;
 pub mod session_log;
 pub mod tasks;
-mod watch;
 pub mod user_knowledge;
+mod watch;
 
 use std::sync::Arc;
 
@@ -41,8 +41,8 @@ pub use knowledge::knowledge_urn;
 pub use pools::{PoolConfig, WritePools};
 pub use retrieve::{EvidencePack, RetrieveQuery};
 pub use tasks::{TaskBody, TaskError, TaskHandler, TaskHandlers, TaskSubmitter};
-pub use watch::{Stage, Watch};
 pub use user_knowledge::{KnowledgeCategory, KnowledgeItem, UserContext};
+pub use watch::{Stage, Watch};
 
 /// The knowledge base: stores + embedder + write pools. Cheap to clone.
 #[derive(Clone)]

@@ -483,4 +483,3 @@ impl Kb {
         Ok(vectors)
     }
 }
-
