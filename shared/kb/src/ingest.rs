@@ -7,7 +7,7 @@
 //! gone (deleted, with graph items left without evidence) or kept (never re-embedded; their
 //! position and locator are updated in place).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use evident_ai::Priority;
 use evident_core::chunking::{ChunkingConfig, chunk_text};
@@ -303,6 +303,7 @@ pub(crate) fn prepare_document(
         nodes,
         edges,
         aliases: Vec::new(),
+        merges: Vec::new(),
     })
 }
 
@@ -318,6 +319,8 @@ fn relationship_edge(rel: Relationship, evidence: EvidenceSpec) -> PreparedEdge 
 
 /// Largest number of chunks one prepared source may carry.
 const MAX_PREPARED_CHUNKS: usize = 100_000;
+/// Most keys a source may merge into identities (a mail thread: a message's ancestry and itself).
+const MAX_MERGED_KEYS: usize = 4_096;
 
 /// Validates what a producer prepared, with the same limits as a document ingest.
 fn check_prepared(src: &PreparedSource) -> Result<()> {
@@ -412,6 +415,19 @@ fn check_prepared(src: &PreparedSource) -> Result<()> {
             .iter()
             .flat_map(|(a, c)| [a.as_str(), c.as_str()]),
     )?;
+    let merged = src.merges.iter().map(Vec::len).sum::<usize>();
+    if merged > MAX_MERGED_KEYS {
+        return Err(validate::FieldError::TooLong {
+            field: "merges",
+            len: merged,
+            max: MAX_MERGED_KEYS,
+        }
+        .into());
+    }
+    for k in src.merges.iter().flatten() {
+        validate::identifier("merges", k.as_str())?;
+    }
+    scan.all("merges", src.merges.iter().flatten().map(NodeKey::as_str))?;
     Ok(())
 }
 
@@ -622,8 +638,17 @@ impl Kb {
             })
             .collect();
 
+        self.merge_identities(&partition, &src.merges).await?;
         let resolved = self.resolve_keys(&src).await?;
         let canon = |k: &NodeKey| resolved.get(k).cloned().unwrap_or_else(|| k.clone());
+        let merged: Vec<NodeKey> = src
+            .merges
+            .iter()
+            .flatten()
+            .map(canon)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let chunk_refs: Vec<Vec<NodeKey>> = src
             .chunks
             .iter()
@@ -723,6 +748,8 @@ impl Kb {
                 edges,
                 record: RecordUpdate::Put(record),
             })
+            .await?;
+        self.settle_merged(&src.scope.partition().to_string(), &merged)
             .await?;
         let status = if previous.is_some() {
             IngestStatus::Updated
@@ -1156,6 +1183,7 @@ mod tests {
             nodes: Vec::new(),
             edges: Vec::new(),
             aliases: Vec::new(),
+            merges: Vec::new(),
         }
     }
 

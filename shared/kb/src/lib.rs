@@ -13,6 +13,7 @@ mod aliases;
 pub mod credentials;
 mod error;
 mod graph;
+pub mod identities;
 pub mod ingest;
 mod knowledge;
 pub mod memory;
@@ -41,6 +42,8 @@ pub struct Kb {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) pools: WritePools,
     pub(crate) chunking: ChunkingConfig,
+    /// Held while identities are merged: one merge at a time per process (see [`identities`]).
+    pub(crate) merging: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Kb {
@@ -59,6 +62,7 @@ impl Kb {
             embedder,
             pools: WritePools::new(pools),
             chunking: ChunkingConfig::default(),
+            merging: Arc::default(),
         })
     }
 
