@@ -13,8 +13,11 @@
 //! - `commits [--commits N]`: full-history commit ingest next to `git log --name-status`.
 //! - `mail [--messages N] [--workers N]`: an mbox polled, extracted and stored, messages/s.
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
+//! - `fidelity-mail [--dir MAILDIR] [--workers N]`: mail threads next to notmuch's (default:
+//!   the LKML corpus in `data/notmuch-lkml`).
 
 mod auth;
+pub mod fidelity_mail;
 mod git;
 mod mcp;
 mod queue;
@@ -182,7 +185,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, queue, code, commits, mail, transcripts";
+const SUITES: &str = "retrieve, mcp, queue, code, commits, mail, transcripts, fidelity-mail";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -204,6 +207,7 @@ fn main() {
         "commits" => rt.block_on(git::commits(&args)),
         "mail" => rt.block_on(sources::mail(&args)),
         "transcripts" => rt.block_on(sources::transcripts(&args)),
+        "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);
