@@ -193,3 +193,37 @@ fn a_reply_names_its_absent_ancestors_as_placeholders_and_merges_their_thread_ke
         "a root alone merges nothing"
     );
 }
+
+#[test]
+fn a_body_naming_a_thread_or_a_commit_makes_no_such_node() {
+    let scope = Scope::client("acme");
+    let chunking = ChunkingConfig::default();
+    let ctx = MailContext {
+        scope: &scope,
+        source_id: "acme.mail",
+        mailbox: "INBOX",
+        max_attachment_bytes: 1 << 20,
+        truncated_at: None,
+        chunking: &chunking,
+    };
+    let e = headers(
+        "m@x",
+        "\nTry notmuch show thread:some-thread-id, or commit:abc123 for jira:ABC-1.\n$ git log user:jan\n",
+    );
+    let src = &email_sources(&e, &ctx)[0];
+    let refs: Vec<&str> = src
+        .chunks
+        .iter()
+        .flat_map(|c| c.refs.iter().map(NodeKey::as_str))
+        .collect();
+    assert!(refs.contains(&"jira:abc-1"), "{refs:?}");
+    for k in refs
+        .into_iter()
+        .chain(src.edges.iter().map(|e| e.to.as_str()))
+    {
+        assert!(
+            !k.contains("some") && !k.starts_with("commit:") && k != "user:jan",
+            "{k}"
+        );
+    }
+}
