@@ -69,8 +69,8 @@ Owner user:jan, ticket jira:PAY-9.
     assert_eq!(
         edges,
         vec![
-            "\"jira:pay-9\" fixed_by \"commit:def456\"",
-            "\"thread:t1\" mentions \"jira:pay-9\""
+            "\"jira:pay-9\" \"fixed_by\" \"commit:def456\"",
+            "\"thread:t1\" \"mentions\" \"jira:pay-9\""
         ]
     );
     // A question still finds a structural node by its key.
