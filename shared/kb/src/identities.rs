@@ -8,9 +8,9 @@
 //! their own aliases: the registry keeps chains flat) and folds the graph nodes written under
 //! them into the survivor. Merges are never undone (a re-ingested message only adds).
 //!
-//! Concurrency: merges of one process run one at a time (a resolve-then-register is not
-//! atomic in the registry contract, and two interleaved merges could re-point one key twice
-//! and lose a union). After a source's write, [`Kb::settle_merged`] folds again any node the
+//! Concurrency: within a process, merges that touch a common key run one at a time (lock
+//! stripes by key: a resolve-then-register is not atomic in the registry contract, and two
+//! interleaved merges could re-point one key twice and lose a union). After a source's write, [`Kb::settle_merged`] folds again any node the
 //! write put under a key that a concurrent merge had meanwhile made an alias, so the graph
 //! follows the registry.
 
@@ -43,19 +43,55 @@ pub fn survivor<'a>(group: &[NodeKey], current: &'a [NodeKey]) -> Option<&'a Nod
     current.iter().min_by_key(|c| rank(group, c))
 }
 
+/// Lock stripes for merges: a merge holds the stripes of every key it reads or re-points.
+pub(crate) const MERGE_STRIPES: usize = 64;
+
+fn stripe(key: &NodeKey) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    (h.finish() % MERGE_STRIPES as u64) as usize
+}
+
+fn stripes_of<'a>(keys: impl Iterator<Item = &'a NodeKey>) -> Vec<usize> {
+    keys.map(stripe)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
 impl Kb {
     /// Merges each group into one canonical key (see the module's documentation).
+    ///
+    /// Each merge holds the lock stripes of its keys and of what they resolve to (taken in
+    /// order, so two merges never wait on each other in a cycle): merges that share a key run
+    /// one after the other, the others side by side (their writes share group commits).
     pub(crate) async fn merge_identities(
         &self,
         client: &str,
         groups: &[Vec<NodeKey>],
     ) -> Result<()> {
-        if groups.is_empty() {
-            return Ok(());
-        }
-        let _one_at_a_time = self.merging.lock().await;
         for group in groups {
-            let current = self.stores.aliases.resolve(client, group).await?;
+            let mut current = self.stores.aliases.resolve(client, group).await?;
+            if survivor(group, &current).is_none() {
+                continue;
+            }
+            let _held = loop {
+                let want = stripes_of(group.iter().chain(&current));
+                let mut held = Vec::with_capacity(want.len());
+                for s in &want {
+                    held.push(self.merging[*s].lock().await);
+                }
+                // What the keys resolve to now, under the lock; if a merge in between moved
+                // one to a key whose stripe is not held, take the locks again.
+                current = self.stores.aliases.resolve(client, group).await?;
+                if stripes_of(group.iter().chain(&current))
+                    .iter()
+                    .all(|s| want.contains(s))
+                {
+                    break held;
+                }
+            };
             let Some(keep) = survivor(group, &current).cloned() else {
                 continue;
             };

@@ -749,8 +749,7 @@ impl Kb {
                 record: RecordUpdate::Put(record),
             })
             .await?;
-        self.settle_merged(&src.scope.partition().to_string(), &merged)
-            .await?;
+        self.settle_merged(src.scope.partition(), &merged).await?;
         let status = if previous.is_some() {
             IngestStatus::Updated
         } else {

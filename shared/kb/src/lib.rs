@@ -42,8 +42,8 @@ pub struct Kb {
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) pools: WritePools,
     pub(crate) chunking: ChunkingConfig,
-    /// Held while identities are merged: one merge at a time per process (see [`identities`]).
-    pub(crate) merging: Arc<tokio::sync::Mutex<()>>,
+    /// Lock stripes held while identities are merged (see [`identities`]).
+    pub(crate) merging: Arc<[tokio::sync::Mutex<()>; identities::MERGE_STRIPES]>,
 }
 
 impl Kb {
@@ -62,7 +62,7 @@ impl Kb {
             embedder,
             pools: WritePools::new(pools),
             chunking: ChunkingConfig::default(),
-            merging: Arc::default(),
+            merging: Arc::new(std::array::from_fn(|_| tokio::sync::Mutex::new(()))),
         })
     }
 
