@@ -21,8 +21,11 @@
 //! [`folded`] gives it and the ingest path registers it as an alias when unknown (the first
 //! key seen claims a spelling two keys share), so a ref in prose still resolves.
 //!
-//! Other structural namespaces — mail `message` / `thread`, tracker issues — are produced
-//! only by their extractors but their keys are still normalised refs. Everything else (people,
+//! Other structural namespaces — mail `message` / `thread` / `attachment`, `meeting`,
+//! `url` — are produced only by their extractors but their keys are still normalised refs.
+//! All of them, exact or not, are [`RESERVED_NAMESPACES`]: free-text ref extraction never
+//! makes them (a note saying `thread:x` or `commit:abc` is prose, not structure); explicit
+//! relationships still may. Everything else (people,
 //! issues named in commit messages, free-text refs) follows the reference normalisation rules
 //! ([`normalize_ref`]), so what a person types finds the node. Namespaces are chosen outside
 //! the entity-type alias table where the alias would change the meaning (`import`, not
@@ -40,6 +43,31 @@ pub const KEYS_VERSION: u32 = 2;
 /// Namespaces whose keys are exact (see the module docs).
 pub const EXACT_NAMESPACES: &[&str] =
     &["repository", "branch", "file", "symbol", "import", "commit"];
+
+/// The structural vocabulary: namespaces whose nodes only extractors (git, mail, meetings,
+/// link extraction) and explicit relationships make, never a ref found in free text
+/// ([`crate::refs::extract_refs`] leaves them out). The exact namespaces, then mail's
+/// `message`, `thread` and `attachment`, `meeting`, and `url` (links are read by extractors;
+/// a URL in text is not a ref). Namespaces a person names on purpose in prose (`user:`,
+/// `jira:`, a tracker's issues, `confluence:`, concepts) are not reserved.
+pub const RESERVED_NAMESPACES: &[&str] = &[
+    "repository",
+    "branch",
+    "file",
+    "symbol",
+    "import",
+    "commit",
+    "message",
+    "thread",
+    "attachment",
+    "meeting",
+    "url",
+];
+
+/// Whether a key's namespace is reserved to extractors and explicit relationships.
+pub fn is_reserved(key: &NodeKey) -> bool {
+    RESERVED_NAMESPACES.contains(&key.namespace())
+}
 
 /// Whether a key's namespace holds exact keys.
 pub fn is_exact(key: &NodeKey) -> bool {
@@ -275,6 +303,17 @@ mod tests {
         }
     }
     use super::*;
+
+    #[test]
+    fn every_exact_namespace_is_reserved_and_people_and_issues_are_not() {
+        for ns in EXACT_NAMESPACES {
+            assert!(RESERVED_NAMESPACES.contains(ns), "{ns}");
+        }
+        for k in ["user:jan", "jira:abc-1", "concept:x", "confluence:1"] {
+            assert!(!is_reserved(&NodeKey::from_canonical(k)), "{k}");
+        }
+        assert!(is_reserved(&NodeKey::from_canonical("thread:x")));
+    }
 
     #[test]
     fn structural_keys_are_exact_and_injective() {

@@ -108,6 +108,14 @@ pub struct PreparedSource {
     /// Identities seen in this source, `(alias, canonical)`: registered when the alias is
     /// still unknown (an existing mapping, e.g. an operator's merge, is never overwritten).
     pub aliases: Vec<(NodeKey, NodeKey)>,
+    /// Keys that name one identity, each group listed from the most senior key down (a mail
+    /// thread: the key of its root, then of each message below it). Unlike `aliases`, an
+    /// existing mapping is not kept apart but joined: whatever each key already resolves to
+    /// is merged into one canonical key — the one resolved from the most senior key of the
+    /// group, unless another key resolves outside the group (to an ancestor the group did not
+    /// know). See `Kb::merge_identities`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merges: Vec<Vec<NodeKey>>,
 }
 
 /// Puts `value` under `key` unless it is empty (`null`, `""`), so props stay compact.

@@ -16,6 +16,7 @@ mod aliases;
 pub mod credentials;
 mod error;
 mod graph;
+pub mod identities;
 pub mod ingest;
 mod knowledge;
 pub mod listing;
@@ -52,6 +53,8 @@ pub struct Kb {
     pub(crate) pools: WritePools,
     pub(crate) chunking: ChunkingConfig,
     pub(crate) session_log_ttl_secs: u64,
+    /// Lock stripes held while identities are merged (see [`identities`]).
+    pub(crate) merging: Arc<[tokio::sync::Mutex<()>; identities::MERGE_STRIPES]>,
 }
 
 impl Kb {
@@ -71,6 +74,7 @@ impl Kb {
             pools: WritePools::new(pools),
             chunking: ChunkingConfig::default(),
             session_log_ttl_secs: session_log::DEFAULT_TTL_SECS,
+            merging: Arc::new(std::array::from_fn(|_| tokio::sync::Mutex::new(()))),
         })
     }
 

@@ -420,6 +420,7 @@ fn prepare(scope: Scope, o: &TaskOutcome, c: &Checked) -> Result<PreparedSource>
         nodes,
         edges,
         aliases: Vec::new(),
+        merges: Vec::new(),
     })
 }
 

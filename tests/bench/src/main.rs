@@ -17,9 +17,12 @@
 //!   against universal-ctags, CPython `ast` and `git show --name-status` on real sources.
 //! - `mail [--messages N] [--workers N]`: an mbox polled, extracted and stored, messages/s.
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
+//! - `fidelity-mail [--dir MAILDIR] [--workers N]`: mail threads next to notmuch's (default:
+//!   the LKML corpus in `data/notmuch-lkml`).
 
 mod auth;
 mod fidelity;
+pub mod fidelity_mail;
 mod git;
 mod mcp;
 mod memory;
@@ -192,7 +195,8 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, mail, transcripts";
+const SUITES: &str =
+    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -216,6 +220,7 @@ fn main() {
         "fidelity" => rt.block_on(fidelity::run(&args)),
         "mail" => rt.block_on(sources::mail(&args)),
         "transcripts" => rt.block_on(sources::transcripts(&args)),
+        "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

@@ -153,14 +153,14 @@ fn mbox(n: usize, pool: &[String]) -> String {
     out
 }
 
-struct Pipeline {
-    store: EmbeddedStore,
-    kb: Kb,
-    ctx: PollContext,
-    qualifier: Qualifier,
+pub(crate) struct Pipeline {
+    pub(crate) store: EmbeddedStore,
+    pub(crate) kb: Kb,
+    pub(crate) ctx: PollContext,
+    pub(crate) qualifier: Qualifier,
 }
 
-async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
+pub(crate) async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
     let (store, kb) = crate::git::open_kb(dir).await;
     let chunking = evident_core::chunking::ChunkingConfig::default();
     let mut handlers = TaskHandlers::new(&kb);
@@ -201,7 +201,7 @@ async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
 }
 
 impl Pipeline {
-    async fn register(
+    pub(crate) async fn register(
         &self,
         kind: &str,
         body: serde_json::Value,
@@ -219,7 +219,11 @@ impl Pipeline {
     }
 
     /// Polls once (timed), then lets the pool work until the queue is empty (timed).
-    async fn run(&self, poller: &dyn SourcePoller, id: &str) -> (Duration, Duration, usize, usize) {
+    pub(crate) async fn run(
+        &self,
+        poller: &dyn SourcePoller,
+        id: &str,
+    ) -> (Duration, Duration, usize, usize) {
         let source = self
             .kb
             .stores()

@@ -36,6 +36,7 @@ async fn ingest(app: &TestApp, client: &str, urn: &str, nodes: Vec<PreparedNode>
         nodes,
         edges: Vec::new(),
         aliases: Vec::new(),
+        merges: Vec::new(),
     };
     app.kb
         .ingest_prepared(src, Priority::DEFAULT)

@@ -171,6 +171,7 @@ async fn queued_and_prepared_ingest_refuse_another_scopes_source() {
         nodes: Vec::new(),
         edges: Vec::new(),
         aliases: Vec::new(),
+        merges: Vec::new(),
     };
     let err = app
         .kb

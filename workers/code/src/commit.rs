@@ -532,6 +532,7 @@ pub fn commit_source(
         nodes,
         edges,
         aliases,
+        merges: Vec::new(),
     }
 }
 

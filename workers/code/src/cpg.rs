@@ -112,6 +112,7 @@ pub fn cpg_source(ctx: &RepoContext, name: &str, edges: &[CpgEdge]) -> PreparedS
         nodes: Vec::new(),
         edges: prepared_edges,
         aliases: Vec::new(),
+        merges: Vec::new(),
     }
 }
 

@@ -210,6 +210,7 @@ pub fn overview_source(
             evidence: EvidenceSpec::AllChunks,
         }],
         aliases: Vec::new(),
+        merges: Vec::new(),
     }
 }
 

@@ -275,6 +275,7 @@ pub fn outline_source(
         nodes,
         edges,
         aliases: Vec::new(),
+        merges: Vec::new(),
     })
 }
 
@@ -356,6 +357,7 @@ pub fn file_source(
         nodes,
         edges,
         aliases: Vec::new(),
+        merges: Vec::new(),
     })
 }
 

@@ -320,6 +320,7 @@ pub fn document_source(
         nodes,
         edges: Vec::new(),
         aliases: Vec::new(),
+        merges: Vec::new(),
     })
 }
 

@@ -329,6 +329,7 @@ pub fn transcript_source(t: &Transcript, ctx: &MeetingContext<'_>) -> Option<Pre
         // A speaker is named the way people say their name: that spelling is the alias other
         // sources (a mail's display name, a git author's name) register for the person.
         aliases: Vec::new(),
+        merges: Vec::new(),
     })
 }
 

@@ -90,8 +90,15 @@
 //!   whitespace-delimited word is skipped;
 //! * URL schemes without `//` (`mailto:`, `tel:`, `data:`, `javascript:`, `urn:`, `about:`,
 //!   `localhost:`, …, see `URL_SCHEMES`) end the scan of their word; mail subject prefixes
-//!   (`Re:`, `Fwd:`, …) are skipped. `file:` is *not* blocked: `file:Service.kt` is one of
-//!   Evident's own namespaces, and `file:///x` is already excluded by the `/` rule.
+//!   (`Re:`, `Fwd:`, …) are skipped. `file:///x` is excluded by the `/` rule;
+//! * the reserved namespaces of the structural vocabulary (`crate::keys::RESERVED_NAMESPACES`:
+//!   `repository`, `branch`, `file`, `symbol`, `import`, `commit`, `message`, `thread`,
+//!   `attachment`, `meeting`, `url`, checked after the entity-type aliases, so `module:x` and
+//!   `revision:x` are reserved too) are never refs in text: `notmuch show thread:abc` or a
+//!   note saying `commit:abc` makes no node. Their nodes come only from extractors and explicit
+//!   relationships (a document's `relationships`, `a|REL|b` in its text);
+//!   [`extract_query_refs`] keeps them, for looking up what a question names;
+//! * command lines (a line opening with a shell prompt: `$ `, `% `, `PS> `) hold no refs.
 //!
 //! Times (`10:30`), ratios (`16:9`) and emoji shortcodes (`:smile:`) fail the namespace rule.
 
@@ -110,7 +117,7 @@ mod tests;
 pub use key::NodeKey;
 pub use normalize::{ascii_fold_key, canonical_entity_type, canonical_relation, normalize_ref};
 pub use relationship::{FoundRelationship, Relationship, find_relationships, parse_relationship};
-pub use text::{FoundRef, extract_refs};
+pub use text::{FoundRef, extract_query_refs, extract_refs, is_command_line};
 
 /// Namespace of refs that carry none.
 const ENTITY: &str = "entity";

@@ -77,3 +77,24 @@ proptest! {
         check_spans_rel(&wrapped)?;
     }
 }
+
+proptest! {
+    #[test]
+    fn free_text_never_yields_a_reserved_namespace(
+        prose in "[A-Za-z0-9 .,:@/_$>\n-]{0,80}",
+        ns in proptest::sample::select(crate::keys::RESERVED_NAMESPACES),
+        value in "[A-Za-z0-9][A-Za-z0-9_.-]{0,12}",
+        tail in "[A-Za-z0-9 .,:@/_-]{0,40}",
+    ) {
+        let text = format!("{prose} {ns}:{value} {tail}");
+        let found = extract_refs(&text);
+        for r in &found {
+            prop_assert!(!crate::keys::is_reserved(&r.key), "{} in {text:?}", r.key);
+        }
+        // What free text yields is a subset of what a question yields.
+        let asked: Vec<NodeKey> = extract_query_refs(&text).into_iter().map(|r| r.key).collect();
+        for r in &found {
+            prop_assert!(asked.contains(&r.key));
+        }
+    }
+}

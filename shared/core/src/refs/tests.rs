@@ -503,8 +503,8 @@ fn extract_refs_positives() {
         ]
     );
     assert_eq!(
-        ref_keys("[link](jira:ABC-12) \"file:Service.kt\""),
-        vec!["jira:abc-12", "file:service_kt"]
+        ref_keys("[link](jira:ABC-12) \"concept:Caching\""),
+        vec!["jira:abc-12", "concept:caching"]
     );
     assert_eq!(
         ref_keys("end of sentence jira:ABC-12."),
@@ -545,4 +545,60 @@ fn extract_refs_negatives() {
             extract_refs(text)
         );
     }
+}
+
+#[test]
+fn reserved_namespaces_are_never_refs_in_text_but_are_in_questions() {
+    let text = "Run notmuch show thread:some-thread-id, then see commit:abc123, file:Service.kt, \
+                module:auth (a file), revision:42 (a commit), message:x@y.io, symbol:Cart.total, \
+                branch:main, repository:shop, import:std, url:example, attachment:a1 and \
+                meeting:standup; also jira:ABC-1 and user:jan.";
+    assert_eq!(ref_keys(text), vec!["jira:abc-1", "user:jan"]);
+    let asked: Vec<String> = extract_query_refs(text)
+        .into_iter()
+        .map(|r| r.key.namespace().to_string())
+        .collect();
+    for ns in crate::keys::RESERVED_NAMESPACES {
+        assert!(asked.iter().any(|a| a == ns), "{ns} is found in a question");
+    }
+    for k in extract_refs(text) {
+        assert!(!crate::keys::is_reserved(&k.key), "{}", k.key);
+    }
+}
+
+#[test]
+fn command_lines_urls_and_times_hold_no_refs() {
+    for text in [
+        "$ jira view jira:ABC-1",
+        "  $ notmuch search user:jan",
+        "> $ git log --author=user:jan",
+        "% grep -r topic:caching .",
+        "PS> Get-Item concept:x",
+        "https://lists.example.org/thread:1234/user:jan",
+        "at 10:30, 10:30:15 or T10:30",
+    ] {
+        assert!(ref_keys(text).is_empty(), "{text:?}: {:?}", ref_keys(text));
+    }
+    // The same words outside a prompt line are prose.
+    assert_eq!(ref_keys("jira view jira:ABC-1"), vec!["jira:abc-1"]);
+    assert_eq!(
+        ref_keys("$ jira view jira:ABC-1\nSee jira:ABC-2 too."),
+        vec!["jira:abc-2"]
+    );
+    assert!(is_command_line("$ ls") && !is_command_line("costs $5"));
+}
+
+#[test]
+fn explicit_relationships_still_name_reserved_namespaces() {
+    assert_eq!(
+        rels(&find_relationships(
+            "relationships: [\"thread:x|MENTIONS|commit:abc\"]",
+            None
+        )),
+        vec![rel("thread:x", "mentions", "commit:abc")]
+    );
+    assert_eq!(
+        parse_relationship("file:a.rs|CALLS|symbol:b", None),
+        Some(rel("file:a_rs", "calls", "symbol:b"))
+    );
 }

@@ -21,16 +21,45 @@ pub struct FoundRef {
 /// paths, IPv6 addresses, `key: value`, ratios, emoji shortcodes and URL schemes are not.
 /// Keys are normalised with [`normalize_ref`]; results are deduplicated by key (first
 /// occurrence kept) in order of appearance.
+///
+/// What a text writes is not a structure it has: refs in the reserved namespaces of the
+/// structural vocabulary ([`crate::keys::RESERVED_NAMESPACES`]: `thread:x`, `commit:abc`,
+/// `file:a.rs`, …) are left out, and so are command lines (a line opening with a shell prompt,
+/// `$ notmuch show thread:x`). Those nodes come only from extractors and explicit
+/// relationships. To look up what a question names, reserved namespaces included, use
+/// [`extract_query_refs`].
 pub fn extract_refs(text: &str) -> Vec<FoundRef> {
+    scan_refs(text, false)
+}
+
+/// Every ref a question names, reserved namespaces included (`commit:abc123` finds the
+/// commit): for looking nodes up, never for writing them.
+pub fn extract_query_refs(text: &str) -> Vec<FoundRef> {
+    scan_refs(text, true)
+}
+
+fn scan_refs(text: &str, reserved: bool) -> Vec<FoundRef> {
     let mut out = Vec::new();
     let mut seen: HashSet<NodeKey> = HashSet::new();
-    for word in text.split(char::is_whitespace) {
-        if word.len() < 3 || !word.contains(':') {
-            continue;
+    for line in text.split('\n').filter(|l| reserved || !is_command_line(l)) {
+        for word in line.split(char::is_whitespace) {
+            if word.len() < 3 || !word.contains(':') {
+                continue;
+            }
+            scan_word_refs(text, word, &mut out, &mut seen);
         }
-        scan_word_refs(text, word, &mut out, &mut seen);
+    }
+    if !reserved {
+        out.retain(|r| !crate::keys::is_reserved(&r.key));
     }
     out
+}
+
+/// A line that opens with a shell prompt (`$ `, `% `, `PS> `, after any indentation and mail
+/// quote markers): a command, whose arguments are not refs.
+pub fn is_command_line(line: &str) -> bool {
+    let rest = line.trim_start_matches(|c: char| c.is_whitespace() || c == '>');
+    ["$ ", "% ", "PS> "].iter().any(|p| rest.starts_with(p))
 }
 
 pub(super) fn is_url_scheme(ns: &str) -> bool {

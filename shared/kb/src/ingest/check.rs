@@ -190,6 +190,7 @@ pub(crate) fn prepare_document(
         nodes,
         edges,
         aliases: Vec::new(),
+        merges: Vec::new(),
     })
 }
 
@@ -205,6 +206,8 @@ pub(super) fn relationship_edge(rel: Relationship, evidence: EvidenceSpec) -> Pr
 
 /// Largest number of chunks one prepared source may carry.
 pub(super) const MAX_PREPARED_CHUNKS: usize = 100_000;
+/// Most keys a source may merge into identities (a mail thread: a message's ancestry and itself).
+const MAX_MERGED_KEYS: usize = 4_096;
 
 /// Validates what a producer prepared, with the same limits as a document ingest.
 pub(crate) fn check_prepared(src: &PreparedSource) -> Result<()> {
@@ -299,6 +302,19 @@ pub(crate) fn check_prepared(src: &PreparedSource) -> Result<()> {
             .iter()
             .flat_map(|(a, c)| [a.as_str(), c.as_str()]),
     )?;
+    let merged = src.merges.iter().map(Vec::len).sum::<usize>();
+    if merged > MAX_MERGED_KEYS {
+        return Err(validate::FieldError::TooLong {
+            field: "merges",
+            len: merged,
+            max: MAX_MERGED_KEYS,
+        }
+        .into());
+    }
+    for k in src.merges.iter().flatten() {
+        validate::identifier("merges", k.as_str())?;
+    }
+    scan.all("merges", src.merges.iter().flatten().map(NodeKey::as_str))?;
     Ok(())
 }
 

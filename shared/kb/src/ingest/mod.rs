@@ -12,7 +12,7 @@
 //! gone (deleted, with graph items left without evidence) or kept (never re-embedded; their
 //! position and locator are updated in place).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use evident_ai::Priority;
 use evident_core::chunking::{ChunkingConfig, chunk_text};
@@ -352,8 +352,17 @@ impl Kb {
             chunks: drafts.len(),
         });
 
+        self.merge_identities(&partition, &src.merges).await?;
         let resolved = self.resolve_keys(&src).await?;
         let canon = |k: &NodeKey| resolved.get(k).cloned().unwrap_or_else(|| k.clone());
+        let merged: Vec<NodeKey> = src
+            .merges
+            .iter()
+            .flatten()
+            .map(canon)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let chunk_refs: Vec<Vec<NodeKey>> = src
             .chunks
             .iter()
@@ -426,6 +435,7 @@ impl Kb {
                 record: RecordUpdate::Put(record),
             })
             .await?;
+        self.settle_merged(src.scope.partition(), &merged).await?;
         let status = if previous.is_some() {
             IngestStatus::Updated
         } else {

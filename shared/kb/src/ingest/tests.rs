@@ -112,6 +112,7 @@ fn prepared() -> PreparedSource {
         nodes: Vec::new(),
         edges: Vec::new(),
         aliases: Vec::new(),
+        merges: Vec::new(),
     }
 }
 

@@ -45,7 +45,7 @@ pub fn query_entities(query: &str) -> QueryEntities {
             out.keys.push(k);
         }
     };
-    for r in refs::extract_refs(query) {
+    for r in refs::extract_query_refs(query) {
         push_key(Some(r.key), &mut out);
     }
     for m in ISSUE_KEY.find_iter(query).filter(|m| {

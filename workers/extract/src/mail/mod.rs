@@ -35,7 +35,7 @@ pub use parse::*;
 pub use source::*;
 
 /// Bump when what a message becomes changes.
-pub const MAIL_VERSION: &str = "mail-v1";
+pub const MAIL_VERSION: &str = "mail-v2";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmailAddress {

@@ -39,12 +39,59 @@ pub fn parent_of(e: &Email) -> Option<&str> {
         .map(String::as_str)
 }
 
-/// The thread's root: the first of `References`, else the parent, else the message itself.
+/// Most ids of a message's ancestry kept: the first (the root, which RFC 5322 §3.6.4 has
+/// mailers keep when they shorten `References`) and the last ones.
+pub const MAX_ANCESTORS: usize = 256;
+
+/// The message's ancestry as JWZ threading reads it (and notmuch and mutt with it): every id
+/// of `References` in order, oldest first, then the `In-Reply-To` ids not among them (mailers
+/// that write only `In-Reply-To`); without the message's own id or repeats. Ancestors that
+/// were never received are placeholders: they still join the message to its thread.
+pub fn ancestors(e: &Email) -> Vec<&str> {
+    let mut seen = std::collections::HashSet::from([e.message_id.as_str()]);
+    let mut out: Vec<&str> = e
+        .references
+        .iter()
+        .chain(&e.in_reply_to)
+        .map(String::as_str)
+        .filter(|id| !id.is_empty() && seen.insert(id))
+        .collect();
+    if out.len() > MAX_ANCESTORS {
+        out.drain(1..out.len() - (MAX_ANCESTORS - 1));
+    }
+    out
+}
+
+/// The thread's root as far as this message knows: its oldest ancestor, else itself. The
+/// thread node is keyed by it whether or not the root was received; messages that know
+/// different roots of one thread are merged by [`thread_keys`].
 pub fn thread_root(e: &Email) -> &str {
-    e.references
+    ancestors(e)
         .first()
-        .or(e.in_reply_to.first())
-        .map_or(e.message_id.as_str(), String::as_str)
+        .copied()
+        .unwrap_or(e.message_id.as_str())
+}
+
+/// The thread keys this message ties together, most senior first: its ancestors' (received or
+/// not) and its own. Written as one identity (`PreparedSource::merges`), so the thread is the
+/// union of every message's ancestry — what JWZ threading computes with placeholder
+/// containers — whatever order the messages arrive in.
+///
+/// Why the state lives in the alias registry: messages are extracted one queue task at a time,
+/// in any order, across polls and restarts, by any worker; no task sees the others. Each
+/// `thread:{id}` key of an ancestry is an identity in the registry (the same one that joins a
+/// person's names and addresses), and each message merges the keys it knows into one canonical
+/// key. Two partial chains that meet later (a reply whose parent was absent, then the parent
+/// naming the root) merge their canonical keys then, and the thread node written under the
+/// junior key is folded into the senior one (`GraphStore::fold_node`).
+pub fn thread_keys(e: &Email) -> Vec<NodeKey> {
+    let mut seen = std::collections::HashSet::new();
+    ancestors(e)
+        .into_iter()
+        .chain(std::iter::once(e.message_id.as_str()))
+        .map(thread_key)
+        .filter(|k| seen.insert(k.clone()))
+        .collect()
 }
 
 /// Why an attachment was not extracted, if it was not.
@@ -274,6 +321,21 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
             EvidenceSpec::chunk(0),
         ));
     }
+    // JWZ's placeholder containers: `References` is the chain from the root down, so each of
+    // its ids answers the one before it, received or not (an absent message is a `message`
+    // node evidenced by the header that names it).
+    let mut seen = std::collections::HashSet::from([e.message_id.as_str()]);
+    let chain: Vec<&str> = (e.references.iter().map(String::as_str))
+        .filter(|id| !id.is_empty() && seen.insert(id))
+        .collect();
+    for pair in chain.windows(2).take(MAX_ANCESTORS) {
+        edges.push(edge(
+            &message_key(pair[1]),
+            "replies_to",
+            message_key(pair[0]),
+            EvidenceSpec::chunk(0),
+        ));
+    }
     edges.push(edge(
         &msg_key,
         "in_thread",
@@ -331,6 +393,10 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
         nodes,
         edges,
         aliases,
+        merges: Some(thread_keys(e))
+            .filter(|k| k.len() > 1)
+            .into_iter()
+            .collect(),
     }];
     out.extend(attachment_sources);
     out

@@ -103,3 +103,127 @@ proptest::proptest! {
         let _ = parse_email(&s);
     }
 }
+
+fn headers(id: &str, extra: &str) -> Email {
+    parse_email(format!("Message-ID: <{id}>\nSubject: s\n{extra}\nbody\n").as_bytes())
+        .expect("parse")
+}
+
+#[test]
+fn ancestry_is_the_whole_references_chain_then_in_reply_to() {
+    let full = headers("c@x", "References: <a@x> <b@x>\nIn-Reply-To: <b@x>\n");
+    assert_eq!(ancestors(&full), vec!["a@x", "b@x"]);
+    assert_eq!(thread_root(&full), "a@x");
+    assert_eq!(
+        thread_keys(&full)
+            .iter()
+            .map(NodeKey::as_str)
+            .collect::<Vec<_>>(),
+        vec!["thread:a_x", "thread:b_x", "thread:c_x"],
+        "most senior first, the message itself last"
+    );
+    // In-Reply-To only (no References): the parent is the root as far as it knows.
+    let reply_only = headers("c@x", "In-Reply-To: <b@x>\n");
+    assert_eq!(ancestors(&reply_only), vec!["b@x"]);
+    assert_eq!(parent_of(&reply_only), Some("b@x"));
+    // An In-Reply-To that References lacks comes after it; repeats and itself are dropped.
+    let odd = headers("c@x", "References: <a@x> <a@x> <c@x>\nIn-Reply-To: <q@x>\n");
+    assert_eq!(ancestors(&odd), vec!["a@x", "q@x"]);
+    let root = headers("a@x", "");
+    assert!(ancestors(&root).is_empty());
+    assert_eq!(thread_root(&root), "a@x");
+    assert_eq!(thread_keys(&root).len(), 1);
+}
+
+#[test]
+fn very_long_ancestries_keep_the_root_and_the_nearest() {
+    let refs: String = (0..400).map(|i| format!("<m{i}@x> ")).collect();
+    let e = headers("self@x", &format!("References: {refs}\n"));
+    let chain = ancestors(&e);
+    assert_eq!(chain.len(), MAX_ANCESTORS);
+    assert_eq!(chain[0], "m0@x");
+    assert_eq!(chain[1], "m145@x");
+    assert_eq!(chain.last().copied(), Some("m399@x"));
+}
+
+#[test]
+fn a_reply_names_its_absent_ancestors_as_placeholders_and_merges_their_thread_keys() {
+    let scope = Scope::client("acme");
+    let chunking = ChunkingConfig::default();
+    let ctx = MailContext {
+        scope: &scope,
+        source_id: "acme.mail",
+        mailbox: "INBOX",
+        max_attachment_bytes: 1 << 20,
+        truncated_at: None,
+        chunking: &chunking,
+    };
+    let e = headers("d@x", "References: <a@x> <b@x> <c@x>\nIn-Reply-To: <c@x>\n");
+    let src = &email_sources(&e, &ctx)[0];
+    let mut replies: Vec<(&str, &str)> = src
+        .edges
+        .iter()
+        .filter(|e| e.edge_type == "replies_to")
+        .map(|e| (e.from.as_str(), e.to.as_str()))
+        .collect();
+    replies.sort();
+    assert_eq!(
+        replies,
+        vec![
+            ("message:b_x", "message:a_x"),
+            ("message:c_x", "message:b_x"),
+            ("message:d_x", "message:c_x"),
+        ]
+    );
+    let thread: Vec<&str> = src
+        .edges
+        .iter()
+        .filter(|e| e.edge_type == "in_thread")
+        .map(|e| e.to.as_str())
+        .collect();
+    assert_eq!(
+        thread,
+        vec!["thread:a_x"],
+        "keyed by the root, never received"
+    );
+    assert_eq!(src.merges, vec![thread_keys(&e)]);
+    let root = headers("a@x", "");
+    assert!(
+        email_sources(&root, &ctx)[0].merges.is_empty(),
+        "a root alone merges nothing"
+    );
+}
+
+#[test]
+fn a_body_naming_a_thread_or_a_commit_makes_no_such_node() {
+    let scope = Scope::client("acme");
+    let chunking = ChunkingConfig::default();
+    let ctx = MailContext {
+        scope: &scope,
+        source_id: "acme.mail",
+        mailbox: "INBOX",
+        max_attachment_bytes: 1 << 20,
+        truncated_at: None,
+        chunking: &chunking,
+    };
+    let e = headers(
+        "m@x",
+        "\nTry notmuch show thread:some-thread-id, or commit:abc123 for jira:ABC-1.\n$ git log user:jan\n",
+    );
+    let src = &email_sources(&e, &ctx)[0];
+    let refs: Vec<&str> = src
+        .chunks
+        .iter()
+        .flat_map(|c| c.refs.iter().map(NodeKey::as_str))
+        .collect();
+    assert!(refs.contains(&"jira:abc-1"), "{refs:?}");
+    for k in refs
+        .into_iter()
+        .chain(src.edges.iter().map(|e| e.to.as_str()))
+    {
+        assert!(
+            !k.contains("some") && !k.starts_with("commit:") && k != "user:jan",
+            "{k}"
+        );
+    }
+}

@@ -554,6 +554,7 @@ pub fn issue_source(issue: &Issue, ctx: &TrackerContext<'_>) -> PreparedSource {
             .or(issue.created.as_deref())
             .map(rfc3339),
         aliases: aliases_of(&b.people),
+        merges: Vec::new(),
         chunks: b.chunks,
         nodes,
         edges,

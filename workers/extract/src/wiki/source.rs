@@ -186,5 +186,6 @@ pub fn page_source(page: &WikiPage, ctx: &WikiContext<'_>) -> PreparedSource {
         nodes,
         edges,
         aliases,
+        merges: Vec::new(),
     }
 }
