@@ -13,7 +13,7 @@ mod support;
 
 use support::git::{cfg_path, commit, harness, init_repo};
 
-const CART_JAVA: &str = "package com.acme;\n\nimport java.util.List;\n\npublic class Cart {\n    private List<Integer> items;\n\n    public static Builder builder() {\n        return new Builder();\n    }\n\n    public int total() {\n        int sum = 0;\n        for (int i : items) { sum += i; }\n        return sum;\n    }\n\n    public static class Builder {\n        Cart build() { return new Cart(); }\n    }\n}\n";
+const CART_JAVA: &str = "package com.acme;\n\nimport java.util.List;\n\npublic class Cart {\n    private List<Integer> items;\n\n    public static Builder builder() {\n        return new Builder();\n    }\n\n    public void add(Item item, int n) {}\n\n    public void add(String... names) {}\n\n    public int total() {\n        int sum = 0;\n        for (int i : items) { sum += i; }\n        return sum;\n    }\n\n    public static class Builder {\n        Cart build() { return new Cart(); }\n    }\n}\n";
 
 /// The keys the README documents in its vocabulary section (the shop examples).
 fn readme_example_keys() -> Vec<String> {
@@ -57,6 +57,16 @@ async fn distinct_paths_and_names_are_distinct_nodes_under_the_documented_keys()
                 "src/lib.rs",
                 Some(b"use std::sync::Arc;\n\npub fn f() {}\n"),
             ),
+            // The README's overload and nesting examples.
+            (
+                "shop/src/geo.rs",
+                Some(b"pub struct Point;\nimpl std::fmt::Debug for Point { fn fmt(&self) {} }\nimpl std::fmt::Display for Point { fn fmt(&self) {} }\nimpl From<u8> for Point { fn from(x: u8) -> Point { Point } }\nimpl From<u16> for Point { fn from(x: u16) -> Point { Point } }\n"),
+            ),
+            (
+                "pkg/mod.py",
+                Some(b"class C:\n    @property\n    def x(self): return 1\n    @x.setter\n    def x(self, v): pass\n\ndef outer():\n    def inner(): pass\n    return inner\n"),
+            ),
+            ("src/api.js", Some(b"const api = { run() {} };\n")),
         ],
         "Two of each",
         ("Jan", "jan@example.com"),
