@@ -451,12 +451,25 @@ pub async fn run(args: &Args) {
         t.elapsed().as_secs_f64()
     );
 
-    // ── Optional sections wired in when merging ────────────────────────────────────────────
-    // HOOK(fidelity_mail): branch h-mail adds `tests/bench/src/fidelity_mail.rs` (thread sizes
-    // against notmuch). To wire it: `mod fidelity_mail;` in main.rs, then here call its pub
-    // function, print its figures, and `sections.insert("mail".into(), <its JSON>)`.
-    #[allow(unused_mut)]
+    // Mail threads against notmuch on the shipped LKML corpus (needs the `notmuch` CLI;
+    // without it the section says why instead of a figure).
     let mut sections = serde_json::Map::new();
+    let mail = match crate::fidelity_mail::compare_threads(
+        &crate::fidelity_mail::lkml_corpus(),
+        args.usize("workers", 4),
+    )
+    .await
+    {
+        Ok(f) => {
+            println!("mail threads: {}", f.summary());
+            f.json()
+        }
+        Err(e) => {
+            println!("mail threads: not compared: {e}");
+            json!({"error": e})
+        }
+    };
+    sections.insert("mail".into(), mail);
 
     ix.store.close().expect("close");
     let mut summary = json!({
