@@ -2,118 +2,29 @@
 //! input, graceful shutdown on SIGTERM, and data surviving a restart. No sleeps: the test
 //! reads the server's own progress lines.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_evident");
+mod support;
 
-/// The local token of each server started here, by URL (the CLI is run from another
-/// directory than the data dir, so it is handed the token explicitly).
-static TOKENS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+use support::{BIN, Server, read_until, run_cli};
 
-fn token_of(url: &str) -> Option<String> {
-    TOKENS
-        .lock()
-        .ok()?
-        .iter()
-        .find(|(u, _)| u == url)
-        .map(|(_, t)| t.clone())
+/// Starts a server, with `--ingest DIR --client acme` when `ingest` is given.
+fn start(data: &Path, ingest: Option<&Path>, env: &[(&str, &str)]) -> Server {
+    let mut args: Vec<&std::ffi::OsStr> = Vec::new();
+    if let Some(dir) = ingest {
+        args.extend([
+            "--ingest".as_ref(),
+            dir.as_os_str(),
+            "--client".as_ref(),
+            "acme".as_ref(),
+        ]);
+    }
+    Server::start_with(data, &args, env)
 }
 
-struct Server {
-    child: Child,
-    stderr: BufReader<ChildStderr>,
-    url: String,
-}
-
-impl Server {
-    fn start(data: &Path, ingest: Option<&Path>) -> Server {
-        Self::start_with(data, ingest, &[])
-    }
-
-    fn start_with(data: &Path, ingest: Option<&Path>, env: &[(&str, &str)]) -> Server {
-        let mut cmd = Command::new(BIN);
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
-            .env("RUST_LOG", "warn")
-            .envs(env.iter().copied())
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null());
-        if let Some(dir) = ingest {
-            cmd.arg("--ingest").arg(dir).args(["--client", "acme"]);
-        }
-        let mut child = cmd.spawn().expect("start evident serve");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let line = read_until(&mut stderr, "listening on ");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .expect("url in banner")
-            .to_string();
-        let token = std::fs::read_to_string(data.join("local-token")).expect("local token written");
-        TOKENS
-            .lock()
-            .expect("tokens")
-            .push((url.clone(), token.trim().to_string()));
-        Server { child, stderr, url }
-    }
-
-    fn terminate(mut self) -> std::process::ExitStatus {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-        read_until(&mut self.stderr, "evident stopped");
-        self.child.wait().expect("wait")
-    }
-}
-
-fn read_until(r: &mut BufReader<ChildStderr>, needle: &str) -> String {
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        let n = r.read_line(&mut line).expect("read stderr");
-        assert!(
-            n > 0,
-            "server exited before printing `{needle}`; it said:\n{seen}"
-        );
-        seen.push_str(&line);
-        if line.contains(needle) {
-            return line;
-        }
-    }
-}
-
-fn cli(server: &str, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args).env("EVIDENT_SERVER", server);
-    if let Some(t) = token_of(server) {
-        cmd.env("EVIDENT_TOKEN", t);
-    }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run evident");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(text.as_bytes())
-            .expect("write stdin");
-    } else {
-        drop(child.stdin.take());
-    }
-    let out = child.wait_with_output().expect("output");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn cli(server: &Server, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    server.cli(args, stdin)
 }
 
 #[test]
@@ -129,12 +40,12 @@ fn serve_ingest_search_shutdown_and_restart() {
     .expect("write");
     std::fs::write(docs.path().join("image.png"), [0u8, 1, 2]).expect("write");
 
-    let mut server = Server::start(data.path(), Some(docs.path()));
+    let mut server = start(data.path(), Some(docs.path()), &[]);
     let done = read_until(&mut server.stderr, "document(s), ");
     assert!(done.contains("ingested 2 document(s)"), "{done}");
 
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &[
             "search",
             "how do I drain the ledger queue",
@@ -148,7 +59,7 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(out.contains("ledger-drain"), "{out}");
 
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &[
             "ingest", "-", "--client", "acme", "--urn", "note:1", "--kind", "note",
         ],
@@ -157,7 +68,7 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(ok, "{err}");
     assert!(out.starts_with("ingested"), "{out}");
     let (ok, out, _) = cli(
-        &server.url,
+        &server,
         &["search", "deploy freeze", "--client", "acme", "--json"],
         None,
     );
@@ -166,14 +77,14 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert_eq!(pack["items"][0]["sourceUrn"], "note:1");
 
     let (ok, _, err) = cli(
-        &server.url,
+        &server,
         &["ingest", "-", "--client", "acme", "--urn", "note:2"],
         Some("token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"),
     );
     assert!(!ok, "a credential is refused with a non-zero exit");
     assert!(err.contains("credential_detected"), "{err}");
     let (ok, _, err) = cli(
-        &server.url,
+        &server,
         &["ingest", "/nonexistent/path", "--client", "acme"],
         None,
     );
@@ -181,7 +92,7 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(err.contains("cannot read"), "{err}");
 
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &[
             "alias",
             "register",
@@ -195,7 +106,7 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(ok, "{err}");
     assert!(out.contains("user:jan_novák"), "{out}");
     let (ok, _, err) = cli(
-        &server.url,
+        &server,
         &[
             "alias",
             "merge",
@@ -217,14 +128,14 @@ fn serve_ingest_search_shutdown_and_restart() {
     .expect("write");
     let dir = notes.path().to_str().expect("utf-8 path");
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &["ingest", dir, "--client", "acme", "--kind", "doc"],
         None,
     );
     assert!(ok, "{err}");
     assert!(out.starts_with("ingested"), "{out}");
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &[
             "search",
             "storage rota replica lag",
@@ -252,7 +163,7 @@ fn serve_ingest_search_shutdown_and_restart() {
 
     // The graph: nodes of a type, a page at a time.
     let (ok, _, err) = cli(
-        &server.url,
+        &server,
         &[
             "ingest",
             "-",
@@ -273,7 +184,7 @@ fn serve_ingest_search_shutdown_and_restart() {
         if let Some(a) = after {
             args.extend(["--after", a]);
         }
-        cli(&server.url, &args, None)
+        cli(&server, &args, None)
     };
     let (ok, out, err) = nodes(None);
     assert!(ok, "{err}");
@@ -284,7 +195,7 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(out.starts_with("service:payments\tservice\t"), "{out}");
     assert!(!out.contains("next:"), "the last page: {out}");
     let (ok, _, err) = cli(
-        &server.url,
+        &server,
         &[
             "graph", "nodes", "--type", "service", "--limit", "0", "--client", "acme",
         ],
@@ -301,9 +212,9 @@ fn serve_ingest_search_shutdown_and_restart() {
     );
 
     // Restart on the same data: everything is still there, no re-ingest needed.
-    let server = Server::start(data.path(), None);
+    let server = start(data.path(), None, &[]);
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &["search", "why SQLite for chunks", "--client", "acme"],
         None,
     );
@@ -348,7 +259,7 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
     .expect("write");
     // Sources may read the mail folder only ([sources] roots).
     let roots = format!("[{:?}]", mail.path().display().to_string());
-    let server = Server::start_with(
+    let server = start(
         data.path(),
         None,
         &[
@@ -359,7 +270,7 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
 
     let path = format!("path={}", mbox.display());
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &["source", "add", "mbox", &path, "--client", "acme"],
         None,
     );
@@ -369,7 +280,7 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
     let mut found = String::new();
     for _ in 0..300 {
         let (ok, out, _) = cli(
-            &server.url,
+            &server,
             &["search", "backfill overnight replica", "--client", "acme"],
             None,
         );
@@ -383,12 +294,12 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
         found.contains("plan@acme.io"),
         "the message was indexed and cited"
     );
-    let (ok, out, _) = cli(&server.url, &["source", "ls", "--client", "acme"], None);
+    let (ok, out, _) = cli(&server, &["source", "ls", "--client", "acme"], None);
     assert!(ok);
     assert!(out.contains("acme.team") && out.contains("mbox"), "{out}");
 
     let (ok, _, err) = cli(
-        &server.url,
+        &server,
         &[
             "source",
             "add",
@@ -402,7 +313,7 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
     assert!(!ok, "bad settings exit non-zero");
     assert!(err.contains("absolute"), "{err}");
     let (ok, _, err) = cli(
-        &server.url,
+        &server,
         &["source", "add", "fax", "number=1", "--client", "acme"],
         None,
     );
@@ -410,7 +321,7 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
     assert!(err.contains("mbox"), "names the known kinds: {err}");
 
     let (ok, out, err) = cli(
-        &server.url,
+        &server,
         &["source", "rm", "acme.team", "--client", "acme"],
         None,
     );
@@ -439,9 +350,9 @@ fn an_unreachable_backend_stops_the_start_with_its_name() {
 #[test]
 fn tokens_are_created_used_and_revoked_from_the_cli() {
     let data = tempfile::tempdir().expect("data dir");
-    let server = Server::start(data.path(), None);
+    let server = start(data.path(), None, &[]);
     let (ok, secret, err) = cli(
-        &server.url,
+        &server,
         &[
             "token",
             "create",
@@ -461,28 +372,8 @@ fn tokens_are_created_used_and_revoked_from_the_cli() {
     assert!(secret.starts_with("evd_"), "{secret}");
     assert!(err.contains("shown once"), "{err}");
     let as_reader = |args: &[&str], stdin: Option<&str>| {
-        let mut cmd = Command::new(BIN);
-        cmd.args(args)
-            .env("EVIDENT_SERVER", &server.url)
-            .env("EVIDENT_TOKEN", &secret)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("run");
-        if let Some(t) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(t.as_bytes())
-                .expect("write");
-        }
-        drop(child.stdin.take());
-        let out = child.wait_with_output().expect("output");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let (ok, _, err) = run_cli(&server.url, Some(&secret), args, stdin);
+        (ok, err)
     };
     let (ok, err) = as_reader(&["search", "anything"], None);
     assert!(ok, "a reader searches its client without naming it: {err}");
@@ -493,13 +384,13 @@ fn tokens_are_created_used_and_revoked_from_the_cli() {
     assert!(!ok && err.contains("forbidden_role"), "{err}");
     let (ok, err) = as_reader(&["search", "anything", "--client", "other"], None);
     assert!(!ok && err.contains("forbidden_scope"), "{err}");
-    let (ok, out, err) = cli(&server.url, &["token", "ls", "--client", "acme"], None);
+    let (ok, out, err) = cli(&server, &["token", "ls", "--client", "acme"], None);
     assert!(
         ok && out.contains("reader") && !out.contains(&secret),
         "{out}{err}"
     );
     let id = out.split_whitespace().next().expect("id").to_string();
-    let (ok, _, err) = cli(&server.url, &["token", "revoke", &id], None);
+    let (ok, _, err) = cli(&server, &["token", "revoke", &id], None);
     assert!(ok, "{err}");
     let (ok, err) = as_reader(&["search", "anything"], None);
     assert!(!ok && err.contains("token_revoked"), "{err}");

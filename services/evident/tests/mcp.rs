@@ -2,9 +2,8 @@
 //! over streamable HTTP and over stdio through `evident mcp` (child process), and the
 //! official Python MCP SDK over both.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,56 +20,9 @@ use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-const BIN: &str = env!("CARGO_BIN_EXE_evident");
+mod support;
 
-struct Server {
-    child: Child,
-    _stderr: BufReader<ChildStderr>,
-    url: String,
-    token: String,
-}
-
-impl Server {
-    fn start(data: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
-            .env("RUST_LOG", "warn")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start evident serve");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut seen = String::new();
-        let url = loop {
-            let mut line = String::new();
-            let n = stderr.read_line(&mut line).expect("read stderr");
-            assert!(n > 0, "server exited; it said:\n{seen}");
-            seen.push_str(&line);
-            if line.contains("listening on ") {
-                break line
-                    .split_whitespace()
-                    .find(|w| w.starts_with("http://"))
-                    .expect("url in banner")
-                    .to_string();
-            }
-        };
-        let token = std::fs::read_to_string(data.join("local-token")).expect("local token");
-        Server {
-            child,
-            _stderr: stderr,
-            url,
-            token: token.trim().to_string(),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::{BIN, Server};
 
 /// A Rust SDK client that keeps the progress notifications it receives.
 #[derive(Clone, Default)]

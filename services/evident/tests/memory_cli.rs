@@ -2,88 +2,9 @@
 //! its prefetch; bad input is a message and a non-zero exit. No sleeps: the test reads the
 //! server's own banner.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_evident");
-
-struct Server {
-    child: Child,
-    url: String,
-    token: String,
-}
-
-impl Server {
-    fn start(data: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
-            .env("RUST_LOG", "warn")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start evident serve");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut seen = String::new();
-        let url = loop {
-            let mut line = String::new();
-            let n = stderr.read_line(&mut line).expect("read stderr");
-            assert!(n > 0, "server exited before listening; it said:\n{seen}");
-            seen.push_str(&line);
-            if line.contains("listening on ") {
-                break line
-                    .split_whitespace()
-                    .find(|w| w.starts_with("http://"))
-                    .expect("url in banner")
-                    .to_string();
-            }
-        };
-        // Keep draining the server's stderr so it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in stderr.lines() {});
-        let token = std::fs::read_to_string(data.join("local-token")).expect("local token");
-        Server {
-            child,
-            url,
-            token: token.trim().to_string(),
-        }
-    }
-
-    /// Runs the CLI against this server: (success, stdout, stderr).
-    fn cli(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .env("EVIDENT_SERVER", &self.url)
-            .env("EVIDENT_TOKEN", &self.token)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run evident");
-        if let Some(text) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(text.as_bytes())
-                .expect("write stdin");
-        }
-        drop(child.stdin.take());
-        let out = child.wait_with_output().expect("output");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::Server;
 
 #[test]
 fn knowledge_is_added_and_prefetched_from_the_cli() {
