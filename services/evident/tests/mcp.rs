@@ -509,30 +509,58 @@ async fn check_cancelled_store(client: &Client, server: &Server, subject: &str) 
     assert!(!found.to_string().contains(&urn), "{found}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rust_sdk_over_streamable_http() {
+/// How the Rust SDK client reaches the server.
+#[derive(Clone, Copy)]
+enum Transport {
+    /// Streamable HTTP to `evident serve`'s `/mcp`.
+    Http,
+    /// A child `evident mcp` bridging stdio to the server.
+    Stdio,
+}
+
+impl Transport {
+    async fn connect(self, server: &Server, token: &str) -> Result<Client, ClientInitializeError> {
+        match self {
+            Transport::Http => over_http(server, token).await,
+            Transport::Stdio => over_stdio(server, token).await,
+        }
+    }
+}
+
+/// Everything the acceptance asks of a transport: initialise, list tools, call each tool,
+/// open citations, progress, a cancelled long call, and unauthorised calls refused (a bad
+/// token before any MCP exchange, saying `bad_token_says`; a read-only token cannot write).
+async fn exercise(transport: Transport, name: &str, bad_token_says: &str) {
     let data = tempfile::tempdir().expect("data");
     let server = Server::start(data.path());
-    let client = over_http(&server, &server.token).await.expect("initialise");
+    let client = transport
+        .connect(&server, &server.token)
+        .await
+        .expect("initialise");
     check_server_and_tools(&client).await;
-    call_every_tool(&client, "Ledger drain over HTTP").await;
+    call_every_tool(&client, &format!("Ledger drain over {name}")).await;
     check_search_progress(&client).await;
-    check_cancelled_store(&client, &server, "Huge import over HTTP").await;
+    check_cancelled_store(&client, &server, &format!("Huge import over {name}")).await;
     client.cancel().await.expect("close");
 
-    // Unauthorised: a bad token is refused before any MCP exchange; a read-only token
-    // cannot write.
-    let refused_init = over_http(&server, "evd_not_a_token").await;
+    let refused_init = transport.connect(&server, "evd_not_a_token").await;
     assert!(
         refused_init
             .as_ref()
             .err()
-            .is_some_and(|e| e.to_string().contains("401")),
+            .is_some_and(|e| match transport {
+                Transport::Http => e.to_string(),
+                Transport::Stdio => format!("{e:?}"),
+            }
+            .contains(bad_token_says)),
         "{:?}",
         refused_init.err()
     );
     let reader = read_token(&server);
-    let client = over_http(&server, &reader).await.expect("initialise");
+    let client = transport
+        .connect(&server, &reader)
+        .await
+        .expect("initialise");
     assert_eq!(
         refused(
             &client,
@@ -543,73 +571,27 @@ async fn rust_sdk_over_streamable_http() {
         "forbidden_role"
     );
     client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_sdk_over_streamable_http() {
+    exercise(Transport::Http, "HTTP", "401").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rust_sdk_over_stdio_through_evident_mcp() {
-    let data = tempfile::tempdir().expect("data");
-    let server = Server::start(data.path());
-    let client = over_stdio(&server, &server.token)
-        .await
-        .expect("initialise");
-    check_server_and_tools(&client).await;
-    call_every_tool(&client, "Ledger drain over stdio").await;
-    check_search_progress(&client).await;
-    check_cancelled_store(&client, &server, "Huge import over stdio").await;
-    client.cancel().await.expect("close");
-
-    // Unauthorised: the bridge answers with the server's refusal.
-    let refused_init = over_stdio(&server, "evd_not_a_token").await;
-    assert!(
-        refused_init
-            .as_ref()
-            .err()
-            .is_some_and(|e| format!("{e:?}").contains("invalid_token")),
-        "{:?}",
-        refused_init.err()
-    );
-    let reader = read_token(&server);
-    let client = over_stdio(&server, &reader).await.expect("initialise");
-    assert_eq!(
-        refused(
-            &client,
-            "store_knowledge",
-            json!({ "subject": "x", "content": "y" })
-        )
-        .await,
-        "forbidden_role"
-    );
-    client.cancel().await.expect("close");
+    // The bridge answers with the server's refusal.
+    exercise(Transport::Stdio, "stdio", "invalid_token").await;
 }
 
 /// A read-only token of client `acme`, made with `evident token create`.
 fn read_token(server: &Server) -> String {
-    let out = std::process::Command::new(BIN)
-        .args([
-            "token",
-            "create",
-            "--client",
-            "acme",
-            "--role",
-            "read",
-            "--server",
-            &server.url,
-            "--token",
-            &server.token,
-        ])
-        .output()
-        .expect("evident token create");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (ok, out, err) = server.cli(
+        &["token", "create", "--client", "acme", "--role", "read"],
+        None,
     );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .expect("secret")
-        .trim()
-        .to_string()
+    assert!(ok, "{err}");
+    out.lines().next().expect("secret").trim().to_string()
 }
 
 /// A Python with the official MCP SDK: `EVIDENT_MCP_PYTHON` (`.ci/run` installs it into a
