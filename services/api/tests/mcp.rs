@@ -54,6 +54,23 @@ impl Embedder for HeldEmbedder {
 }
 
 impl App {
+    /// The audit records of client `acme` made by token `token_id`, newest first.
+    async fn audit_of(&self, token_id: &str) -> Vec<evident_store::access::AuditEvent> {
+        self.store
+            .stores()
+            .access
+            .list_audit(&AuditFilter {
+                client_id: Some("acme".into()),
+                token_id: Some(token_id.into()),
+                route: None,
+                since: None,
+                before: None,
+                limit: 100,
+            })
+            .await
+            .expect("audit")
+    }
+
     async fn new() -> App {
         App::with_embedder(Arc::new(HashingEmbedder::new(32).expect("dim"))).await
     }
@@ -286,20 +303,7 @@ async fn subjects_are_kept_apart_the_same_subject_updates_and_writes_are_audited
     .await;
 
     // Writes are audited like REST writes.
-    let audit = app
-        .store
-        .stores()
-        .access
-        .list_audit(&AuditFilter {
-            client_id: Some("acme".into()),
-            token_id: Some("writer".into()),
-            route: None,
-            since: None,
-            before: None,
-            limit: 100,
-        })
-        .await
-        .expect("audit");
+    let audit = app.audit_of("writer").await;
     let routes: Vec<&str> = audit.iter().map(|e| e.route.as_str()).collect();
     assert_eq!(
         routes
@@ -400,20 +404,7 @@ async fn calls_are_refused_as_rest_refuses_them() {
     assert_eq!(e["data"]["code"], "not_found", "{e}");
 
     // Refused writes are audited too.
-    let audit = app
-        .store
-        .stores()
-        .access
-        .list_audit(&AuditFilter {
-            client_id: Some("acme".into()),
-            token_id: Some("reader".into()),
-            route: None,
-            since: None,
-            before: None,
-            limit: 100,
-        })
-        .await
-        .expect("audit");
+    let audit = app.audit_of("reader").await;
     assert!(
         audit
             .iter()
@@ -638,20 +629,7 @@ async fn a_cancelled_store_stops_before_writing_anything() {
         .await;
     assert_eq!(found["structuredContent"]["items"], json!([]), "{found}");
     // The refused audit names the cancellation.
-    let audit = app
-        .store
-        .stores()
-        .access
-        .list_audit(&AuditFilter {
-            client_id: Some("acme".into()),
-            token_id: Some("writer".into()),
-            route: None,
-            since: None,
-            before: None,
-            limit: 10,
-        })
-        .await
-        .expect("audit");
+    let audit = app.audit_of("writer").await;
     assert!(
         audit
             .iter()
