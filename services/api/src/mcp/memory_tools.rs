@@ -120,8 +120,7 @@ impl EvidentMcp {
             Ok(record_outcome(&s.kb, &s.tasks, scope, outcome, s.clock.now_ms()).await?)
         }
         .await;
-        self.audit(&caller, "record_outcome", scope.ok(), &r).await;
-        Ok(render::json_result(json!(r.map_err(mcp_error)?)))
+        self.audited(&caller, "record_outcome", scope.ok(), r).await
     }
 
     /// Append to the session log of a client and project: a short note (≤ 200 characters)
@@ -168,8 +167,7 @@ impl EvidentMcp {
                 .await?)
         }
         .await;
-        self.audit(&caller, "session_append", scope.ok(), &r).await;
-        Ok(render::json_result(json!(r.map_err(mcp_error)?)))
+        self.audited(&caller, "session_append", scope.ok(), r).await
     }
 
     /// The newest entries of the session log of a client and project (newest first): what

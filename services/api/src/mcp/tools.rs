@@ -246,9 +246,8 @@ impl EvidentMcp {
                 .await
         }
         .await;
-        self.audit(&caller, "store_knowledge", scope.ok(), &r).await;
-        let outcome = r.map_err(mcp_error)?;
-        Ok(render::json_result(json!(outcome)))
+        self.audited(&caller, "store_knowledge", scope.ok(), r)
+            .await
     }
 
     /// Read one entry of session memory: what an agent kept between the turns of a session.
@@ -307,8 +306,7 @@ impl EvidentMcp {
         }
         .await;
         let scope = caller.resolve(&ScopeArgs::client(&a.client_id)).ok();
-        self.audit(&caller, "memory_put", scope, &r).await;
-        Ok(render::json_result(json!(r.map_err(mcp_error)?)))
+        self.audited(&caller, "memory_put", scope, r).await
     }
 
     /// List the live entries of one session's memory.
@@ -420,7 +418,20 @@ impl EvidentMcp {
 
 impl EvidentMcp {
     /// Writes are audited like REST writes, granted or refused.
-    pub(super) async fn audit<T>(
+    /// Audits a write tool's call (granted or refused) and renders its answer: every write
+    /// tool ends here.
+    pub(super) async fn audited<T: serde::Serialize>(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        scope: Option<Scope>,
+        r: Result<T, ApiError>,
+    ) -> ToolResult {
+        self.audit(caller, tool, scope, &r).await;
+        Ok(render::json_result(json!(r.map_err(mcp_error)?)))
+    }
+
+    async fn audit<T>(
         &self,
         caller: &Caller,
         tool: &str,
