@@ -184,9 +184,23 @@ pub(crate) struct Indexer {
 /// A knowledge base over a fresh embedded store under `dir`, with the built-in static
 /// embedder (what a default server runs).
 pub async fn open_kb(dir: &Path) -> (EmbeddedStore, Kb) {
-    let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
+    open_kb_with(
+        &dir.join("data"),
+        Arc::new(StaticEmbedder::builtin()),
+        PoolConfig::default(),
+    )
+    .await
+}
+
+/// A knowledge base over a fresh embedded store in `dir` (the HNSW indexer running in the
+/// background, as in a server), with `embedder` and write `pools`.
+pub async fn open_kb_with(
+    dir: &Path,
+    embedder: Arc<dyn Embedder>,
+    pools: PoolConfig,
+) -> (EmbeddedStore, Kb) {
     let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.join("data"),
+        dir: dir.to_path_buf(),
         vector_space: VectorSpace {
             embedder: embedder.identity().to_string(),
             dim: embedder.dim(),
@@ -194,9 +208,7 @@ pub async fn open_kb(dir: &Path) -> (EmbeddedStore, Kb) {
         background_indexer: true,
     })
     .expect("store");
-    let kb = Kb::new(store.stores(), embedder, PoolConfig::default())
-        .await
-        .expect("kb");
+    let kb = Kb::new(store.stores(), embedder, pools).await.expect("kb");
     (store, kb)
 }
 

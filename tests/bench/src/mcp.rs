@@ -10,10 +10,8 @@ use axum::body::Body;
 use axum::http::Request;
 use evident_ai::{Embedder, Priority, StaticEmbedder};
 use evident_core::access::{Grant, Role, token_hash};
-use evident_kb::{Document, Kb, PoolConfig};
-use evident_store::VectorSpace;
+use evident_kb::{Document, PoolConfig};
 use evident_store::access::TokenRecord;
-use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -25,25 +23,15 @@ pub async fn run(args: &Args) {
     const PARAGRAPHS: usize = 10;
     let tmp = tempfile::tempdir().expect("temp dir");
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: tmp.path().to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: embedder.identity().to_string(),
-            dim: embedder.dim(),
-        },
-        background_indexer: true,
-    })
-    .expect("open store");
-    let kb = Kb::new(
-        store.stores(),
+    let (_store, kb) = crate::git::open_kb_with(
+        tmp.path(),
         embedder,
         PoolConfig {
             interactive: 4,
             bulk: 4,
         },
     )
-    .await
-    .expect("kb");
+    .await;
     let corpus = Corpus::new();
     let mut rng = Rng(0x5eed);
     let docs = chunks.div_ceil(PARAGRAPHS);

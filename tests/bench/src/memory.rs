@@ -10,9 +10,7 @@ use evident_ai::{Embedder, HashingEmbedder, Priority};
 use evident_core::{Scope, Visibility};
 use evident_kb::session_log::NewSessionEntry;
 use evident_kb::user_knowledge::DEFAULT_CONTEXT_BYTES;
-use evident_kb::{Kb, KnowledgeCategory, KnowledgeItem, PoolConfig};
-use evident_store::VectorSpace;
-use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
+use evident_kb::{KnowledgeCategory, KnowledgeItem, PoolConfig};
 use serde_json::json;
 
 use crate::{Args, Corpus, Rng, percentile};
@@ -24,25 +22,15 @@ pub async fn run(args: &Args) {
     let tmp = tempfile::tempdir().expect("temp dir");
     // The prefetch embeds nothing; the hashing embedder keeps set-up short.
     let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(64).expect("dim"));
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: tmp.path().to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: embedder.identity().to_string(),
-            dim: embedder.dim(),
-        },
-        background_indexer: true,
-    })
-    .expect("open store");
-    let kb = Kb::new(
-        store.stores(),
+    let (_store, kb) = crate::git::open_kb_with(
+        tmp.path(),
         embedder,
         PoolConfig {
             interactive: 4,
             bulk: 4,
         },
     )
-    .await
-    .expect("kb");
+    .await;
 
     let corpus = Corpus::new();
     let mut rng = Rng(0x3e3);
