@@ -10,6 +10,7 @@
 
 pub mod access;
 pub mod chunking;
+pub mod claims;
 pub mod commits;
 pub mod hashing;
 pub mod keys;
