@@ -47,6 +47,14 @@ pub enum KbError {
     /// The caller cancelled the call before its write began; nothing was written.
     #[error("the call was cancelled by the client before anything was written")]
     Cancelled,
+    /// A claim or a change of one refused by the lifecycle rules (`evidence_required`,
+    /// `invalid_evidence`, `invalid_transition`…).
+    #[error(transparent)]
+    Claim(#[from] evident_core::claims::ClaimError),
+    /// Evidence names a chunk the writer cannot see (or that does not exist: the two are
+    /// told apart for no one, so a chunk's existence never leaks across scopes).
+    #[error("evidence chunk `{chunk_id}` does not exist or is not visible in this scope")]
+    EvidenceNotVisible { chunk_id: String },
 }
 
 impl KbError {
@@ -64,6 +72,8 @@ impl KbError {
             KbError::Store(e) => e.code(),
             KbError::Embed(e) => e.code(),
             KbError::Cancelled => "cancelled",
+            KbError::Claim(e) => e.code(),
+            KbError::EvidenceNotVisible { .. } => "evidence_not_visible",
         }
     }
 
@@ -85,6 +95,8 @@ impl KbError {
             KbError::Embed(_) => 502,
             // As nginx logs a request its client gave up on.
             KbError::Cancelled => 499,
+            KbError::Claim(e) => e.http_status(),
+            KbError::EvidenceNotVisible { .. } => 422,
         }
     }
 

@@ -13,8 +13,10 @@
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
 mod aliases;
+pub mod claims;
 pub mod credentials;
 mod error;
+mod evidence;
 mod graph;
 pub mod identities;
 pub mod ingest;

@@ -16,6 +16,7 @@
 mod access;
 mod aliases;
 mod chunks;
+mod claims;
 mod dense;
 mod graph;
 mod indexers;
@@ -217,6 +218,7 @@ impl EmbeddedStore {
             indexers: me.clone(),
             memory: me.clone(),
             access: me.clone(),
+            claims: me.clone(),
             health: vec![me],
         }
     }

@@ -227,6 +227,43 @@ CREATE TABLE IF NOT EXISTS audit(
 CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
 CREATE INDEX IF NOT EXISTS audit_client_at ON audit(client_id, at);
 
+-- Claims (seed 002): the current state as JSON (`doc`) beside the columns listings filter
+-- on; the append-only events; and which claims each evidence chunk backs.
+CREATE TABLE IF NOT EXISTS claims(
+    partition    TEXT NOT NULL,
+    id           TEXT NOT NULL,
+    client_id    TEXT,
+    project_id   TEXT,
+    group_id     TEXT,
+    status       TEXT NOT NULL,
+    stale        INTEGER NOT NULL,
+    confidence   REAL NOT NULL,
+    actor_id     TEXT NOT NULL,
+    session_id   TEXT,
+    subject_type TEXT,
+    subject_id   TEXT,
+    domain       TEXT,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    version      INTEGER NOT NULL,
+    doc          TEXT NOT NULL,
+    PRIMARY KEY(partition, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS claims_recent ON claims(client_id, updated_at);
+CREATE TABLE IF NOT EXISTS claim_events(
+    partition TEXT NOT NULL,
+    claim_id  TEXT NOT NULL,
+    seq       INTEGER NOT NULL,
+    doc       TEXT NOT NULL,
+    PRIMARY KEY(partition, claim_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claim_evidence(
+    partition TEXT NOT NULL,
+    chunk_id  TEXT NOT NULL,
+    claim_id  TEXT NOT NULL,
+    PRIMARY KEY(partition, chunk_id, claim_id)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS indexer_cursors(
     source_id TEXT NOT NULL,
     key       TEXT NOT NULL,

@@ -7,6 +7,7 @@
 //! Must not: contain a backend, do I/O, or depend on a runtime.
 
 pub mod access;
+pub mod claims;
 pub mod conformance;
 mod error;
 pub mod indexers;
@@ -48,6 +49,8 @@ pub struct Stores {
     pub memory: Arc<dyn memory::MemoryStore>,
     /// API tokens and the audit log.
     pub access: Arc<dyn access::AccessStore>,
+    /// Claims, their history and the chunks that evidence them.
+    pub claims: Arc<dyn claims::ClaimStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

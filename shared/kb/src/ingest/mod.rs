@@ -425,15 +425,18 @@ impl Kb {
             .stores
             .writer
             .apply(SourceWrite {
-                partition,
+                partition: partition.clone(),
                 source_urn: src.source_urn.clone(),
                 upsert_chunks: upsert_chunks.into_iter().zip(vectors).collect(),
                 relocate_chunks,
-                delete_chunk_ids,
+                delete_chunk_ids: delete_chunk_ids.clone(),
                 nodes,
                 edges,
                 record: RecordUpdate::Put(record),
             })
+            .await?;
+        // Claims these chunks evidenced now cite text that changed (see `claims`).
+        self.claims_evidence_gone(&partition, &delete_chunk_ids)
             .await?;
         self.settle_merged(src.scope.partition(), &merged).await?;
         let status = if previous.is_some() {

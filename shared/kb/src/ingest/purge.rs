@@ -148,13 +148,15 @@ impl Kb {
             .stores
             .writer
             .apply(SourceWrite {
-                partition,
+                partition: partition.clone(),
                 source_urn: source_urn.to_string(),
-                delete_chunk_ids: ids,
+                delete_chunk_ids: ids.clone(),
                 record: RecordUpdate::Remove,
                 ..Default::default()
             })
             .await?;
+        // Claims these chunks evidenced lose that evidence: marked stale, never deleted.
+        self.claims_evidence_gone(&partition, &ids).await?;
         metrics::counter!("evident_purge_total").increment(1);
         Ok(PurgeOutcome {
             source_urn: source_urn.to_string(),
