@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod bodies;
+pub mod claim_bodies;
 mod error;
 mod extract;
 pub mod mcp;

@@ -208,7 +208,9 @@ impl ClaimStore for EmbeddedStore {
                 params.extend(sql::texts(part.iter().map(String::as_str)));
                 let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
                 let ids = stmt
-                    .query_map(rusqlite::params_from_iter(params), |r| r.get::<_, String>(0))
+                    .query_map(rusqlite::params_from_iter(params), |r| {
+                        r.get::<_, String>(0)
+                    })
                     .map_err(sqlite_err)?;
                 for id in ids {
                     out.insert(id.map_err(sqlite_err)?);
@@ -232,7 +234,9 @@ impl ClaimStore for EmbeddedStore {
         self.read(move |conn, _| {
             let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
             let docs = stmt
-                .query_map(rusqlite::params_from_iter(params), |r| r.get::<_, String>(0))
+                .query_map(rusqlite::params_from_iter(params), |r| {
+                    r.get::<_, String>(0)
+                })
                 .map_err(sqlite_err)?
                 .collect::<rusqlite::Result<Vec<String>>>()
                 .map_err(sqlite_err)?;

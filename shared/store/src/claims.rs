@@ -40,10 +40,7 @@ impl ClaimFilter {
     /// The filter evaluated in memory (backends that cannot push it down, and tests).
     pub fn admits(&self, c: &Claim) -> bool {
         (self.statuses.is_empty() || self.statuses.contains(&c.status))
-            && self
-                .actor_id
-                .as_ref()
-                .is_none_or(|a| *a == c.actor.id)
+            && self.actor_id.as_ref().is_none_or(|a| *a == c.actor.id)
             && self
                 .session_id
                 .as_ref()

@@ -2,6 +2,7 @@
 //! authorisation policy; tests check the OpenAPI document and the policies cover exactly these.
 
 mod access;
+mod claims;
 mod git;
 mod knowledge;
 mod memory;
@@ -88,6 +89,15 @@ pub fn all() -> Router<AppState> {
         .route("/api/v1/tokens/{id}", axum::routing::delete(access::revoke))
         .route("/api/v1/audit", get(access::audit))
         .route("/api/v1/whoami", get(access::whoami))
+        .route("/api/v1/claims", post(claims::learn))
+        .route("/api/v1/claims/recall", post(claims::recall))
+        .route("/api/v1/claims/attention", get(claims::attention))
+        .route("/api/v1/claims/{id}", get(claims::show))
+        .route("/api/v1/claims/{id}/history", get(claims::history))
+        .route("/api/v1/claims/{id}/transition", post(claims::transition))
+        .route("/api/v1/claims/{id}/verify", post(claims::verify))
+        .route("/api/v1/claims/{id}/dispute", post(claims::dispute))
+        .route("/api/v1/claims/{id}/supersede", post(claims::supersede))
         .route("/api/v1/openapi.json", get(ops::openapi))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))

@@ -64,8 +64,9 @@ impl Kb {
             {
                 return Err(KbError::PolicyRefused {
                     code: "forbidden_supersede",
-                    message: "only an admin or the credential that learned a claim may supersede it"
-                        .into(),
+                    message:
+                        "only an admin or the credential that learned a claim may supersede it"
+                            .into(),
                 });
             }
             let event = claim.transition(
@@ -116,7 +117,11 @@ impl Kb {
     /// Marks the claims these chunks evidenced as `evidenceStale` (never deletes them): the
     /// write path calls it with the chunks a write removed (purged, or text changed). Returns
     /// how many claims were marked. A claim already stale by these chunks gets no new event.
-    pub async fn claims_evidence_gone(&self, partition: &str, chunk_ids: &[String]) -> Result<usize> {
+    pub async fn claims_evidence_gone(
+        &self,
+        partition: &str,
+        chunk_ids: &[String],
+    ) -> Result<usize> {
         if chunk_ids.is_empty() {
             return Ok(0);
         }

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use evident_ai::Priority;
 use evident_core::claims::{
-    ABOUT_EDGE, Actor, CLAIM_KIND, Claim, ClaimEvent, ClaimStatus, EvidenceRef,
-    Millis, Subject, check_new, claim_urn,
+    ABOUT_EDGE, Actor, CLAIM_KIND, Claim, ClaimEvent, ClaimStatus, EvidenceRef, Millis, Subject,
+    check_new, claim_urn,
 };
 use evident_core::hashing::content_hash;
 use evident_core::refs::{self, NodeKey};
@@ -129,12 +129,11 @@ pub(crate) async fn with_chunk_locators(
 
 fn check_new_claim(c: &NewClaim) -> Result<Vec<NodeKey>> {
     let mut scan = Scan::default();
-    validate::bounded_text("text", &c.text, MAX_TEXT_BYTES)
-        .or_else(|e| match e {
-            // Claims may span lines.
-            FieldError::ControlChar { .. } => validate::content("text", &c.text),
-            e => Err(e),
-        })?;
+    validate::bounded_text("text", &c.text, MAX_TEXT_BYTES).or_else(|e| match e {
+        // Claims may span lines.
+        FieldError::ControlChar { .. } => validate::content("text", &c.text),
+        e => Err(e),
+    })?;
     scan.text("text", &c.text)?;
     check_new(c.status, c.confidence, &c.evidence)?;
     check_evidence(&c.evidence, &mut scan)?;
@@ -154,7 +153,10 @@ fn check_new_claim(c: &NewClaim) -> Result<Vec<NodeKey>> {
         scan.text("subject.scopeId", &s.scope_id)?;
     }
     if c.tags.len() > MAX_TAGS || c.about.len() > MAX_TAGS {
-        return Err(field("tags", format!("at most {MAX_TAGS} tags and {MAX_TAGS} about keys")));
+        return Err(field(
+            "tags",
+            format!("at most {MAX_TAGS} tags and {MAX_TAGS} about keys"),
+        ));
     }
     for t in &c.tags {
         validate::identifier("tags", t)?;
@@ -186,7 +188,8 @@ fn new_id(partition: &str, text: &str, now: Millis) -> String {
     });
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let hash = content_hash(&format!("{partition}\n{now}\n{salt}\n{n}\n{text}"));
-    format!("clm_{}", &hash[..20])
+    let hex = hash.rsplit(':').next().unwrap_or(&hash);
+    format!("clm_{}", &hex[..20.min(hex.len())])
 }
 
 /// The claim's text as a prepared source: one chunk of kind `claim`, the `claim:{id}` node,

@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use evident_ai::Priority;
 use evident_core::claims::{
-    AttentionReason, CLAIM_KIND, Claim, ClaimStatus, EvidenceRef, Millis, STALE_AFTER_MS,
-    Severity, Tone, attention, attention_order, claim_id_of_urn, severity,
+    AttentionReason, CLAIM_KIND, Claim, ClaimStatus, EvidenceRef, Millis, STALE_AFTER_MS, Severity,
+    Tone, attention, attention_order, claim_id_of_urn, severity,
 };
 use evident_core::validate::{self, FieldError};
 use evident_core::{Locator, Visibility};
@@ -111,7 +111,11 @@ impl Kb {
     /// Claims with their evidence resolved for `vis`: chunk evidence the reader can see gets
     /// the chunk's current locator and citation; one it cannot see keeps the locator the
     /// claim recorded and says it is not live.
-    pub async fn claim_views(&self, vis: &Visibility, claims: Vec<Claim>) -> Result<Vec<ClaimView>> {
+    pub async fn claim_views(
+        &self,
+        vis: &Visibility,
+        claims: Vec<Claim>,
+    ) -> Result<Vec<ClaimView>> {
         let ids: Vec<String> = claims
             .iter()
             .flat_map(|c| c.evidence_chunks().map(str::to_string))
@@ -184,8 +188,12 @@ impl Kb {
             .pop()
             .unwrap_or_default();
         let (text, dense) = tokio::try_join!(
-            self.stores.chunks.search_text(vis, &q.question, &filter, depth),
-            self.stores.chunks.search_vector(vis, &vector, &filter, depth),
+            self.stores
+                .chunks
+                .search_text(vis, &q.question, &filter, depth),
+            self.stores
+                .chunks
+                .search_vector(vis, &vector, &filter, depth),
         )?;
         let mut fusion = Fusion::default();
         fusion.add(&text, 1.0);
