@@ -67,6 +67,7 @@
 //! decide anything from error message text.
 
 mod access;
+mod claims;
 mod client;
 mod config;
 mod error;

@@ -26,6 +26,10 @@ pub const SESSION_LOG: &str = "session_log";
 pub const TOKENS: &str = "tokens";
 /// The audit log of writes and admin actions (`_id`: the event id).
 pub const AUDIT: &str = "audit";
+/// Claims with their history (`_id`: `{partition}/{id}`).
+pub const CLAIMS: &str = "claims";
+/// Which claims each evidence chunk backs.
+pub const CLAIM_EVIDENCE: &str = "claim_evidence";
 
 /// The `createIndexes` commands run at connect, one per collection.
 pub fn index_commands() -> Vec<Document> {
@@ -121,6 +125,14 @@ pub fn index_commands() -> Vec<Document> {
                 {"key": {"at": -1, "_id": -1}, "name": "audit_at"},
                 {"key": {"clientId": 1, "at": -1, "_id": -1}, "name": "audit_client_at"},
             ],
+        },
+        doc! {
+            "createIndexes": CLAIMS,
+            "indexes": [{"key": {"clientId": 1, "updatedAt": -1, "id": 1}, "name": "claims_recent"}],
+        },
+        doc! {
+            "createIndexes": CLAIM_EVIDENCE,
+            "indexes": [{"key": {"partition": 1, "chunkId": 1}, "name": "claim_evidence_chunk"}],
         },
     ]
 }
