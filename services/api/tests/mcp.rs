@@ -792,3 +792,109 @@ async fn the_session_log_is_appended_and_read_per_project() {
         .await;
     assert_eq!(e["data"]["status"], 403, "{e}");
 }
+
+#[tokio::test]
+async fn claims_are_learned_recalled_changed_and_audited_through_mcp() {
+    let app = App::new().await;
+    let w = app
+        .token("writer", Grant::client("acme", Role::Write))
+        .await;
+    let e = app
+        .call_err(
+            &w,
+            "learn",
+            json!({ "text": "the retry cap is five minutes" }),
+        )
+        .await;
+    assert_eq!(e["data"]["code"], "evidence_required", "{e}");
+    let e = app
+        .call_err(
+            &w,
+            "learn",
+            json!({ "text": "x", "evidence": [{ "kind": "chunk", "ref": "nope" }] }),
+        )
+        .await;
+    assert_eq!(e["data"]["code"], "evidence_not_visible", "{e}");
+    let learn = |text: &str| {
+        json!({ "text": text, "evidence": [{ "kind": "url", "ref": "https://docs.example/retry" }],
+                "tags": ["retry"], "actor": { "type": "agent", "id": "reviewer" } })
+    };
+    let a = app
+        .call(&w, "learn", learn("the retry cap is five minutes"))
+        .await;
+    let a = a["structuredContent"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let b = app
+        .call(&w, "learn", learn("the retry cap is ten minutes"))
+        .await;
+    let b = b["structuredContent"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let r = app
+        .call(
+            &w,
+            "recall",
+            json!({ "question": "retry cap", "tags": ["retry"] }),
+        )
+        .await;
+    assert_eq!(
+        r["structuredContent"]["claims"].as_array().map(Vec::len),
+        Some(2),
+        "{r}"
+    );
+    let v = app
+        .call(
+            &w,
+            "verify",
+            json!({ "id": a, "evidence": [{ "kind": "user_statement", "ref": "m1" }] }),
+        )
+        .await;
+    assert_eq!(v["structuredContent"]["status"], "verified", "{v}");
+    let e = app.call_err(&w, "verify", json!({ "id": a })).await;
+    assert_eq!(e["data"]["code"], "invalid_transition", "{e}");
+    app.call(
+        &w,
+        "dispute",
+        json!({ "id": a, "reason": "the code says ten" }),
+    )
+    .await;
+    let s = app.call(&w, "supersede", json!({ "id": a, "by": b })).await;
+    assert_eq!(s["structuredContent"]["supersededBy"], b.as_str(), "{s}");
+    let h = app.call(&w, "claim_history", json!({ "id": a })).await;
+    let to: Vec<&str> = h["structuredContent"]["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["to"].as_str())
+        .collect();
+    assert_eq!(
+        to,
+        ["observed", "verified", "disputed", "superseded"],
+        "{h}"
+    );
+    let tools: Vec<String> = app
+        .audit_of("writer")
+        .await
+        .into_iter()
+        .map(|e| e.route)
+        .collect();
+    for tool in ["learn", "verify", "dispute", "supersede"] {
+        assert!(
+            tools.iter().any(|r| r.contains(tool)),
+            "{tool} audited: {tools:?}"
+        );
+    }
+    // Another client's reader sees none of it.
+    let other = app.token("other", Grant::client("other", Role::Read)).await;
+    let r = app
+        .call(&other, "recall", json!({ "question": "retry cap" }))
+        .await;
+    assert_eq!(r["structuredContent"]["claims"], json!([]), "{r}");
+    let e = app
+        .call_err(&other, "claim_history", json!({ "id": a }))
+        .await;
+    assert_eq!(e["data"]["status"], 404, "{e}");
+}
