@@ -54,6 +54,8 @@ enum Command {
     Outcome(crate::memory_cmd::OutcomeArgs),
     /// The session log of a client and project: short notes bridging orchestrations.
     Session(crate::memory_cmd::SessionArgs),
+    /// Claims: evidence-first learned facts with a lifecycle and a history (seed 002).
+    Claims(crate::claims_cmd::ClaimsArgs),
 }
 
 #[derive(Args)]
@@ -251,6 +253,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Knowledge(args) => crate::memory_cmd::knowledge(args).await,
         Command::Outcome(args) => crate::memory_cmd::outcome(args).await,
         Command::Session(args) => crate::memory_cmd::session(args).await,
+        Command::Claims(args) => crate::claims_cmd::run(args).await,
     }
 }
 

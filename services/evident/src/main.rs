@@ -1,6 +1,7 @@
 //! The `evident` binary. Thin: argument parsing and output; the work is in the libraries.
 
 mod access;
+mod claims_cmd;
 mod cli;
 mod client;
 mod graph_cmd;
