@@ -120,6 +120,36 @@ async fn a_learned_fact_follows_its_evidence_through_a_commit() {
     assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("service:uploader"), "{v}");
 
+    // Retrieve answers with the claim as its own item type, not as a passage; a question
+    // naming what it is about finds it through the graph (`about` edge).
+    let (s, v) = app
+        .post(
+            "/api/v1/retrieve",
+            &json!({"clientId": "acme", "query": "retry cap five minutes"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["claims"][0]["claim"]["id"], id.as_str(), "{v}");
+    assert!(
+        v["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .all(|i| i["kind"] != "claim"),
+        "{v}"
+    );
+    let (_, v) = app
+        .post(
+            "/api/v1/retrieve",
+            &json!({"clientId": "acme", "query": "what about service:uploader"}),
+        )
+        .await;
+    assert_eq!(
+        v["claims"][0]["claim"]["id"],
+        id.as_str(),
+        "graph expansion: {v}"
+    );
+
     // Nothing needs attention yet.
     let (_, v) = app.get("/api/v1/claims/attention?clientId=acme").await;
     assert_eq!(v["items"].as_array().map(Vec::len), Some(0), "{v}");

@@ -11,6 +11,7 @@
 //!   citations; attention.
 
 mod lifecycle;
+mod pack;
 mod recall;
 
 use std::hash::{BuildHasher, Hasher};
@@ -31,6 +32,7 @@ use evident_core::{
 use serde_json::Map;
 
 pub use lifecycle::ChangeRequest;
+pub use pack::PackClaim;
 pub use recall::{AttentionItem, AttentionQuery, ClaimView, Recall, RecallHit, ResolvedEvidence};
 
 use crate::credentials::Scan;

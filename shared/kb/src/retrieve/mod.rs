@@ -135,6 +135,10 @@ pub struct EvidencePack {
     pub items: Vec<EvidenceItem>,
     pub graph: PackGraph,
     pub summary: String,
+    /// Claims the question found (their text chunks, by any channel), as their own item
+    /// type: status, confidence, evidence resolved to citations (see `claims::pack`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<crate::claims::PackClaim>,
     /// Pack-level marker: every `content` in `items` is untrusted source text.
     pub content_trust: String,
     pub took_ms: f64,
@@ -233,7 +237,8 @@ impl Kb {
             graph: &expansion.hits,
             phrase: &phrase,
         };
-        let items = evidence_items(chunks, &fused, channels, req.min_score, req.max_results);
+        let mut items = evidence_items(chunks, &fused, channels, req.min_score, req.max_results);
+        let claims = self.pack_claims(&vis, &mut items).await?;
         let summary = summary(&items, channels, &expansion.graph);
         let took = started.elapsed();
         metrics::histogram!("evident_retrieve_seconds").record(took.as_secs_f64());
@@ -241,6 +246,7 @@ impl Kb {
             items,
             graph: expansion.graph,
             summary,
+            claims,
             content_trust: "untrusted".into(),
             took_ms: took.as_secs_f64() * 1000.0,
         })
