@@ -19,8 +19,11 @@
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
 //! - `fidelity-mail [--dir MAILDIR] [--workers N]`: mail threads next to notmuch's (default:
 //!   the LKML corpus in `data/notmuch-lkml`).
+//! - `claims [--claims N] [--learns N] [--queries N] [--docs N]`: learn p99 and recall p50 at
+//!   N claims (default 100,000).
 
 mod auth;
+mod claims;
 mod fidelity;
 pub mod fidelity_mail;
 mod git;
@@ -196,7 +199,7 @@ impl Args {
 }
 
 const SUITES: &str =
-    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts";
+    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -221,6 +224,7 @@ fn main() {
         "mail" => rt.block_on(sources::mail(&args)),
         "transcripts" => rt.block_on(sources::transcripts(&args)),
         "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),
+        "claims" => rt.block_on(claims::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);
