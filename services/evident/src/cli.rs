@@ -54,6 +54,8 @@ enum Command {
     Outcome(crate::memory_cmd::OutcomeArgs),
     /// The session log of a client and project: short notes bridging orchestrations.
     Session(crate::memory_cmd::SessionArgs),
+    /// Procedural memory: workflows per client/project, matched to tasks, with outcomes.
+    Procedure(crate::procedure_cmd::ProcedureArgs),
 }
 
 #[derive(Args)]
@@ -251,6 +253,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Knowledge(args) => crate::memory_cmd::knowledge(args).await,
         Command::Outcome(args) => crate::memory_cmd::outcome(args).await,
         Command::Session(args) => crate::memory_cmd::session(args).await,
+        Command::Procedure(args) => crate::procedure_cmd::run(args).await,
     }
 }
 

@@ -47,6 +47,10 @@ pub enum KbError {
     /// The caller cancelled the call before its write began; nothing was written.
     #[error("the call was cancelled by the client before anything was written")]
     Cancelled,
+    /// The write contradicts what is stored (a procedure id in use in another scope): `code`
+    /// is stable (`procedure_scope_conflict`).
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
 }
 
 impl KbError {
@@ -64,6 +68,7 @@ impl KbError {
             KbError::Store(e) => e.code(),
             KbError::Embed(e) => e.code(),
             KbError::Cancelled => "cancelled",
+            KbError::Conflict { code, .. } => code,
         }
     }
 
@@ -73,7 +78,7 @@ impl KbError {
             KbError::CredentialDetected { .. } => 422,
             KbError::NotFound { .. } => 404,
             KbError::PolicyRefused { .. } => 403,
-            KbError::ScopeConflict { .. } => 409,
+            KbError::ScopeConflict { .. } | KbError::Conflict { .. } => 409,
             KbError::Store(e) => match e.kind {
                 ErrorKind::Unavailable => 503,
                 ErrorKind::Invalid => 400,

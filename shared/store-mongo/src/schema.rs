@@ -22,6 +22,9 @@ pub const MEMORY: &str = "memory";
 /// The session log (`_id`: a string in append order), expiring by a TTL index.
 pub const SESSION_LOG: &str = "session_log";
 
+/// Procedural memory (`_id: {clientId, procedureId}`).
+pub const PROCEDURES: &str = "procedures";
+
 /// API tokens (`_id`: the token id), found by the hash of their secret.
 pub const TOKENS: &str = "tokens";
 /// The audit log of writes and admin actions (`_id`: the event id).
@@ -121,6 +124,11 @@ pub fn index_commands() -> Vec<Document> {
                 {"key": {"at": -1, "_id": -1}, "name": "audit_at"},
                 {"key": {"clientId": 1, "at": -1, "_id": -1}, "name": "audit_client_at"},
             ],
+        },
+        doc! {
+            "createIndexes": PROCEDURES,
+            // A client's procedures by id: listings, and a match's candidates.
+            "indexes": [{"key": {"clientId": 1, "procedureId": 1}, "name": "procedures_client"}],
         },
     ]
 }

@@ -11,6 +11,7 @@ pub mod conformance;
 mod error;
 pub mod indexers;
 pub mod memory;
+pub mod procedures;
 pub mod queue;
 #[cfg(feature = "model")]
 pub mod queue_model;
@@ -48,6 +49,8 @@ pub struct Stores {
     pub memory: Arc<dyn memory::MemoryStore>,
     /// API tokens and the audit log.
     pub access: Arc<dyn access::AccessStore>,
+    /// Procedural memory of agents.
+    pub procedures: Arc<dyn procedures::ProcedureStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

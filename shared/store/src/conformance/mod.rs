@@ -18,6 +18,7 @@ mod chunks;
 mod graph;
 mod indexers;
 mod memory;
+mod procedures;
 mod queue;
 mod sources;
 
@@ -27,6 +28,7 @@ pub use chunks::*;
 pub use graph::*;
 pub use indexers::*;
 pub use memory::*;
+pub use procedures::*;
 pub use queue::*;
 pub use sources::*;
 
@@ -100,6 +102,9 @@ macro_rules! __conformance_cases {
             session_log_evicts_expires_and_keeps_logs_apart,
             tokens_are_found_by_hash_listed_by_client_and_revoked_once,
             audit_events_are_kept_filtered_and_paged_newest_first,
+            procedures_keep_statistics_and_scopes,
+            procedures_nearest_by_cosine,
+            procedure_outcomes_are_atomic,
         );
     };
 }
