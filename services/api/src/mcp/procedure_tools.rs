@@ -294,7 +294,7 @@ impl EvidentMcp {
         title = "Delete a procedure",
         read_only_hint = false,
         destructive_hint = true,
-        idempotent_hint = false,
+        idempotent_hint = true,
         open_world_hint = false
     ))]
     async fn delete_procedure(
