@@ -9,8 +9,8 @@
 //! - `put_procedure` is one `findAndModify` with an update pipeline (upsert) whose query pins
 //!   the scope (`projectId`): counters and `createdAt` of an existing document stay
 //!   (`$ifNull`), and an id stored in another scope makes the upsert's insert collide with
-//!   its `_id` — a duplicate key, reported as `Conflict`, nothing written. Strings go in as
-//!   `$literal`.
+//!   its `_id` — a duplicate key (sent once more, as two first saves racing would collide
+//!   once), reported as `Conflict`, nothing written. Strings go in as `$literal`.
 //! - `record_procedure_outcome` is one `findAndModify` with `$inc` (uses, successes or
 //!   failures) and `$max` (`lastUsedAt`): atomic on the server, so concurrent outcomes are
 //!   never lost.
@@ -172,13 +172,12 @@ impl ProcedureStore for MongoStore {
     async fn put_procedure(&self, p: Procedure, vector: Vec<f32>) -> Result<Procedure> {
         let steps = serde_json::to_string(&p.steps)
             .map_err(|e| StoreError::invalid(format!("mongo: procedure steps: {e}")))?;
-        // A duplicate key here is the scope guard, not a race to retry: one attempt.
+        // Two first saves of one new procedure race: the loser's insert hits the winner's
+        // `_id` and, sent again, updates it. A duplicate key on the second attempt too is
+        // the scope guard: the id lives in another scope.
         let command = put_command(&p, &steps, &normalised(&vector));
-        match self.db().find_and_modify("procedure put", command).await {
-            Ok(Some(d)) => procedure_from_doc(&d),
-            Ok(None) => Err(StoreError::corrupt(
-                "procedure put: the server returned no document",
-            )),
+        match self.db().upsert_returning("procedure put", command).await {
+            Ok(d) => procedure_from_doc(&d),
             Err(e) if e.kind == evident_store::ErrorKind::Conflict => Err(StoreError::new(
                 evident_store::ErrorKind::Conflict,
                 format!(

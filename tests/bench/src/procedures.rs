@@ -83,11 +83,15 @@ pub async fn run(args: &Args) -> Value {
             .await
             .expect("save");
         });
-        if in_flight.len() >= 32 {
-            in_flight.join_next().await;
+        if in_flight.len() >= 32
+            && let Some(r) = in_flight.join_next().await
+        {
+            r.expect("save task");
         }
     }
-    while in_flight.join_next().await.is_some() {}
+    while let Some(r) = in_flight.join_next().await {
+        r.expect("save task");
+    }
     let save_secs = started.elapsed().as_secs_f64();
     println!(
         "procedures: {n} saved in {save_secs:.1} s ({:.0}/s)",
