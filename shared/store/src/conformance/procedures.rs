@@ -38,8 +38,17 @@ fn ids(v: &[Procedure]) -> Vec<&str> {
 
 /// Put, replace, get, list, delete, scopes and the outcome counters.
 pub async fn procedures_keep_statistics_and_scopes(h: &Harness) {
-    let s = &h.stores.procedures;
     let now = 1_000_000;
+    seed(h, now).await;
+    outcomes_count_where_visible(h, now).await;
+    replacing_keeps_statistics_and_scope(h, now).await;
+    reads_follow_the_visibility_rule(h).await;
+    deletes_need_the_exact_scope(h).await;
+}
+
+/// `bug` of c1 and of c2, `p1-deploy` and `p2-deploy` of c1's projects.
+async fn seed(h: &Harness, now: i64) {
+    let s = &h.stores.procedures;
     let stored = s
         .put_procedure(
             procedure("bug", "c1", None, "bug report", now),
@@ -66,8 +75,11 @@ pub async fn procedures_keep_statistics_and_scopes(h: &Harness) {
     )
     .await
     .expect("same id, other client");
+}
 
-    // Outcomes: counters and last use, only where visible.
+/// Outcomes: counters and last use, only where visible.
+async fn outcomes_count_where_visible(h: &Harness, now: i64) {
+    let s = &h.stores.procedures;
     let after = s
         .record_procedure_outcome("c1", Some("p1"), "bug", true, now + 10)
         .await
@@ -103,8 +115,11 @@ pub async fn procedures_keep_statistics_and_scopes(h: &Harness) {
             .is_none(),
         "nor does another project"
     );
+}
 
-    // Replacing the definition keeps statistics and creation time.
+/// Replacing the definition keeps statistics and creation time; the scope never changes.
+async fn replacing_keeps_statistics_and_scope(h: &Harness, now: i64) {
+    let s = &h.stores.procedures;
     let mut changed = procedure("bug", "c1", None, "bug report or crash", now + 100);
     changed.source = ProcedureSource::UserDefined;
     changed.steps.truncate(1);
@@ -147,18 +162,35 @@ pub async fn procedures_keep_statistics_and_scopes(h: &Harness) {
         Some("bug report or crash".into()),
         "a refused move writes nothing"
     );
+}
 
-    // Reads follow the visibility rule.
-    let list = |project: Option<&'static str>, after: Option<&'static str>, limit| async move {
-        s.list_procedures("c1", project, after, limit)
-            .await
-            .expect("list")
-    };
-    assert_eq!(ids(&list(None, None, 10).await), ["bug"]);
-    assert_eq!(ids(&list(Some("p1"), None, 10).await), ["bug", "p1-deploy"]);
-    assert_eq!(ids(&list(Some("p1"), None, 1).await), ["bug"]);
-    assert_eq!(ids(&list(Some("p1"), Some("bug"), 10).await), ["p1-deploy"]);
-    assert_eq!(ids(&list(Some("p3"), None, 10).await), ["bug"]);
+async fn list(
+    h: &Harness,
+    project: Option<&'static str>,
+    after: Option<&'static str>,
+    limit: usize,
+) -> Vec<Procedure> {
+    h.stores
+        .procedures
+        .list_procedures("c1", project, after, limit)
+        .await
+        .expect("list")
+}
+
+/// Reads follow the visibility rule.
+async fn reads_follow_the_visibility_rule(h: &Harness) {
+    let s = &h.stores.procedures;
+    assert_eq!(ids(&list(h, None, None, 10).await), ["bug"]);
+    assert_eq!(
+        ids(&list(h, Some("p1"), None, 10).await),
+        ["bug", "p1-deploy"]
+    );
+    assert_eq!(ids(&list(h, Some("p1"), None, 1).await), ["bug"]);
+    assert_eq!(
+        ids(&list(h, Some("p1"), Some("bug"), 10).await),
+        ["p1-deploy"]
+    );
+    assert_eq!(ids(&list(h, Some("p3"), None, 10).await), ["bug"]);
     assert!(
         s.get_procedure("c1", Some("p2"), "p1-deploy")
             .await
@@ -172,8 +204,11 @@ pub async fn procedures_keep_statistics_and_scopes(h: &Harness) {
             .map(|p| p.trigger_pattern),
         Some("other client".into())
     );
+}
 
-    // Delete only in the exact scope.
+/// Delete only in the exact scope.
+async fn deletes_need_the_exact_scope(h: &Harness) {
+    let s = &h.stores.procedures;
     assert!(
         !s.delete_procedure("c1", Some("p1"), "bug")
             .await
@@ -190,7 +225,7 @@ pub async fn procedures_keep_statistics_and_scopes(h: &Harness) {
             .await
             .expect("delete again")
     );
-    assert_eq!(ids(&list(Some("p1"), None, 10).await), ["bug"]);
+    assert_eq!(ids(&list(h, Some("p1"), None, 10).await), ["bug"]);
 }
 
 /// Candidates by cosine: visible only, the floor, the cap, then the closest below it.
