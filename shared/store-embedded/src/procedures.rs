@@ -476,3 +476,97 @@ impl ProcedureStore for EmbeddedStore {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EmbeddedOptions;
+    use evident_store::VectorSpace;
+
+    fn open(dir: &std::path::Path) -> EmbeddedStore {
+        EmbeddedStore::open(EmbeddedOptions {
+            dir: dir.to_path_buf(),
+            vector_space: VectorSpace {
+                embedder: "test".into(),
+                dim: 3,
+            },
+            background_indexer: false,
+        })
+        .expect("open")
+    }
+
+    fn procedure(id: &str, project: Option<&str>) -> Procedure {
+        Procedure {
+            id: id.into(),
+            client_id: "c1".into(),
+            project_id: project.map(str::to_string),
+            trigger_pattern: format!("trigger {id}"),
+            steps: Vec::new(),
+            source: ProcedureSource::UserDefined,
+            success_count: 0,
+            failure_count: 0,
+            usage_count: 0,
+            last_used_at: None,
+            created_at: 10,
+            updated_at: 10,
+        }
+    }
+
+    /// The in-memory index is derived: after a reopen it holds what SQLite holds — vectors,
+    /// statistics, deletions — and a wrongly sized vector is refused before any write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_index_is_rebuilt_from_sqlite_at_open() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = open(dir.path());
+        for (id, project, v) in [
+            ("a", None, [1.0, 0.0, 0.0]),
+            ("b", Some("p1"), [0.0, 2.0, 0.0]),
+            ("c", None, [0.0, 0.0, 5.0]),
+        ] {
+            store
+                .put_procedure(procedure(id, project), v.to_vec())
+                .await
+                .expect("put");
+        }
+        assert_eq!(
+            store
+                .put_procedure(procedure("d", None), vec![1.0])
+                .await
+                .err()
+                .map(|e| e.kind),
+            Some(ErrorKind::Invalid)
+        );
+        store
+            .record_procedure_outcome("c1", Some("p1"), "b", true, 99)
+            .await
+            .expect("outcome");
+        assert!(
+            store
+                .delete_procedure("c1", None, "c")
+                .await
+                .expect("delete")
+        );
+        let nearest = |store: &EmbeddedStore| {
+            store.inner.procedures.nearest(&NearestQuery {
+                client: "c1",
+                project: Some("p1"),
+                vector: &[0.0, 1.0, 0.0],
+                min_cosine: 0.5,
+                max: 10,
+                closest: 10,
+            })
+        };
+        let before = nearest(&store);
+        store.close().expect("close");
+        drop(store);
+        let store = open(dir.path());
+        let after = nearest(&store);
+        assert_eq!(after, before);
+        let got: Vec<(&str, u64, f32)> = after
+            .iter()
+            .map(|s| (s.procedure.id.as_str(), s.procedure.usage_count, s.cosine))
+            .collect();
+        assert_eq!(got, [("b", 1, 1.0), ("a", 0, 0.0)]);
+        assert_eq!(after[0].procedure.last_used_at, Some(99));
+    }
+}

@@ -222,6 +222,52 @@ fn limits_cut_the_ranked_list() {
     assert_eq!(order(&m), ["p9", "p8", "p7"]);
 }
 
+proptest::proptest! {
+    /// Whatever the candidates: only matches are returned, at most `limit`, user-defined ones
+    /// first by similarity, then learned ones by score; `closest` only when nothing matched.
+    #[test]
+    fn ranking_invariants(
+        candidates in proptest::collection::vec(
+            (0.0f32..1.0, proptest::bool::ANY, 0u64..20, 0u64..20, 0i64..120),
+            0..40,
+        ),
+        limit in 1usize..10,
+    ) {
+        use ProcedureSource::*;
+        let scored_candidates: Vec<ScoredProcedure> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, (cosine, user, wins, losses, age))| {
+                let source = if *user { UserDefined } else { Learned };
+                let mut p = stored(&format!("p{i:02}"), "x", source, *wins, *losses);
+                p.last_used_at = Some(T0 - age * DAY);
+                scored(p, *cosine)
+            })
+            .collect();
+        let m = rank(scored_candidates, "task", T0, 30.0, limit);
+        // The trigger `x` has no content word: similarity is 0.8 · cosine.
+        let matching = candidates
+            .iter()
+            .filter(|c| COSINE_WEIGHT * c.0 >= MIN_SIMILARITY)
+            .count();
+        proptest::prop_assert_eq!(m.procedures.len(), matching.min(limit));
+        proptest::prop_assert!(m.procedures.iter().all(|p| p.similarity >= MIN_SIMILARITY));
+        let source = |p: &ProcedureMatch| p.procedure.procedure.source;
+        let learned_from = m
+            .procedures
+            .iter()
+            .position(|p| source(p) == Learned)
+            .unwrap_or(m.procedures.len());
+        let (told, learned) = m.procedures.split_at(learned_from);
+        proptest::prop_assert!(learned.iter().all(|p| source(p) == Learned));
+        proptest::prop_assert!(told.windows(2).all(|w| w[0].similarity >= w[1].similarity));
+        proptest::prop_assert!(learned.windows(2).all(|w| w[0].score >= w[1].score));
+        proptest::prop_assert_eq!(m.closest.is_empty(), matching > 0 || candidates.is_empty());
+        proptest::prop_assert!(m.closest.len() <= CLOSEST);
+        proptest::prop_assert!(m.closest.windows(2).all(|w| w[0].similarity >= w[1].similarity));
+    }
+}
+
 fn def(trigger: &str, source: &str) -> NewProcedure {
     NewProcedure {
         trigger_pattern: trigger.into(),
