@@ -7,6 +7,8 @@ use evident_kb::{Document, RetrieveQuery, TraverseQuery};
 use evident_store::Direction;
 use serde::{Deserialize, Serialize};
 
+pub mod procedures;
+
 /// `POST /api/v1/ingest` and `POST /api/v1/ingest-queue` body: a [`Document`] as its JSON
 /// reads (unknown fields refused; `clientId` required unless `global` is true). The body has
 /// the document's fields exactly, so it wraps the document instead of repeating its field

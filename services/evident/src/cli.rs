@@ -56,6 +56,8 @@ enum Command {
     Session(crate::memory_cmd::SessionArgs),
     /// Claims: evidence-first learned facts with a lifecycle and a history (seed 002).
     Claims(crate::claims_cmd::ClaimsArgs),
+    /// Procedural memory: workflows per client/project, matched to tasks, with outcomes.
+    Procedure(crate::procedure_cmd::ProcedureArgs),
 }
 
 #[derive(Args)]
@@ -254,6 +256,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Outcome(args) => crate::memory_cmd::outcome(args).await,
         Command::Session(args) => crate::memory_cmd::session(args).await,
         Command::Claims(args) => crate::claims_cmd::run(args).await,
+        Command::Procedure(args) => crate::procedure_cmd::run(args).await,
     }
 }
 

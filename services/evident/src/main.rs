@@ -8,6 +8,7 @@ mod graph_cmd;
 mod local_files;
 mod mcp_cmd;
 mod memory_cmd;
+mod procedure_cmd;
 mod serve;
 mod source_cmd;
 mod token_cmd;

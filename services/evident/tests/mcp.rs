@@ -127,15 +127,20 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 19] = [
+    "delete_procedure",
     "get_node",
     "get_user_context",
     "list_nodes",
+    "list_procedures",
+    "match_procedure",
     "memory_get",
     "memory_list",
     "memory_put",
     "queue_status",
     "record_outcome",
+    "record_procedure_outcome",
+    "save_procedure",
     "search",
     "session_append",
     "session_recent",
@@ -175,13 +180,19 @@ async fn check_server_and_tools(client: &Client) {
         assert_eq!(tool["inputSchema"]["type"], "object", "{name}: {tool}");
         let write = matches!(
             name,
-            "store_knowledge" | "memory_put" | "record_outcome" | "session_append"
+            "store_knowledge"
+                | "memory_put"
+                | "record_outcome"
+                | "session_append"
+                | "save_procedure"
+                | "record_procedure_outcome"
+                | "delete_procedure"
         );
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
         assert_eq!(a["openWorldHint"], false, "{name}: {a}");
-        // Appending to the session log replaces nothing.
-        if write && name != "session_append" {
+        // Appending to the session log and counting an outcome replace nothing.
+        if write && !matches!(name, "session_append" | "record_procedure_outcome") {
             assert_eq!(a["destructiveHint"], true, "{name}: {a}");
             assert_eq!(a["idempotentHint"], true, "{name}: {a}");
         }

@@ -55,6 +55,10 @@ pub enum KbError {
     /// told apart for no one, so a chunk's existence never leaks across scopes).
     #[error("evidence chunk `{chunk_id}` does not exist or is not visible in this scope")]
     EvidenceNotVisible { chunk_id: String },
+    /// The write contradicts what is stored (a procedure id in use in another scope): `code`
+    /// is stable (`procedure_scope_conflict`).
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
 }
 
 impl KbError {
@@ -74,6 +78,7 @@ impl KbError {
             KbError::Cancelled => "cancelled",
             KbError::Claim(e) => e.code(),
             KbError::EvidenceNotVisible { .. } => "evidence_not_visible",
+            KbError::Conflict { code, .. } => code,
         }
     }
 
@@ -83,7 +88,7 @@ impl KbError {
             KbError::CredentialDetected { .. } => 422,
             KbError::NotFound { .. } => 404,
             KbError::PolicyRefused { .. } => 403,
-            KbError::ScopeConflict { .. } => 409,
+            KbError::ScopeConflict { .. } | KbError::Conflict { .. } => 409,
             KbError::Store(e) => match e.kind {
                 ErrorKind::Unavailable => 503,
                 ErrorKind::Invalid => 400,

@@ -8,7 +8,7 @@
 //! - alias and graph reads, with the reader's visibility; [`listing`]: chunks by kind, the
 //!   source registry, the queue's tasks.
 //! - agent memory: user knowledge and its prefetch ([`user_knowledge`]), task outcomes
-//!   ([`outcomes`]), the session log ([`session_log`]).
+//!   ([`outcomes`]), the session log ([`session_log`]), procedures ([`procedures`]).
 //!
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
@@ -25,6 +25,7 @@ pub mod listing;
 pub mod memory;
 pub mod outcomes;
 mod pools;
+pub mod procedures;
 pub mod retrieve;
 pub mod session_log;
 pub mod tasks;
@@ -55,6 +56,7 @@ pub struct Kb {
     pub(crate) pools: WritePools,
     pub(crate) chunking: ChunkingConfig,
     pub(crate) session_log_ttl_secs: u64,
+    pub(crate) procedure_half_life_days: u64,
     /// Lock stripes held while identities are merged (see [`identities`]).
     pub(crate) merging: Arc<[tokio::sync::Mutex<()>; identities::MERGE_STRIPES]>,
 }
@@ -76,6 +78,7 @@ impl Kb {
             pools: WritePools::new(pools),
             chunking: ChunkingConfig::default(),
             session_log_ttl_secs: session_log::DEFAULT_TTL_SECS,
+            procedure_half_life_days: procedures::DEFAULT_HALF_LIFE_DAYS,
             merging: Arc::new(std::array::from_fn(|_| tokio::sync::Mutex::new(()))),
         })
     }

@@ -370,12 +370,16 @@ pub struct MemorySettings {
     /// Days a session-log entry lives after it is written (the seed's
     /// `session_memory_ttl_days`).
     pub session_log_ttl_days: u64,
+    /// Half-life of a procedure's usage decay in matches, in days: an unused procedure's
+    /// score halves every this many days (`evident_kb::procedures`).
+    pub procedure_half_life_days: u64,
 }
 
 impl Default for MemorySettings {
     fn default() -> Self {
         MemorySettings {
             session_log_ttl_days: 7,
+            procedure_half_life_days: evident_kb::procedures::DEFAULT_HALF_LIFE_DAYS,
         }
     }
 }
@@ -387,6 +391,16 @@ impl MemorySettings {
             1..=366 => Ok(self.session_log_ttl_days * 24 * 3600),
             d => Err(ConfigError::Invalid(format!(
                 "memory.session_log_ttl_days = {d}: use 1..=366"
+            ))),
+        }
+    }
+
+    /// The decay's half-life in days, refused when zero or over ten years.
+    pub fn procedure_half_life_days(&self) -> Result<u64, ConfigError> {
+        match self.procedure_half_life_days {
+            1..=3660 => Ok(self.procedure_half_life_days),
+            d => Err(ConfigError::Invalid(format!(
+                "memory.procedure_half_life_days = {d}: use 1..=3660"
             ))),
         }
     }

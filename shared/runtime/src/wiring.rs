@@ -184,7 +184,8 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
     let kb = Kb::new(stores, embedder, cfg.write_pools)
         .await?
         .with_chunking(cfg.chunking.to_chunking())
-        .with_session_log_ttl(cfg.memory.session_log_ttl_secs()?);
+        .with_session_log_ttl(cfg.memory.session_log_ttl_secs()?)
+        .with_procedure_half_life_days(cfg.memory.procedure_half_life_days()?);
     let tasks = evident_kb::TaskSubmitter::new(kb.stores().queue.clone());
     let mut handlers = evident_kb::TaskHandlers::new(&kb);
     evident_indexers::git::GitTasks {
@@ -259,7 +260,14 @@ async fn open_stores(
             roles.push("chunks");
         }
         if cfg.store.queue == QueueBackend::Embedded {
-            roles.extend(["queue", "sources", "indexers", "memory", "access"]);
+            roles.extend([
+                "queue",
+                "sources",
+                "indexers",
+                "memory",
+                "access",
+                "procedures",
+            ]);
         }
         health.push(Arc::new(evident_store::ServingRoles {
             backend: l.clone(),
@@ -332,6 +340,7 @@ async fn open_stores(
             memory: queued.memory,
             access: queued.access,
             claims: queued.claims,
+            procedures: queued.procedures,
             health,
         },
         embedded,
@@ -347,6 +356,7 @@ struct QueueRoles {
     memory: Arc<dyn evident_store::memory::MemoryStore>,
     access: Arc<dyn evident_store::access::AccessStore>,
     claims: Arc<dyn evident_store::claims::ClaimStore>,
+    procedures: Arc<dyn evident_store::procedures::ProcedureStore>,
 }
 
 impl QueueRoles {
@@ -360,6 +370,7 @@ impl QueueRoles {
             + evident_store::memory::MemoryStore
             + evident_store::access::AccessStore
             + evident_store::claims::ClaimStore
+            + evident_store::procedures::ProcedureStore
             + 'static,
     {
         QueueRoles {
@@ -369,7 +380,8 @@ impl QueueRoles {
             indexers: store.clone(),
             memory: store.clone(),
             claims: store.clone(),
-            access: store,
+            access: store.clone(),
+            procedures: store,
         }
     }
 }

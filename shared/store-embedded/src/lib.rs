@@ -22,6 +22,7 @@ mod graph;
 mod indexers;
 mod integrity;
 mod memory;
+mod procedures;
 mod queue;
 mod schema;
 mod sources;
@@ -71,6 +72,8 @@ pub(crate) struct Inner {
     committer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Held until `close` (or drop): one process per data directory.
     lock: Mutex<Option<std::fs::File>>,
+    /// Every procedure with its vector, derived from SQLite (matching reads only this).
+    pub(crate) procedures: Arc<procedures::ProcedureIndex>,
 }
 
 impl Inner {
@@ -163,6 +166,7 @@ impl EmbeddedStore {
         })?;
         let text = text_index::TextIndex::default();
         chunks::track_all_rows(&writer, &vectors, &text)?;
+        let procedures = Arc::new(procedures::ProcedureIndex::load(&writer)?);
 
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
@@ -183,6 +187,7 @@ impl EmbeddedStore {
                 writes: Mutex::new(None),
                 committer: Mutex::new(None),
                 lock: Mutex::new(Some(lock)),
+                procedures,
             }),
         };
         let (tx, rx) = std::sync::mpsc::channel();
@@ -219,6 +224,7 @@ impl EmbeddedStore {
             memory: me.clone(),
             access: me.clone(),
             claims: me.clone(),
+            procedures: me.clone(),
             health: vec![me],
         }
     }
@@ -353,7 +359,15 @@ impl evident_store::Health for EmbeddedStore {
             backend: "embedded".into(),
             // Every role: a deployment that gives it fewer wraps it in `ServingRoles`.
             roles: [
-                "graph", "aliases", "chunks", "queue", "sources", "indexers", "memory", "access",
+                "graph",
+                "aliases",
+                "chunks",
+                "queue",
+                "sources",
+                "indexers",
+                "memory",
+                "access",
+                "procedures",
             ]
             .map(String::from)
             .to_vec(),

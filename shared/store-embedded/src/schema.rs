@@ -263,6 +263,25 @@ CREATE TABLE IF NOT EXISTS claim_evidence(
     claim_id  TEXT NOT NULL,
     PRIMARY KEY(partition, chunk_id, claim_id)
 ) WITHOUT ROWID;
+-- Procedural memory: workflows per (client, id) in the client's own scope (project '') or
+-- one project's. `vector` is the trigger's unit-length embedding (f32 little-endian); the
+-- store keeps a copy of every row in memory for matching (`procedures.rs`).
+CREATE TABLE IF NOT EXISTS procedures(
+    client_id     TEXT NOT NULL,
+    id            TEXT NOT NULL,
+    project_id    TEXT NOT NULL,
+    trigger       TEXT NOT NULL,
+    steps         TEXT NOT NULL,
+    source        TEXT NOT NULL,
+    success_count INTEGER NOT NULL,
+    failure_count INTEGER NOT NULL,
+    usage_count   INTEGER NOT NULL,
+    last_used_at  INTEGER,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL,
+    vector        BLOB NOT NULL,
+    UNIQUE(client_id, id)
+);
 
 CREATE TABLE IF NOT EXISTS indexer_cursors(
     source_id TEXT NOT NULL,

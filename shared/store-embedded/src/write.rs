@@ -458,7 +458,7 @@ impl EmbeddedStore {
         })?
     }
 
-    fn send_job(&self, job: Job) -> Result<()> {
+    pub(crate) fn send_job(&self, job: Job) -> Result<()> {
         self.inner
             .writes
             .lock()

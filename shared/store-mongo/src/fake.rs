@@ -375,6 +375,15 @@ fn sort_docs(docs: &mut [Document], sort: &Document) {
 }
 
 fn project(d: &Document, p: &Document) -> Document {
+    // Only zeros (besides `_id`): an exclusion projection.
+    if p.iter().all(|(k, v)| k == "_id" || numeric(v) == Some(0.0)) && p.keys().any(|k| k != "_id")
+    {
+        let mut out = d.clone();
+        for (k, _) in p {
+            out.remove(k);
+        }
+        return out;
+    }
     let mut out = Document::new();
     if p.get("_id").and_then(numeric) != Some(0.0)
         && let Some(id) = d.get("_id")

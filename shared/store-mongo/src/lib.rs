@@ -2,7 +2,8 @@
 //! the source registry ([`SourceRegistry`](evident_store::SourceRegistry) and the registry step
 //! of a [`SequencedWriter`](evident_store::SequencedWriter)), indexer sources with their
 //! polling leases and cursors ([`IndexerStore`](evident_store::indexers::IndexerStore)), session
-//! memory ([`MemoryStore`](evident_store::memory::MemoryStore)) and a readiness check.
+//! memory ([`MemoryStore`](evident_store::memory::MemoryStore)), procedural memory
+//! ([`ProcedureStore`](evident_store::procedures::ProcedureStore)) and a readiness check.
 //!
 //! # Commands and transports
 //!
@@ -29,6 +30,8 @@
 //! | `indexer_sources` | source id | polled sources, status, polling lease (`owner`, `leaseExpiresAt`, `leaseEpoch`) |
 //! | `indexer_cursors` | `{source, key}` | cursors, fenced by the lease epoch of their writer |
 //! | `memory` | `{clientId, sessionId, key}` | session memory, `expiresAt` a BSON date |
+//! | `session_log` | timestamp + counter | the session log, `expiresAt` a BSON date |
+//! | `procedures` | `{clientId, procedureId}` | procedural memory (`procedures` module) |
 //!
 //! JSON values (payloads, configs, stats, cursors, memory values) are stored as JSON text:
 //! exact round trips, and user keys can never be read as operators. Times are the callers'
@@ -75,6 +78,7 @@ mod fields;
 mod health;
 mod indexers;
 mod memory;
+mod procedures;
 mod queue;
 pub mod recorded;
 pub mod schema;
@@ -99,7 +103,14 @@ pub use recorded::{Exchange, RecordedTransport};
 use client::Db;
 
 /// The roles this backend serves, as reported by its health check.
-pub const ROLES: [&str; 5] = ["queue", "sources", "indexers", "memory", "access"];
+pub const ROLES: [&str; 6] = [
+    "queue",
+    "sources",
+    "indexers",
+    "memory",
+    "access",
+    "procedures",
+];
 
 struct Inner {
     db: Db,

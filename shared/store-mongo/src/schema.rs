@@ -22,6 +22,9 @@ pub const MEMORY: &str = "memory";
 /// The session log (`_id`: a string in append order), expiring by a TTL index.
 pub const SESSION_LOG: &str = "session_log";
 
+/// Procedural memory (`_id: {clientId, procedureId}`).
+pub const PROCEDURES: &str = "procedures";
+
 /// API tokens (`_id`: the token id), found by the hash of their secret.
 pub const TOKENS: &str = "tokens";
 /// The audit log of writes and admin actions (`_id`: the event id).
@@ -133,6 +136,11 @@ pub fn index_commands() -> Vec<Document> {
         doc! {
             "createIndexes": CLAIM_EVIDENCE,
             "indexes": [{"key": {"partition": 1, "chunkId": 1}, "name": "claim_evidence_chunk"}],
+        },
+        doc! {
+            "createIndexes": PROCEDURES,
+            // A client's procedures by id: listings, and a match's candidates.
+            "indexes": [{"key": {"clientId": 1, "procedureId": 1}, "name": "procedures_client"}],
         },
     ]
 }

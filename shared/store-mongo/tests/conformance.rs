@@ -60,6 +60,7 @@ mod live {
         stores.memory = m.clone();
         stores.access = m.clone();
         stores.claims = m.clone();
+        stores.procedures = m.clone();
         stores.writer = Arc::new(SequencedWriter {
             chunks: Arc::new(embedded.clone()),
             graph: Arc::new(embedded.clone()),

@@ -104,7 +104,8 @@ async fn health_pings() {
                 "sources".into(),
                 "indexers".into(),
                 "memory".into(),
-                "access".into()
+                "access".into(),
+                "procedures".into()
             ]
         )
     );

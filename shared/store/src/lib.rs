@@ -12,6 +12,7 @@ pub mod conformance;
 mod error;
 pub mod indexers;
 pub mod memory;
+pub mod procedures;
 pub mod queue;
 #[cfg(feature = "model")]
 pub mod queue_model;
@@ -51,6 +52,8 @@ pub struct Stores {
     pub access: Arc<dyn access::AccessStore>,
     /// Claims, their history and the chunks that evidence them.
     pub claims: Arc<dyn claims::ClaimStore>,
+    /// Procedural memory of agents.
+    pub procedures: Arc<dyn procedures::ProcedureStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

@@ -6,8 +6,9 @@
 //!   corpus (default 100,000 chunks), then retrieval with expansion, by-kind, and the raw-index floor.
 //! - `mcp [--chunks N] [--queries N]`: `search` through MCP over HTTP next to the REST retrieve
 //!   path (same router, token and queries; default 20,000 chunks).
-//! - `memory [--items N] [--reads N] [--appends N]`: the user-context prefetch over N knowledge
-//!   items (default 10,000) and session-log appends.
+//! - `memory [--items N] [--reads N] [--appends N] [--procedures N] [--matches N]`: the
+//!   user-context prefetch over N knowledge items (default 10,000), session-log appends, and
+//!   procedure match over N procedures (default 10,000).
 //! - `queue [--tasks N] [--workers N] [--backlog N] [--probes N]`: enqueue + claim + complete throughput,
 //!   and the latency of priority-1 synchronous ingests with and without a bulk backlog.
 //! - `code [--files N]`: structural indexing of real code (Rust, Python, Java, JavaScript found on
@@ -29,6 +30,7 @@ pub mod fidelity_mail;
 mod git;
 mod mcp;
 mod memory;
+mod procedures;
 mod queue;
 mod retrieve;
 mod sources;

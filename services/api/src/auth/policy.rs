@@ -155,6 +155,13 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("get", "/healthz", Access::Public),
     ("get", "/readyz", Access::Public),
     ("get", "/metrics", Access::Public),
+    ("post", "/api/v1/procedures", write(Body)),
+    ("get", "/api/v1/procedures", read(Query)),
+    ("post", "/api/v1/procedures/match", read(Body)),
+    ("get", "/api/v1/procedures/{id}", read(Query)),
+    ("put", "/api/v1/procedures/{id}", write(Body)),
+    ("delete", "/api/v1/procedures/{id}", write(Query)),
+    ("post", "/api/v1/procedures/{id}/outcome", write(Body)),
 ];
 
 /// The policy of a served route: `method` lower-case, `path` as in [`ROUTES`] (axum's

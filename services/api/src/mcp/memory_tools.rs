@@ -106,7 +106,11 @@ impl EvidentMcp {
                 category: Some(TaskCategory::parse(&a.category)?),
                 task_id: a.task_id,
                 action: a.action,
-                step_results: a.step_count,
+                step_results: if a.step_results.is_empty() {
+                    a.step_count
+                } else {
+                    a.step_results.len()
+                },
                 error: a.error,
                 final_result: a.final_result,
                 summary: a.summary,

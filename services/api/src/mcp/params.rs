@@ -256,7 +256,11 @@ pub struct RecordOutcomeArgs {
     /// `code`, `tracker_ops`, `mixed`, `respond`…
     #[serde(default)]
     pub action: String,
-    /// How many step results the task had.
+    /// The task's step results, as `POST /api/v1/outcomes` takes them (only their number
+    /// is used).
+    #[serde(default)]
+    pub step_results: Vec<Value>,
+    /// How many step results the task had, when `stepResults` is not given (older callers).
     #[serde(default)]
     pub step_count: usize,
     /// The task's error, if it failed (then nothing is stored).

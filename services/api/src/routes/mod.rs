@@ -8,6 +8,7 @@ mod knowledge;
 mod memory;
 mod ops;
 pub(crate) mod outcomes;
+mod procedures;
 mod queue;
 mod read;
 mod session_log;
@@ -102,6 +103,18 @@ pub fn all() -> Router<AppState> {
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
+        .route(
+            "/api/v1/procedures",
+            post(procedures::create).get(procedures::list),
+        )
+        .route("/api/v1/procedures/match", post(procedures::match_task))
+        .route(
+            "/api/v1/procedures/{id}",
+            get(procedures::get)
+                .put(procedures::update)
+                .delete(procedures::delete),
+        )
+        .route("/api/v1/procedures/{id}/outcome", post(procedures::outcome))
         .fallback(ops::not_found)
         .method_not_allowed_fallback(ops::method_not_allowed)
 }

@@ -19,6 +19,7 @@ mod claims;
 mod graph;
 mod indexers;
 mod memory;
+mod procedures;
 mod queue;
 mod sources;
 
@@ -29,6 +30,7 @@ pub use claims::*;
 pub use graph::*;
 pub use indexers::*;
 pub use memory::*;
+pub use procedures::*;
 pub use queue::*;
 pub use sources::*;
 
@@ -103,6 +105,9 @@ macro_rules! __conformance_cases {
             tokens_are_found_by_hash_listed_by_client_and_revoked_once,
             audit_events_are_kept_filtered_and_paged_newest_first,
             claims_keep_history_index_evidence_and_respect_visibility,
+            procedures_keep_statistics_and_scopes,
+            procedures_nearest_by_cosine,
+            procedure_outcomes_are_atomic,
         );
     };
 }
