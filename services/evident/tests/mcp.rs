@@ -127,21 +127,27 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 20] = [
+    "claim_history",
+    "dispute",
     "get_node",
     "get_user_context",
+    "learn",
     "list_nodes",
     "memory_get",
     "memory_list",
     "memory_put",
     "queue_status",
+    "recall",
     "record_outcome",
     "search",
     "session_append",
     "session_recent",
     "source_status",
     "store_knowledge",
+    "supersede",
     "traverse",
+    "verify",
 ];
 
 /// Initialise, list tools (schemas and annotations), resource templates.
@@ -175,13 +181,25 @@ async fn check_server_and_tools(client: &Client) {
         assert_eq!(tool["inputSchema"]["type"], "object", "{name}: {tool}");
         let write = matches!(
             name,
-            "store_knowledge" | "memory_put" | "record_outcome" | "session_append"
+            "store_knowledge"
+                | "memory_put"
+                | "record_outcome"
+                | "session_append"
+                | "learn"
+                | "verify"
+                | "dispute"
+                | "supersede"
+        );
+        // Claims only append to a history: nothing is replaced.
+        let appends = matches!(
+            name,
+            "session_append" | "learn" | "verify" | "dispute" | "supersede"
         );
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
         assert_eq!(a["openWorldHint"], false, "{name}: {a}");
         // Appending to the session log replaces nothing.
-        if write && name != "session_append" {
+        if write && !appends {
             assert_eq!(a["destructiveHint"], true, "{name}: {a}");
             assert_eq!(a["idempotentHint"], true, "{name}: {a}");
         }
