@@ -127,10 +127,13 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 19] = [
+const TOOLS: [&str; 25] = [
+    "claim_history",
     "delete_procedure",
+    "dispute",
     "get_node",
     "get_user_context",
+    "learn",
     "list_nodes",
     "list_procedures",
     "match_procedure",
@@ -138,6 +141,7 @@ const TOOLS: [&str; 19] = [
     "memory_list",
     "memory_put",
     "queue_status",
+    "recall",
     "record_outcome",
     "record_procedure_outcome",
     "save_procedure",
@@ -146,7 +150,9 @@ const TOOLS: [&str; 19] = [
     "session_recent",
     "source_status",
     "store_knowledge",
+    "supersede",
     "traverse",
+    "verify",
 ];
 
 /// Initialise, list tools (schemas and annotations), resource templates.
@@ -187,12 +193,26 @@ async fn check_server_and_tools(client: &Client) {
                 | "save_procedure"
                 | "record_procedure_outcome"
                 | "delete_procedure"
+                | "learn"
+                | "verify"
+                | "dispute"
+                | "supersede"
+        );
+        // Appending to the session log or a claim's history and counting an outcome replace
+        // nothing.
+        let appends = matches!(
+            name,
+            "session_append"
+                | "record_procedure_outcome"
+                | "learn"
+                | "verify"
+                | "dispute"
+                | "supersede"
         );
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
         assert_eq!(a["openWorldHint"], false, "{name}: {a}");
-        // Appending to the session log and counting an outcome replace nothing.
-        if write && !matches!(name, "session_append" | "record_procedure_outcome") {
+        if write && !appends {
             assert_eq!(a["destructiveHint"], true, "{name}: {a}");
             assert_eq!(a["idempotentHint"], true, "{name}: {a}");
         }

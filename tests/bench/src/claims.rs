@@ -84,9 +84,15 @@ pub async fn run(args: &Args) {
         let text = corpus.sentence(&mut rng, words);
         let (kb, scope, chunk) = (kb.clone(), scope.clone(), chunk_ids[i % docs].clone());
         in_flight.spawn(async move {
-            kb.learn(scope, claim(text, &chunk), None, 1_700_000_000_000, Priority::DEFAULT)
-                .await
-                .expect("learn");
+            kb.learn(
+                scope,
+                claim(text, &chunk),
+                None,
+                1_700_000_000_000,
+                Priority::DEFAULT,
+            )
+            .await
+            .expect("learn");
         });
         if in_flight.len() >= 32 {
             in_flight.join_next().await;
@@ -117,7 +123,9 @@ pub async fn run(args: &Args) {
     }
     t_learn.sort();
     let (l50, l99) = (percentile(&t_learn, 0.5), percentile(&t_learn, 0.99));
-    println!("learn (one at a time, durable): p50 {l50:.3} ms, p99 {l99:.3} ms (target p99 ≤ 10 ms)");
+    println!(
+        "learn (one at a time, durable): p50 {l50:.3} ms, p99 {l99:.3} ms (target p99 ≤ 10 ms)"
+    );
 
     let mut t_recall: Vec<Duration> = Vec::with_capacity(queries);
     let mut found = 0;

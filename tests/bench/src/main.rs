@@ -200,8 +200,7 @@ impl Args {
     }
 }
 
-const SUITES: &str =
-    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {

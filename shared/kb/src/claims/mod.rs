@@ -13,6 +13,8 @@
 mod lifecycle;
 mod pack;
 mod recall;
+#[cfg(test)]
+mod tests;
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
