@@ -12,9 +12,12 @@
 //!
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
+pub mod agent_graph;
 mod aliases;
 pub mod credentials;
 mod error;
+pub mod evidence;
+pub mod gaps;
 mod graph;
 pub mod identities;
 pub mod ingest;

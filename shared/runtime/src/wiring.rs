@@ -331,6 +331,7 @@ async fn open_stores(
             indexers: queued.indexers,
             memory: queued.memory,
             access: queued.access,
+            gaps: queued.gaps,
             health,
         },
         embedded,
@@ -345,6 +346,7 @@ struct QueueRoles {
     indexers: Arc<dyn evident_store::indexers::IndexerStore>,
     memory: Arc<dyn evident_store::memory::MemoryStore>,
     access: Arc<dyn evident_store::access::AccessStore>,
+    gaps: Arc<dyn evident_store::gaps::GapStore>,
 }
 
 impl QueueRoles {
@@ -357,6 +359,7 @@ impl QueueRoles {
             + evident_store::indexers::IndexerStore
             + evident_store::memory::MemoryStore
             + evident_store::access::AccessStore
+            + evident_store::gaps::GapStore
             + 'static,
     {
         QueueRoles {
@@ -365,7 +368,8 @@ impl QueueRoles {
             records: store.clone(),
             indexers: store.clone(),
             memory: store.clone(),
-            access: store,
+            access: store.clone(),
+            gaps: store,
         }
     }
 }

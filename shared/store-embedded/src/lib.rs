@@ -17,6 +17,7 @@ mod access;
 mod aliases;
 mod chunks;
 mod dense;
+mod gaps;
 mod graph;
 mod indexers;
 mod integrity;
@@ -217,6 +218,7 @@ impl EmbeddedStore {
             indexers: me.clone(),
             memory: me.clone(),
             access: me.clone(),
+            gaps: me.clone(),
             health: vec![me],
         }
     }

@@ -29,6 +29,7 @@
 //! | `indexer_sources` | source id | polled sources, status, polling lease (`owner`, `leaseExpiresAt`, `leaseEpoch`) |
 //! | `indexer_cursors` | `{source, key}` | cursors, fenced by the lease epoch of their writer |
 //! | `memory` | `{clientId, sessionId, key}` | session memory, `expiresAt` a BSON date |
+//! | `gaps` | gap id | knowledge gaps with their history, changed by compare-and-set on `rev` (`gaps` module) |
 //!
 //! JSON values (payloads, configs, stats, cursors, memory values) are stored as JSON text:
 //! exact round trips, and user keys can never be read as operators. Times are the callers'
@@ -71,6 +72,7 @@ mod client;
 mod config;
 mod error;
 mod fields;
+mod gaps;
 mod health;
 mod indexers;
 mod memory;

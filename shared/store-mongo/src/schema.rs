@@ -27,6 +27,9 @@ pub const TOKENS: &str = "tokens";
 /// The audit log of writes and admin actions (`_id`: the event id).
 pub const AUDIT: &str = "audit";
 
+/// Knowledge gaps (`_id`: the gap id) with their history (see the `gaps` module).
+pub const GAPS: &str = "gaps";
+
 /// The `createIndexes` commands run at connect, one per collection.
 pub fn index_commands() -> Vec<Document> {
     vec![

@@ -59,6 +59,7 @@ mod live {
         stores.indexers = m.clone();
         stores.memory = m.clone();
         stores.access = m.clone();
+        stores.gaps = m.clone();
         stores.writer = Arc::new(SequencedWriter {
             chunks: Arc::new(embedded.clone()),
             graph: Arc::new(embedded.clone()),

@@ -9,6 +9,7 @@
 pub mod access;
 pub mod conformance;
 mod error;
+pub mod gaps;
 pub mod indexers;
 pub mod memory;
 pub mod queue;
@@ -48,6 +49,8 @@ pub struct Stores {
     pub memory: Arc<dyn memory::MemoryStore>,
     /// API tokens and the audit log.
     pub access: Arc<dyn access::AccessStore>,
+    /// Knowledge gaps and their history.
+    pub gaps: Arc<dyn gaps::GapStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

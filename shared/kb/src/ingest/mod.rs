@@ -121,6 +121,7 @@ mod purge;
 mod tests;
 
 pub(crate) use check::*;
+pub(crate) use graph::plain_label;
 use graph::*;
 
 /// New chunks embedded per call when a watcher follows an ingest's progress: fine enough

@@ -15,6 +15,7 @@ use crate::{
 mod access;
 mod aliases;
 mod chunks;
+mod gaps;
 mod graph;
 mod indexers;
 mod memory;
@@ -24,6 +25,7 @@ mod sources;
 pub use access::*;
 pub use aliases::*;
 pub use chunks::*;
+pub use gaps::*;
 pub use graph::*;
 pub use indexers::*;
 pub use memory::*;
@@ -100,6 +102,8 @@ macro_rules! __conformance_cases {
             session_log_evicts_expires_and_keeps_logs_apart,
             tokens_are_found_by_hash_listed_by_client_and_revoked_once,
             audit_events_are_kept_filtered_and_paged_newest_first,
+            gaps_claim_in_order_one_per_client_with_expiring_leases,
+            gaps_move_by_the_state_machine_with_append_only_history,
         );
     };
 }

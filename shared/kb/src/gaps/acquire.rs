@@ -1,0 +1,177 @@
+//! The built-in acquirer: the `acquire-gap` queue task. It takes a gap reported with
+//! `acquirer: builtin` (the only gaps it takes; agents claim the others), searches what the
+//! client's sources already hold (`retrieve` with the gap's question), and submits what it
+//! found as the gap's findings — each passage under its citation — exactly as an agent would,
+//! so the gap is answered without any external agent. Nothing relevant
+//! ([`super::nothing_relevant`]) fails the gap with that reason.
+//!
+//! Body (`v: 1`): `{"type": "acquire-gap", "v": 1, "scope": {…}, "gapId": "…"}`, queued under
+//! `gaps:{client}` so one client's acquisitions run one at a time, in order. Idempotent: a
+//! task whose gap is already acquired (or further) does nothing; while another acquisition of
+//! the client holds a live lease the task is retried later (operational, with the queue's
+//! backoff), never dropped.
+
+use evident_ai::Priority;
+use evident_core::Scope;
+use evident_store::gaps::{Acquirer, GapRecord, GapState};
+use evident_store::queue::Millis;
+use serde::{Deserialize, Serialize};
+
+use crate::tasks::{TaskError, TaskHandler, TaskSubmitter};
+use crate::{Kb, Result, RetrieveQuery};
+
+/// The task kind.
+pub const KIND: &str = "acquire-gap";
+/// Who the built-in acquirer's claims and findings name.
+pub const ACTOR: &str = "builtin-acquirer";
+/// Its lease: one retrieval and one ingest.
+const LEASE_MS: i64 = 5 * 60_000;
+/// Passages it keeps, and the length of each.
+const PASSAGES: usize = 6;
+const PASSAGE_CHARS: usize = 1_200;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "acquire-gap", rename_all = "camelCase", deny_unknown_fields)]
+pub struct AcquireGapBody {
+    pub v: u32,
+    pub scope: Scope,
+    pub gap_id: String,
+}
+
+/// Queues the acquisition of a built-in gap.
+pub async fn enqueue(tasks: &TaskSubmitter, gap: &GapRecord, now: Millis) -> Result<()> {
+    let body = AcquireGapBody {
+        v: 1,
+        scope: gap.scope.clone(),
+        gap_id: gap.gap_id.clone(),
+    };
+    let payload = serde_json::to_value(&body)
+        .map_err(|e| crate::KbError::Invalid(format!("unserialisable task: {e}")))?;
+    tasks
+        .enqueue_body(
+            gap.scope.clone(),
+            &format!("gaps:{}", gap.scope.partition()),
+            Priority::DEFAULT,
+            payload,
+            now,
+        )
+        .await?;
+    Ok(())
+}
+
+fn now_millis() -> Millis {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The Markdown of what retrieval found: each passage under its citation.
+fn findings_markdown(question: &str, pack: &crate::EvidencePack) -> (String, Vec<String>) {
+    let mut md = format!("# {question}\n\nWhat Evident's sources already say:\n");
+    let mut sources = Vec::new();
+    for item in pack.items.iter().take(PASSAGES) {
+        let excerpt: String = item.content.chars().take(PASSAGE_CHARS).collect();
+        let heading = item.title.clone().unwrap_or_else(|| item.citation.clone());
+        md.push_str(&format!(
+            "\n## {heading}\n\n{}\n\nSource: {}\n",
+            excerpt.trim(),
+            item.citation
+        ));
+        if !sources.contains(&item.citation) {
+            sources.push(item.citation.clone());
+        }
+    }
+    (md, sources)
+}
+
+impl Kb {
+    /// One run of the built-in acquirer for the client of `scope` (see the module docs).
+    /// Returns the gap it worked on, if any.
+    pub async fn acquire_builtin(
+        &self,
+        scope: &Scope,
+        gap_id: &str,
+        now: Millis,
+    ) -> std::result::Result<Option<GapRecord>, TaskError> {
+        let client = scope.partition();
+        let vis = evident_core::Visibility::of(scope.clone());
+        let claim = self
+            .stores
+            .gaps
+            .claim_gap(client, &vis, Acquirer::Builtin, ACTOR, LEASE_MS, now)
+            .await
+            .map_err(crate::KbError::from)?;
+        let Some(claim) = claim else {
+            let gap = self.stores.gaps.get_gap(client, gap_id).await.map_err(crate::KbError::from)?;
+            return match gap {
+                Some(g) if matches!(g.state, GapState::Open | GapState::Acquiring) => {
+                    Err(TaskError::Retryable(format!(
+                        "gap {gap_id} waits: another acquisition of the client is running"
+                    )))
+                }
+                _ => Ok(None),
+            };
+        };
+        let gap = claim.gap;
+        let gscope = gap.scope.clone();
+        let mut q = RetrieveQuery::new(gap.question.clone(), gscope.client_id.as_deref());
+        q.project_id = gscope.project_id.clone();
+        q.group_id = gscope.group_id.clone();
+        q.max_results = PASSAGES;
+        let pack = self.retrieve(&q).await?;
+        let done = if super::nothing_relevant(&pack) {
+            self.fail_gap(
+                &gscope,
+                &gap.gap_id,
+                ACTOR,
+                Some(claim.epoch),
+                "nothing relevant found in the client's sources",
+                false,
+                now,
+            )
+            .await?
+        } else {
+            let (markdown, sources) = findings_markdown(&gap.question, &pack);
+            self.submit_findings(
+                &gscope,
+                &gap.gap_id,
+                ACTOR,
+                Some(claim.epoch),
+                &markdown,
+                &sources,
+                now,
+            )
+            .await?
+            .gap
+        };
+        tracing::info!(gap_id = %done.gap_id, state = done.state.as_str(), "built-in acquirer");
+        Ok(Some(done))
+    }
+}
+
+/// The `acquire-gap` handler.
+pub struct GapAcquirer {
+    pub kb: Kb,
+}
+
+#[async_trait::async_trait]
+impl TaskHandler for GapAcquirer {
+    async fn execute(
+        &self,
+        payload: &serde_json::Value,
+        _priority: Priority,
+    ) -> std::result::Result<(), TaskError> {
+        let body: AcquireGapBody = serde_json::from_value(payload.clone())
+            .map_err(|e| TaskError::Permanent(format!("unreadable task body: {e}")))?;
+        if body.v != 1 {
+            return Err(TaskError::Permanent(format!(
+                "unsupported version of a `{KIND}` task"
+            )));
+        }
+        self.kb
+            .acquire_builtin(&body.scope, &body.gap_id, now_millis())
+            .await
+            .map(drop)
+    }
+}
