@@ -18,6 +18,7 @@
 
 mod access;
 mod call;
+mod gap_tools;
 mod inflight;
 mod memory_tools;
 mod params;
@@ -59,7 +60,7 @@ impl EvidentMcp {
     pub fn new(state: AppState) -> EvidentMcp {
         EvidentMcp {
             state,
-            tool_router: Self::tool_router() + Self::memory_router(),
+            tool_router: Self::tool_router() + Self::memory_router() + Self::gap_router(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! authorisation policy; tests check the OpenAPI document and the policies cover exactly these.
 
 mod access;
+pub(crate) mod gaps;
 mod git;
 mod knowledge;
 mod memory;
@@ -89,6 +90,18 @@ pub fn all() -> Router<AppState> {
         .route("/api/v1/audit", get(access::audit))
         .route("/api/v1/whoami", get(access::whoami))
         .route("/api/v1/openapi.json", get(ops::openapi))
+        .route("/api/v1/graph/nodes", post(gaps::add_node))
+        .route(
+            "/api/v1/graph/edges",
+            post(gaps::add_edge).delete(gaps::delete_edge),
+        )
+        .route("/api/v1/graph/batch", post(gaps::add_batch))
+        .route("/api/v1/gaps", post(gaps::report).get(gaps::list))
+        .route("/api/v1/gaps/claim", post(gaps::claim))
+        .route("/api/v1/gaps/{gapId}", get(gaps::get))
+        .route("/api/v1/gaps/{gapId}/findings", post(gaps::findings))
+        .route("/api/v1/gaps/{gapId}/fail", post(gaps::fail))
+        .route("/api/v1/gaps/{gapId}/reorder", post(gaps::reorder))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

@@ -84,6 +84,14 @@ pub fn findings_urn(gap_id: &str) -> String {
     format!("gap-findings:{gap_id}")
 }
 
+/// RFC 3339 (milliseconds) of a clock reading.
+pub fn rfc3339(ms: Millis) -> String {
+    humantime::format_rfc3339_millis(
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64),
+    )
+    .to_string()
+}
+
 fn text_field(field: &'static str, v: &str, max: usize) -> Result<()> {
     validate::bounded_text(field, v, max).or_else(|e| match e {
         validate::FieldError::ControlChar { .. } => validate::content(field, v),
@@ -370,12 +378,7 @@ impl Kb {
             content,
             title: Some(format!("Findings: {}", gap.question)),
             metadata: Some(metadata),
-            observed_at: Some(
-                humantime::format_rfc3339_millis(
-                    std::time::UNIX_EPOCH + std::time::Duration::from_millis(now.max(0) as u64),
-                )
-                .to_string(),
-            ),
+            observed_at: Some(rfc3339(now)),
             main_node_key: Some(format!("findings:{gap_id}")),
             relationships: Some(relationships),
             locator: None,
