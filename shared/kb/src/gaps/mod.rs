@@ -318,7 +318,11 @@ impl Kb {
             )));
         }
         match epoch {
-            Some(e) => Ok(e),
+            Some(e) if e == gap.epoch => Ok(e),
+            Some(e) => Err(conflict(format!(
+                "gap {} was claimed again (epoch {e} is not the current {}): your claim expired",
+                gap.gap_id, gap.epoch
+            ))),
             None if gap.lease_owner.as_deref() == Some(actor) => Ok(gap.epoch),
             None => Err(conflict(format!(
                 "gap {} is claimed by someone else (pass the epoch of your claim)",
