@@ -93,8 +93,29 @@ fn create_one(conn: &Connection, gap: &NewGap, now: Millis) -> Result<GapRecord>
     Ok(rec)
 }
 
-/// The claim, inside the writer's transaction: nothing if the partition has a live lease,
-/// else the first claimable gap in claim order that the acquirer kind and reader take.
+/// Claims `gap` (inside the writer's transaction), with its event.
+fn take(
+    conn: &Connection,
+    partition: &str,
+    gap: GapRecord,
+    owner: &str,
+    lease_ms: i64,
+    now: Millis,
+) -> Result<GapClaim> {
+    let after = claimed(gap.clone(), owner, lease_ms, now);
+    put(conn, &after)?;
+    let seq = next_seq(conn, partition, &after.gap_id)?;
+    append(conn, partition, &claim_event(&gap, &after, seq, now))?;
+    Ok(GapClaim {
+        epoch: after.epoch,
+        lease_expires_at: after.lease_expires_at.unwrap_or(now + lease_ms),
+        gap: after,
+    })
+}
+
+/// The claim, inside the writer's transaction: the partition's acquiring gap when it has one
+/// (claimable again only after its lease and backoff), else the first claimable gap in claim
+/// order that the acquirer kind and reader take.
 fn claim_in(
     conn: &Connection,
     partition: &str,
@@ -104,16 +125,22 @@ fn claim_in(
     lease_ms: i64,
     now: Millis,
 ) -> Result<Option<GapClaim>> {
-    let busy: bool = conn
+    // A client's acquisition in progress (live, or waiting out its backoff after an expired
+    // lease) is taken back before any other gap of the client: one at a time, in order.
+    let acquiring: Option<String> = conn
         .prepare_cached(
-            "SELECT EXISTS(SELECT 1 FROM gaps WHERE partition = ?1 AND state = 'acquiring' \
-             AND lease_expires_at > ?2)",
+            "SELECT record FROM gaps WHERE partition = ?1 AND state = 'acquiring' ORDER BY seq LIMIT 1",
         )
         .map_err(sqlite_err)?
-        .query_row(params![partition, now], |r| r.get(0))
+        .query_row(params![partition], |r| r.get(0))
+        .optional()
         .map_err(sqlite_err)?;
-    if busy {
-        return Ok(None);
+    if let Some(record) = acquiring {
+        let gap = parse(record)?;
+        if gap.acquirer != acquirer || !gap.claimable(now) || !vis.admits(&gap.scope) {
+            return Ok(None);
+        }
+        return take(conn, partition, gap, owner, lease_ms, now).map(Some);
     }
     let mut stmt = conn
         .prepare_cached(
@@ -127,16 +154,8 @@ fn claim_in(
         if gap.acquirer != acquirer || !gap.claimable(now) || !vis.admits(&gap.scope) {
             continue;
         }
-        let after = claimed(gap.clone(), owner, lease_ms, now);
         drop(rows);
-        put(conn, &after)?;
-        let seq = next_seq(conn, partition, &after.gap_id)?;
-        append(conn, partition, &claim_event(&gap, &after, seq, now))?;
-        return Ok(Some(GapClaim {
-            epoch: after.epoch,
-            lease_expires_at: after.lease_expires_at.unwrap_or(now + lease_ms),
-            gap: after,
-        }));
+        return take(conn, partition, gap, owner, lease_ms, now).map(Some);
     }
     Ok(None)
 }

@@ -8,10 +8,11 @@
 //! new event change together or not at all, and a change that lost a race is refused
 //! (`Conflict`) instead of overwriting.
 //!
-//! A claim reads whether the partition has a live lease, then the first claimable candidates
-//! in claim order (`gaps_claim` index), and takes one by compare-and-set; it then checks that
-//! no other gap of the partition took a live lease meanwhile and, if one did, gives its own
-//! back (compare-and-set again), so two claimers racing on one client never both hold one.
+//! A claim reads the partition's acquiring gap (if one, only it may be claimed: back after its
+//! lease and backoff), else the first claimable candidates in claim order, and takes one by
+//! compare-and-set; it then checks that no other gap of the partition became acquiring
+//! meanwhile and, if one did, gives its own back (compare-and-set again), so two claimers
+//! racing on one client never both hold one.
 
 use async_trait::async_trait;
 use bson::{Bson, Document, doc};
@@ -99,11 +100,12 @@ pub(crate) fn insert_command(rec: &GapRecord, qkey: &str, event: Bson) -> Result
     Ok(doc! {"insert": GAPS, "documents": [d]})
 }
 
-pub(crate) fn live_lease_command(partition: &str, now: Millis) -> Document {
+/// The acquiring gaps of a partition (at most one outside a race).
+pub(crate) fn acquiring_command(partition: &str) -> Document {
     doc! {
         "find": GAPS,
-        "filter": {"partition": partition, "state": "acquiring", "leaseExpiresAt": {"$gt": now}},
-        "projection": {"_id": 1},
+        "filter": {"partition": partition, "state": "acquiring"},
+        "sort": {"createdAt": 1, "_id": 1},
         "limit": 2i64,
         "singleBatch": true,
     }
@@ -136,7 +138,6 @@ pub(crate) fn list_command(partition: &str, state: Option<GapState>, limit: usiz
         "filter": filter,
         "sort": {"priority": 1, "positionMissing": 1, "position": 1, "createdAt": 1, "_id": 1},
         "limit": limit.max(1) as i64,
-        "projection": {"events": 0},
     }
 }
 
@@ -186,14 +187,10 @@ impl MongoStore {
         written.as_ref().map(record_of).transpose()
     }
 
-    async fn live_leases(&self, partition: &str, now: Millis) -> Result<Vec<String>> {
-        Ok(self
-            .db()
-            .find_all("gap leases", live_lease_command(partition, now))
-            .await?
-            .iter()
-            .filter_map(|d| opt_str(d, "_id"))
-            .collect())
+    async fn acquiring(&self, partition: &str) -> Result<Vec<Document>> {
+        self.db()
+            .find_all("gap acquiring", acquiring_command(partition))
+            .await
     }
 }
 
@@ -267,16 +264,20 @@ impl GapStore for MongoStore {
         lease_ms: i64,
         now: Millis,
     ) -> Result<Option<GapClaim>> {
-        if !self.live_leases(partition, now).await?.is_empty() {
-            return Ok(None);
-        }
-        let candidates = self
-            .db()
-            .find_all("gap candidates", candidates_command(partition, acquirer, now))
-            .await?;
+        // A client's acquisition in progress (live, or waiting out its backoff) is taken back
+        // before any other gap of the client: one at a time, in order.
+        let acquiring = self.acquiring(partition).await?;
+        let candidates = match acquiring.first() {
+            Some(d) => vec![d.clone()],
+            None => {
+                self.db()
+                    .find_all("gap candidates", candidates_command(partition, acquirer, now))
+                    .await?
+            }
+        };
         for d in &candidates {
             let gap = record_of(d)?;
-            if !gap.claimable(now) || !vis.admits(&gap.scope) {
+            if gap.acquirer != acquirer || !gap.claimable(now) || !vis.admits(&gap.scope) {
                 continue;
             }
             let after = claimed(gap.clone(), owner, lease_ms, now);
@@ -285,9 +286,12 @@ impl GapStore for MongoStore {
             let Some(taken) = self.gap_cas(d, &after, &event).await? else {
                 continue; // another claimer changed it first
             };
-            // Another gap of the client leased meanwhile: give ours back, exactly as it was.
-            let others = self.live_leases(partition, now).await?;
-            if others.iter().any(|id| *id != taken.gap_id) {
+            // Another gap of the client was claimed meanwhile: give ours back, as it was.
+            let others = self.acquiring(partition).await?;
+            if others
+                .iter()
+                .any(|o| opt_str(o, "_id").as_deref() != Some(taken.gap_id.as_str()))
+            {
                 let rev = req_i64(d, "rev", WHAT)? + 1;
                 let original: Vec<Bson> = d
                     .get_array("events")

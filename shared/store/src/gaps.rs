@@ -15,10 +15,11 @@
 //!   (a question is asked once until it is answered or has failed).
 //! - `claim` is atomic: it takes the first claimable gap of the partition in claim order
 //!   (`priority` ascending, then `position` when set, then creation) that the acquirer kind
-//!   takes and the claimer admits — unless another gap of the partition is `acquiring` under
-//!   a live lease (one acquisition per client at a time, the seed's sequential rule). A
-//!   claimable gap is `open` with `notBefore` passed, or `acquiring` with its lease expired
-//!   and its backoff passed. Each claim bumps `epoch` and `attempts`.
+//!   takes and the claimer admits — unless a gap of the partition is `acquiring`: then only
+//!   that gap can be claimed, once its lease has expired and its backoff passed (one
+//!   acquisition per client at a time, in order: the seed's sequential rule). A claimable gap
+//!   is `open` with `notBefore` passed, or `acquiring` with its lease expired and its backoff
+//!   passed. Each claim bumps `epoch` and `attempts`.
 //! - `advance` moves a gap along the state machine ([`GapState::allows`]) and appends its
 //!   event; a move that names an epoch other than the gap's current one is refused
 //!   (`Conflict`): a stale acquirer cannot overwrite the work of the one that claimed after it.
