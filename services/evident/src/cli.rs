@@ -42,7 +42,8 @@ enum Command {
     Search(SearchArgs),
     /// Inspect and edit the alias registry of a running server.
     Alias(AliasArgs),
-    /// Read the knowledge graph of a running server (list nodes by type).
+    /// Read the knowledge graph of a running server (list nodes by type); add nodes and
+    /// edges with evidence.
     Graph(crate::graph_cmd::GraphArgs),
     /// Create, list and revoke API tokens of a running server.
     Token(crate::token_cmd::TokenArgs),
@@ -54,6 +55,8 @@ enum Command {
     Outcome(crate::memory_cmd::OutcomeArgs),
     /// The session log of a client and project: short notes bridging orchestrations.
     Session(crate::memory_cmd::SessionArgs),
+    /// Knowledge gaps: report, list, claim, show, answer (findings), fail, reorder.
+    Gaps(crate::gaps_cmd::GapsArgs),
 }
 
 #[derive(Args)]
@@ -251,6 +254,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Knowledge(args) => crate::memory_cmd::knowledge(args).await,
         Command::Outcome(args) => crate::memory_cmd::outcome(args).await,
         Command::Session(args) => crate::memory_cmd::session(args).await,
+        Command::Gaps(args) => crate::gaps_cmd::run(args).await,
     }
 }
 

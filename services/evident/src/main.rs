@@ -3,6 +3,7 @@
 mod access;
 mod cli;
 mod client;
+mod gaps_cmd;
 mod graph_cmd;
 mod local_files;
 mod mcp_cmd;

@@ -127,20 +127,27 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 21] = [
+    "add_graph_edge",
+    "add_graph_node",
+    "claim_gap",
+    "gap_status",
     "get_node",
     "get_user_context",
     "list_nodes",
     "memory_get",
     "memory_list",
     "memory_put",
+    "query_graph",
     "queue_status",
     "record_outcome",
+    "report_gaps",
     "search",
     "session_append",
     "session_recent",
     "source_status",
     "store_knowledge",
+    "submit_findings",
     "traverse",
 ];
 
@@ -175,13 +182,22 @@ async fn check_server_and_tools(client: &Client) {
         assert_eq!(tool["inputSchema"]["type"], "object", "{name}: {tool}");
         let write = matches!(
             name,
-            "store_knowledge" | "memory_put" | "record_outcome" | "session_append"
+            "store_knowledge"
+                | "memory_put"
+                | "record_outcome"
+                | "session_append"
+                | "report_gaps"
+                | "claim_gap"
+                | "submit_findings"
+                | "add_graph_node"
+                | "add_graph_edge"
         );
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");
         assert_eq!(a["openWorldHint"], false, "{name}: {a}");
-        // Appending to the session log replaces nothing.
-        if write && name != "session_append" {
+        // Appending to the session log replaces nothing; gap and graph writes add, never
+        // replace (their own annotations, checked by the gap loop's test).
+        if matches!(name, "store_knowledge" | "memory_put" | "record_outcome") {
             assert_eq!(a["destructiveHint"], true, "{name}: {a}");
             assert_eq!(a["idempotentHint"], true, "{name}: {a}");
         }
