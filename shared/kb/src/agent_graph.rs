@@ -136,6 +136,14 @@ fn node_key(raw: &str, what: &'static str) -> Result<NodeKey> {
 
 fn required(e: &Option<EvidenceInput>, what: &str) -> Result<EvidenceInput> {
     match e {
+        Some(e) if e.chunk_ids.len() > crate::evidence::MAX_CITED => {
+            Err(validate::FieldError::TooLong {
+                field: "chunkIds",
+                len: e.chunk_ids.len(),
+                max: crate::evidence::MAX_CITED,
+            }
+            .into())
+        }
         Some(e) if !e.is_empty() => Ok(e.clone()),
         _ => Err(KbError::Unprocessable {
             code: "evidence_required",
@@ -211,22 +219,44 @@ impl Kb {
         })
     }
 
-    /// The evidence of one item: its cited chunks (checked) and its text's chunk.
-    async fn item_evidence(
+    /// The evidence of every item, in order: all cited chunks checked in one read, each
+    /// distinct text written once as an assertion chunk.
+    async fn items_evidence(
         &self,
         scope: &Scope,
         prov: &Provenance,
-        e: &EvidenceInput,
-    ) -> Result<Vec<Evidence>> {
-        let mut out = if e.chunk_ids.is_empty() {
-            Vec::new()
+        inputs: &[&EvidenceInput],
+    ) -> Result<Vec<Vec<Evidence>>> {
+        let all: Vec<String> = inputs
+            .iter()
+            .flat_map(|e| e.chunk_ids.iter().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let cited: std::collections::HashMap<String, Evidence> = if all.is_empty() {
+            Default::default()
         } else {
-            crate::evidence::evidence_of(
-                &crate::evidence::visible_chunks(self, scope, &e.chunk_ids).await?,
-            )
+            crate::evidence::evidence_of(&crate::evidence::visible_chunks(self, scope, &all).await?)
+                .into_iter()
+                .map(|e| (e.chunk_id.clone(), e))
+                .collect()
         };
-        if let Some(text) = e.text.as_deref().filter(|t| !t.trim().is_empty()) {
-            out.push(self.assertion_chunk(scope, prov, text).await?);
+        let mut texts: std::collections::HashMap<&str, Evidence> = Default::default();
+        let mut out = Vec::with_capacity(inputs.len());
+        for e in inputs {
+            let mut ev: Vec<Evidence> = e
+                .chunk_ids
+                .iter()
+                .filter_map(|id| cited.get(id).cloned())
+                .collect();
+            if let Some(text) = e.text.as_deref().filter(|t| !t.trim().is_empty()) {
+                if !texts.contains_key(text) {
+                    let chunk = self.assertion_chunk(scope, prov, text).await?;
+                    texts.insert(text, chunk);
+                }
+                ev.extend(texts.get(text).cloned());
+            }
+            out.push(ev);
         }
         Ok(out)
     }
@@ -283,11 +313,6 @@ impl Kb {
             }
             checked_edges.push((from, edge_type, to, required(&e.evidence, "an edge")?));
         }
-        for e in nodes.iter().filter_map(|n| n.evidence.as_ref()) {
-            for id in &e.chunk_ids {
-                validate::identifier("chunkIds", id)?;
-            }
-        }
         // Exact code keys are never resolved by the write path: resolve their spellings here.
         let all: Vec<NodeKey> = checked_nodes
             .iter()
@@ -307,31 +332,37 @@ impl Kb {
         if let Some(g) = &prov.gap_id {
             provenance.insert("gapId".into(), g.clone().into());
         }
+        let inputs: Vec<&EvidenceInput> = checked_nodes
+            .iter()
+            .map(|n| &n.2)
+            .chain(checked_edges.iter().map(|e| &e.3))
+            .collect();
+        let mut evidences = self.items_evidence(scope, prov, &inputs).await?.into_iter();
         let mut cited_ids = BTreeSet::new();
         let mut prepared_nodes = Vec::new();
-        for ((key, label, ev), n) in checked_nodes.into_iter().zip(nodes) {
-            let evidence = self.item_evidence(scope, prov, &ev).await?;
+        for ((key, label, _), n) in checked_nodes.iter().zip(nodes) {
+            let evidence = evidences.next().unwrap_or_default();
             cited_ids.extend(evidence.iter().map(|e| e.chunk_id.clone()));
             let mut props = n.props.clone();
             props.extend(provenance.clone());
             prepared_nodes.push(PreparedNode {
-                key: canon(&key),
+                key: canon(key),
                 node_type: n.node_type.clone(),
-                label,
+                label: label.clone(),
                 props,
                 evidence: EvidenceSpec::Cited(evidence),
             });
         }
         let mut prepared_edges = Vec::new();
-        for ((from, edge_type, to, ev), e) in checked_edges.into_iter().zip(edges) {
-            let evidence = self.item_evidence(scope, prov, &ev).await?;
+        for ((from, edge_type, to, _), e) in checked_edges.iter().zip(edges) {
+            let evidence = evidences.next().unwrap_or_default();
             cited_ids.extend(evidence.iter().map(|e| e.chunk_id.clone()));
             let mut props = e.props.clone();
             props.extend(provenance.clone());
             prepared_edges.push(PreparedEdge {
-                from: canon(&from),
-                to: canon(&to),
-                edge_type,
+                from: canon(from),
+                to: canon(to),
+                edge_type: edge_type.clone(),
                 props,
                 evidence: EvidenceSpec::Cited(evidence),
             });

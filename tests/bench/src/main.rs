@@ -19,10 +19,13 @@
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
 //! - `fidelity-mail [--dir MAILDIR] [--workers N]`: mail threads next to notmuch's (default:
 //!   the LKML corpus in `data/notmuch-lkml`).
+//! - `graph-writes [--edges N] [--batch N] [--writers N] [--gaps N] [--claims N]`: agent edge
+//!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
 
 mod auth;
 mod fidelity;
 pub mod fidelity_mail;
+mod gaps;
 mod git;
 mod mcp;
 mod memory;
@@ -196,7 +199,7 @@ impl Args {
 }
 
 const SUITES: &str =
-    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts";
+    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, graph-writes";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -221,6 +224,7 @@ fn main() {
         "mail" => rt.block_on(sources::mail(&args)),
         "transcripts" => rt.block_on(sources::transcripts(&args)),
         "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),
+        "graph-writes" => rt.block_on(gaps::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);
