@@ -81,7 +81,10 @@ pub async fn run(args: GraphArgs) -> anyhow::Result<()> {
             let body = serde_json::json!({"key": key, "type": node_type, "label": label,
                 "evidence": evidence(&e.chunks, &e.text)});
             let v = client
-                .post("/api/v1/graph/nodes", &graph_body(body, &args.scope, &e.gap))
+                .post(
+                    "/api/v1/graph/nodes",
+                    &graph_body(body, &args.scope, &e.gap),
+                )
                 .await?;
             println!("{}", serde_json::to_string_pretty(&v)?);
             Ok(())
@@ -95,7 +98,10 @@ pub async fn run(args: GraphArgs) -> anyhow::Result<()> {
             let body = serde_json::json!({"from": from, "edgeType": edge_type, "to": to,
                 "evidence": evidence(&e.chunks, &e.text)});
             let v = client
-                .post("/api/v1/graph/edges", &graph_body(body, &args.scope, &e.gap))
+                .post(
+                    "/api/v1/graph/edges",
+                    &graph_body(body, &args.scope, &e.gap),
+                )
                 .await?;
             println!("{}", serde_json::to_string_pretty(&v)?);
             Ok(())

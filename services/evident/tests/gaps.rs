@@ -60,20 +60,44 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
     let data = tempfile::tempdir().expect("data");
     let server = Server::start(data.path());
     let (ok, _, err) = server.cli(
-        &["ingest", "-", "--client", "acme", "--urn", "doc:runbook", "--kind", "doc"],
+        &[
+            "ingest",
+            "-",
+            "--client",
+            "acme",
+            "--urn",
+            "doc:runbook",
+            "--kind",
+            "doc",
+        ],
         Some("The ledger nightly job reconciles settlements at 02:00 UTC every day."),
     );
     assert!(ok, "{err}");
     let (ok, out, err) = server.cli(
-        &["gaps", "report", "--client", "acme", "--priority", "1",
-          "Which broker does the payments service publish to?"],
+        &[
+            "gaps",
+            "report",
+            "--client",
+            "acme",
+            "--priority",
+            "1",
+            "Which broker does the payments service publish to?",
+        ],
         None,
     );
     assert!(ok, "{err}");
     let first = out.split('\t').next().expect("gap id").to_string();
     let (ok, out, err) = server.cli(
-        &["gaps", "report", "--client", "acme", "--priority", "2", "--builtin",
-          "When does the ledger nightly job reconcile settlements?"],
+        &[
+            "gaps",
+            "report",
+            "--client",
+            "acme",
+            "--priority",
+            "2",
+            "--builtin",
+            "When does the ledger nightly job reconcile settlements?",
+        ],
         None,
     );
     assert!(ok, "{err}");
@@ -88,7 +112,10 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
         if !claim["gap"].is_null() {
             break claim;
         }
-        assert!(Instant::now() < deadline, "the client's other acquisition ends");
+        assert!(
+            Instant::now() < deadline,
+            "the client's other acquisition ends"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(claim["gap"]["gapId"], first.as_str(), "{claim}");
@@ -112,7 +139,10 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
     )
     .await;
     assert_eq!(code, "evidence_required");
-    for (key, ty) in [("service:payments", "service"), ("broker:kafka_eu_1", "broker")] {
+    for (key, ty) in [
+        ("service:payments", "service"),
+        ("broker:kafka_eu_1", "broker"),
+    ] {
         call(
             &agent,
             "add_graph_node",
@@ -127,25 +157,49 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
                "to": "broker:kafka_eu_1", "evidence": {"chunkIds": cited}}),
     )
     .await;
-    let status = call(&agent, "gap_status", json!({"clientId": "acme", "gapId": first})).await;
+    let status = call(
+        &agent,
+        "gap_status",
+        json!({"clientId": "acme", "gapId": first}),
+    )
+    .await;
     assert_eq!(status["state"], "constructed", "{status}");
     assert_eq!(status["graphChanges"].as_array().map(Vec::len), Some(3));
-    let graph = call(&agent, "query_graph", json!({"clientId": "acme", "key": "service:payments"})).await;
+    let graph = call(
+        &agent,
+        "query_graph",
+        json!({"clientId": "acme", "key": "service:payments"}),
+    )
+    .await;
     assert!(graph.to_string().contains("publishes_to"), "{graph}");
 
     // Retrieval answers the question from the findings, with the new edge.
     let (ok, out, err) = server.cli(
-        &["search", "--client", "acme", "--json", "payments service publishes settlement events broker"],
+        &[
+            "search",
+            "--client",
+            "acme",
+            "--json",
+            "payments service publishes settlement events broker",
+        ],
         None,
     );
     assert!(ok, "{err}");
     let pack: Value = serde_json::from_str(&out).expect("json pack");
     assert!(
-        pack["items"].as_array().expect("items").iter().any(|i| i["sourceUrn"] == format!("gap-findings:{first}").as_str()),
+        pack["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .any(|i| i["sourceUrn"] == format!("gap-findings:{first}").as_str()),
         "{pack}"
     );
     assert!(
-        pack["graph"]["edges"].as_array().expect("edges").iter().any(|e| e["edgeType"] == "publishes_to"),
+        pack["graph"]["edges"]
+            .as_array()
+            .expect("edges")
+            .iter()
+            .any(|e| e["edgeType"] == "publishes_to"),
         "{}",
         pack["graph"]
     );
@@ -158,10 +212,16 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
         assert!(ok, "{err}");
         let gap: Value = serde_json::from_str(&out).expect("json gap");
         if gap["state"] == "acquired" {
-            assert_eq!(gap["findingsUrn"], format!("gap-findings:{second}").as_str());
+            assert_eq!(
+                gap["findingsUrn"],
+                format!("gap-findings:{second}").as_str()
+            );
             break;
         }
-        assert!(Instant::now() < deadline, "the built-in acquirer answers: {gap}");
+        assert!(
+            Instant::now() < deadline,
+            "the built-in acquirer answers: {gap}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let (ok, out, _) = server.cli(&["gaps", "list", "--client", "acme"], None);

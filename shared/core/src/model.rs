@@ -376,11 +376,17 @@ mod tests {
             gap_id: Some("g1".into()),
             at: "2026-01-02T03:04:05Z".into(),
         };
-        assert_eq!(l.citation(), "assertion:agent-7@2026-01-02T03:04:05Z#gap=g1");
+        assert_eq!(
+            l.citation(),
+            "assertion:agent-7@2026-01-02T03:04:05Z#gap=g1"
+        );
         let json = serde_json::to_value(&l).expect("serialises");
         assert_eq!(json["type"], "assertion");
         assert_eq!(json["gapId"], "g1");
-        assert_eq!(serde_json::from_value::<Locator>(json).expect("reads back"), l);
+        assert_eq!(
+            serde_json::from_value::<Locator>(json).expect("reads back"),
+            l
+        );
     }
 
     #[test]

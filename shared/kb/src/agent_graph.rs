@@ -208,7 +208,11 @@ impl Kb {
             merges: Vec::new(),
         };
         self.ingest_prepared(src, Priority::INTERACTIVE).await?;
-        let ids = self.stores.chunks.source_chunks(scope.partition(), &urn).await?;
+        let ids = self
+            .stores
+            .chunks
+            .source_chunks(scope.partition(), &urn)
+            .await?;
         let (id, _) = ids
             .into_iter()
             .next()
@@ -317,7 +321,11 @@ impl Kb {
         let all: Vec<NodeKey> = checked_nodes
             .iter()
             .map(|n| n.0.clone())
-            .chain(checked_edges.iter().flat_map(|e| [e.0.clone(), e.2.clone()]))
+            .chain(
+                checked_edges
+                    .iter()
+                    .flat_map(|e| [e.0.clone(), e.2.clone()]),
+            )
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -413,8 +421,12 @@ impl Kb {
     /// the writer cannot see, `not_agent_written` (409) for one only sources wrote.
     pub async fn retract_edge(&self, scope: &Scope, edge: &EdgeAssertion) -> Result<EdgeRef> {
         let (from, to) = (node_key(&edge.from, "from")?, node_key(&edge.to, "to")?);
-        let edge_type = canonical_relation(&edge.edge_type)
-            .ok_or_else(|| field("edgeType", format!("`{}` is not a relation", edge.edge_type)))?;
+        let edge_type = canonical_relation(&edge.edge_type).ok_or_else(|| {
+            field(
+                "edgeType",
+                format!("`{}` is not a relation", edge.edge_type),
+            )
+        })?;
         let resolved = self
             .stores
             .aliases

@@ -276,9 +276,8 @@ impl TaskHandlers {
         for kind in TaskBody::KINDS {
             by_kind.insert(kind.to_string(), kb.clone());
         }
-        let acquirer: Arc<dyn TaskHandler> = Arc::new(crate::gaps::acquire::GapAcquirer {
-            kb: kb_of(&kb),
-        });
+        let acquirer: Arc<dyn TaskHandler> =
+            Arc::new(crate::gaps::acquire::GapAcquirer { kb: kb_of(&kb) });
         by_kind.insert(crate::gaps::acquire::KIND.to_string(), acquirer);
         TaskHandlers { by_kind }
     }

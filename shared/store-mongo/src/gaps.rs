@@ -271,7 +271,10 @@ impl GapStore for MongoStore {
             Some(d) => vec![d.clone()],
             None => {
                 self.db()
-                    .find_all("gap candidates", candidates_command(partition, acquirer, now))
+                    .find_all(
+                        "gap candidates",
+                        candidates_command(partition, acquirer, now),
+                    )
                     .await?
             }
         };
@@ -416,7 +419,10 @@ mod tests {
             .await
             .expect("claim")
             .expect("again");
-        assert_eq!((second.gap.gap_id.as_str(), second.epoch), (first.gap.gap_id.as_str(), 2));
+        assert_eq!(
+            (second.gap.gap_id.as_str(), second.epoch),
+            (first.gap.gap_id.as_str(), 2)
+        );
         let change = |epoch| GapMove {
             to: GapState::Acquired,
             epoch: Some(epoch),

@@ -319,13 +319,20 @@ pub fn gap_backoff(n: u32) -> i64 {
 
 /// The claim order: priority, then an explicit position (unset last), then creation order.
 pub fn claim_order(a: &GapRecord, b: &GapRecord) -> std::cmp::Ordering {
-    (a.priority, a.position.is_none(), a.position, a.created_at, &a.gap_id).cmp(&(
-        b.priority,
-        b.position.is_none(),
-        b.position,
-        b.created_at,
-        &b.gap_id,
-    ))
+    (
+        a.priority,
+        a.position.is_none(),
+        a.position,
+        a.created_at,
+        &a.gap_id,
+    )
+        .cmp(&(
+            b.priority,
+            b.position.is_none(),
+            b.position,
+            b.created_at,
+            &b.gap_id,
+        ))
 }
 
 /// Checks a move against a gap: the state machine, and the epoch when the move names one.

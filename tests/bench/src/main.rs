@@ -198,8 +198,7 @@ impl Args {
     }
 }
 
-const SUITES: &str =
-    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, graph-writes";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, graph-writes";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {

@@ -228,10 +228,9 @@ impl EvidentMcp {
                 .map(|x| x.saturating_mul(1000))
                 .unwrap_or(DEFAULT_LEASE_MS);
             let s = &self.state;
-            let claim = s
-                .kb
-                .claim_next_gap(&scope, &caller.principal.id, lease, s.clock.now_ms())
-                .await?;
+            let claim =
+                s.kb.claim_next_gap(&scope, &caller.principal.id, lease, s.clock.now_ms())
+                    .await?;
             Ok(match claim {
                 Some(c) => json!(c),
                 None => json!({"gap": null}),
@@ -275,7 +274,8 @@ impl EvidentMcp {
                 .await?)
         }
         .await;
-        self.audited(&caller, "submit_findings", scope.ok(), r).await
+        self.audited(&caller, "submit_findings", scope.ok(), r)
+            .await
     }
 
     /// A gap's state, findings, graph changes and history; without `gapId`, the client's
@@ -300,7 +300,11 @@ impl EvidentMcp {
 
     /// Query the knowledge graph: nodes whose key or label contains `query`, or the
     /// neighbourhood of the node `key` (its edges with their evidence chunk ids).
-    #[tool(annotations(title = "Query the graph", read_only_hint = true, open_world_hint = false))]
+    #[tool(annotations(
+        title = "Query the graph",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
     async fn query_graph(
         &self,
         Parameters(a): Parameters<QueryGraphArgs>,

@@ -136,10 +136,9 @@ async fn write_graph(
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let now = s.clock.now_ms();
     let prov = provenance(by, gap_id, now);
-    let out = s
-        .kb
-        .write_gap_graph(&scope, &prov, nodes, edges, now)
-        .await?;
+    let out =
+        s.kb.write_gap_graph(&scope, &prov, nodes, edges, now)
+            .await?;
     Ok((StatusCode::OK, Json(json!(out))))
 }
 
@@ -155,7 +154,15 @@ pub async fn add_node(
         props: b.props,
         evidence: b.evidence,
     };
-    write_graph(&s, &by, scope_of(&b.client_id, &b.project_id, &b.group_id)?, b.gap_id, &[node], &[]).await
+    write_graph(
+        &s,
+        &by,
+        scope_of(&b.client_id, &b.project_id, &b.group_id)?,
+        b.gap_id,
+        &[node],
+        &[],
+    )
+    .await
 }
 
 pub async fn add_edge(
@@ -170,7 +177,15 @@ pub async fn add_edge(
         props: b.props,
         evidence: b.evidence,
     };
-    write_graph(&s, &by, scope_of(&b.client_id, &b.project_id, &b.group_id)?, b.gap_id, &[], &[edge]).await
+    write_graph(
+        &s,
+        &by,
+        scope_of(&b.client_id, &b.project_id, &b.group_id)?,
+        b.gap_id,
+        &[],
+        &[edge],
+    )
+    .await
 }
 
 pub async fn add_batch(
@@ -178,7 +193,15 @@ pub async fn add_batch(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<AddBatch>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    write_graph(&s, &by, scope_of(&b.client_id, &b.project_id, &b.group_id)?, b.gap_id, &b.nodes, &b.edges).await
+    write_graph(
+        &s,
+        &by,
+        scope_of(&b.client_id, &b.project_id, &b.group_id)?,
+        b.gap_id,
+        &b.nodes,
+        &b.edges,
+    )
+    .await
 }
 
 /// `DELETE /api/v1/graph/edges?from&edgeType&to&clientId`.
@@ -267,9 +290,8 @@ pub async fn report(
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let scope = scope_of(&b.client_id, &b.project_id, &b.group_id)?;
     let reports = b.reports()?;
-    let made = s
-        .kb
-        .report_gaps(
+    let made =
+        s.kb.report_gaps(
             &scope,
             &by.id,
             GapPhase::Detection,
@@ -310,10 +332,9 @@ pub async fn list(
             )
         })?),
     };
-    let gaps = s
-        .kb
-        .list_gaps(&scope, state, q.limit.unwrap_or(100))
-        .await?;
+    let gaps =
+        s.kb.list_gaps(&scope, state, q.limit.unwrap_or(100))
+            .await?;
     Ok(Json(json!({"gaps": gaps})))
 }
 
@@ -382,9 +403,8 @@ pub async fn findings(
     ApiPath(id): ApiPath<String>,
     ApiJson(b): ApiJson<SubmitFindings>,
 ) -> ApiResult<Json<Value>> {
-    let view = s
-        .kb
-        .submit_findings(
+    let view =
+        s.kb.submit_findings(
             &scope_of(&b.client_id, &b.project_id, &b.group_id)?,
             &id,
             &by.id,
@@ -419,9 +439,8 @@ pub async fn fail(
     ApiPath(id): ApiPath<String>,
     ApiJson(b): ApiJson<Fail>,
 ) -> ApiResult<Json<Value>> {
-    let gap = s
-        .kb
-        .fail_gap(
+    let gap =
+        s.kb.fail_gap(
             &scope_of(&b.client_id, &b.project_id, &b.group_id)?,
             &id,
             &by.id,
@@ -454,9 +473,8 @@ pub async fn reorder(
     ApiPath(id): ApiPath<String>,
     ApiJson(b): ApiJson<Reorder>,
 ) -> ApiResult<Json<Value>> {
-    let gap = s
-        .kb
-        .reorder_gap(
+    let gap =
+        s.kb.reorder_gap(
             &scope_of(&b.client_id, &b.project_id, &b.group_id)?,
             &id,
             b.priority,
@@ -488,9 +506,8 @@ pub async fn record_query_gap(
         question: query.to_string(),
         ..Default::default()
     };
-    let mut made = s
-        .kb
-        .report_gaps(
+    let mut made =
+        s.kb.report_gaps(
             &scope,
             &by.id,
             GapPhase::Detection,

@@ -1,5 +1,5 @@
-use axum::Json;
 use axum::Extension;
+use axum::Json;
 use axum::extract::State;
 use evident_core::{Chunk, Visibility};
 use evident_kb::NodeView;

@@ -103,7 +103,12 @@ impl Kb {
             .await
             .map_err(crate::KbError::from)?;
         let Some(claim) = claim else {
-            let gap = self.stores.gaps.get_gap(client, gap_id).await.map_err(crate::KbError::from)?;
+            let gap = self
+                .stores
+                .gaps
+                .get_gap(client, gap_id)
+                .await
+                .map_err(crate::KbError::from)?;
             return match gap {
                 Some(g) if matches!(g.state, GapState::Open | GapState::Acquiring) => {
                     Err(TaskError::Retryable(format!(
@@ -187,7 +192,13 @@ mod tests {
         let body: AcquireGapBody = serde_json::from_value(stored.clone()).expect("reads");
         assert_eq!((body.v, body.gap_id.as_str()), (1, "g1"));
         let written = serde_json::to_value(&body).expect("writes");
-        assert_eq!((written["type"].clone(), written["gapId"].clone()), (stored["type"].clone(), stored["gapId"].clone()));
-        assert_eq!(serde_json::from_value::<AcquireGapBody>(written).expect("reads"), body);
+        assert_eq!(
+            (written["type"].clone(), written["gapId"].clone()),
+            (stored["type"].clone(), stored["gapId"].clone())
+        );
+        assert_eq!(
+            serde_json::from_value::<AcquireGapBody>(written).expect("reads"),
+            body
+        );
     }
 }

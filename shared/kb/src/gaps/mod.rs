@@ -123,9 +123,10 @@ fn moved(r: evident_store::Result<Option<GapRecord>>, gap_id: &str) -> Result<Ga
 /// entity it names or one of its phrases. The vector channel alone always returns the nearest
 /// chunks, so it is not taken as an answer.
 pub fn nothing_relevant(pack: &EvidencePack) -> bool {
-    !pack.items.iter().any(|i| {
-        i.scores.bm25.is_some() || i.scores.entity.is_some() || i.scores.phrase.is_some()
-    })
+    !pack
+        .items
+        .iter()
+        .any(|i| i.scores.bm25.is_some() || i.scores.entity.is_some() || i.scores.phrase.is_some())
 }
 
 fn client_of(scope: &Scope) -> Result<&str> {
@@ -302,7 +303,14 @@ impl Kb {
         moved(
             self.stores
                 .gaps
-                .reorder_gap(gap.scope.partition(), gap_id, priority, position, actor, now)
+                .reorder_gap(
+                    gap.scope.partition(),
+                    gap_id,
+                    priority,
+                    position,
+                    actor,
+                    now,
+                )
                 .await,
             gap_id,
         )

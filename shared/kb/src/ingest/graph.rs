@@ -75,33 +75,31 @@ pub(super) fn graph_writes(
         }
     };
     let mut nodes: BTreeMap<NodeKey, (NodeWrite, HashSet<usize>)> = BTreeMap::new();
-    let mut add_node = |key: NodeKey,
-                        typed: Option<&PreparedNode>,
-                        ev: &[usize],
-                        cited: Option<&EvidenceSpec>| {
-        let (entry, seen) = nodes.entry(key.clone()).or_insert_with(|| {
-            let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
-            let write = NodeWrite {
-                key,
-                node_type: p.node_type,
-                label: p.label,
-                props: Map::new(),
-                evidence: Vec::new(),
-                mention_only: true,
-            };
-            (write, HashSet::new())
-        });
-        if let Some(t) = typed {
-            entry.node_type = t.node_type.clone();
-            entry.label = t.label.clone();
-            entry.props.extend(t.props.clone());
-            entry.mention_only = false;
-        }
-        add_evidence(&mut entry.evidence, seen, ev);
-        if let Some(spec) = cited {
-            add_cited(&mut entry.evidence, spec);
-        }
-    };
+    let mut add_node =
+        |key: NodeKey, typed: Option<&PreparedNode>, ev: &[usize], cited: Option<&EvidenceSpec>| {
+            let (entry, seen) = nodes.entry(key.clone()).or_insert_with(|| {
+                let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
+                let write = NodeWrite {
+                    key,
+                    node_type: p.node_type,
+                    label: p.label,
+                    props: Map::new(),
+                    evidence: Vec::new(),
+                    mention_only: true,
+                };
+                (write, HashSet::new())
+            });
+            if let Some(t) = typed {
+                entry.node_type = t.node_type.clone();
+                entry.label = t.label.clone();
+                entry.props.extend(t.props.clone());
+                entry.mention_only = false;
+            }
+            add_evidence(&mut entry.evidence, seen, ev);
+            if let Some(spec) = cited {
+                add_cited(&mut entry.evidence, spec);
+            }
+        };
     for (i, refs) in chunk_refs.iter().enumerate() {
         for k in refs {
             add_node(k.clone(), None, &[i], None);

@@ -49,10 +49,16 @@ pub async fn gaps_claim_in_order_one_per_client_with_expiring_leases(h: &Harness
     assert_eq!(made.len(), 3);
     assert!(made.iter().all(|r| r.state == GapState::Open));
     let again = g
-        .create_gaps(vec![new_gap("c1", "later question", 5, Acquirer::Agent)], now)
+        .create_gaps(
+            vec![new_gap("c1", "later question", 5, Acquirer::Agent)],
+            now,
+        )
         .await
         .expect("create again");
-    assert_eq!(again[0].gap_id, made[0].gap_id, "an open question is asked once");
+    assert_eq!(
+        again[0].gap_id, made[0].gap_id,
+        "an open question is asked once"
+    );
     g.create_gaps(vec![new_gap("c2", "other client", 0, Acquirer::Agent)], now)
         .await
         .expect("create c2");
@@ -87,7 +93,14 @@ pub async fn gaps_claim_in_order_one_per_client_with_expiring_leases(h: &Harness
         "the built-in acquirer waits too"
     );
     let other = g
-        .claim_gap("c2", &Visibility::of(Scope::client("c2")), Acquirer::Agent, "w3", 10_000, now)
+        .claim_gap(
+            "c2",
+            &Visibility::of(Scope::client("c2")),
+            Acquirer::Agent,
+            "w3",
+            10_000,
+            now,
+        )
         .await
         .expect("claim c2");
     assert!(other.is_some(), "another client is not held up");
@@ -112,11 +125,21 @@ pub async fn gaps_claim_in_order_one_per_client_with_expiring_leases(h: &Harness
     assert_eq!(second.gap.lease_owner.as_deref(), Some("w2"));
     // The dead holder's findings are refused; the live one's accepted.
     let stale = g
-        .advance_gap("c1", &first.gap.gap_id, step(GapState::Acquired, Some(1), "findings"), later)
+        .advance_gap(
+            "c1",
+            &first.gap.gap_id,
+            step(GapState::Acquired, Some(1), "findings"),
+            later,
+        )
         .await;
     assert!(stale.is_err(), "a stale epoch moves nothing");
     let done = g
-        .advance_gap("c1", &first.gap.gap_id, step(GapState::Acquired, Some(2), "findings"), later)
+        .advance_gap(
+            "c1",
+            &first.gap.gap_id,
+            step(GapState::Acquired, Some(2), "findings"),
+            later,
+        )
         .await
         .expect("advance")
         .expect("known");
@@ -147,7 +170,12 @@ pub async fn gaps_claim_in_order_one_per_client_with_expiring_leases(h: &Harness
             .is_empty(),
         "another client's reader sees none"
     );
-    assert!(g.get_gap("c2", &first.gap.gap_id).await.expect("get").is_none());
+    assert!(
+        g.get_gap("c2", &first.gap.gap_id)
+            .await
+            .expect("get")
+            .is_none()
+    );
 }
 
 pub async fn gaps_move_by_the_state_machine_with_append_only_history(h: &Harness) {
@@ -161,7 +189,12 @@ pub async fn gaps_move_by_the_state_machine_with_append_only_history(h: &Harness
         .remove(0);
     // Not acquired yet: construction cannot finish it.
     let early = g
-        .advance_gap("c1", &gap.gap_id, step(GapState::Constructed, None, "graph_write"), now)
+        .advance_gap(
+            "c1",
+            &gap.gap_id,
+            step(GapState::Constructed, None, "graph_write"),
+            now,
+        )
         .await;
     assert!(early.is_err());
     let c = g
@@ -169,28 +202,48 @@ pub async fn gaps_move_by_the_state_machine_with_append_only_history(h: &Harness
         .await
         .expect("claim")
         .expect("gap");
-    g.advance_gap("c1", &gap.gap_id, step(GapState::Acquired, Some(c.epoch), "findings"), now + 1)
-        .await
-        .expect("findings")
-        .expect("known");
+    g.advance_gap(
+        "c1",
+        &gap.gap_id,
+        step(GapState::Acquired, Some(c.epoch), "findings"),
+        now + 1,
+    )
+    .await
+    .expect("findings")
+    .expect("known");
     let built = g
-        .advance_gap("c1", &gap.gap_id, step(GapState::Constructed, None, "graph_write"), now + 2)
+        .advance_gap(
+            "c1",
+            &gap.gap_id,
+            step(GapState::Constructed, None, "graph_write"),
+            now + 2,
+        )
         .await
         .expect("construct")
         .expect("known");
     assert_eq!(built.state, GapState::Constructed);
     assert_eq!(built.findings_urn.as_deref(), Some("gap-findings:x"));
     assert!(
-        g.advance_gap("c1", &gap.gap_id, step(GapState::Failed, None, "failed"), now + 3)
-            .await
-            .is_err(),
+        g.advance_gap(
+            "c1",
+            &gap.gap_id,
+            step(GapState::Failed, None, "failed"),
+            now + 3
+        )
+        .await
+        .is_err(),
         "constructed is final"
     );
     assert!(
-        g.advance_gap("c1", "g-unknown", step(GapState::Failed, None, "failed"), now)
-            .await
-            .expect("advance")
-            .is_none()
+        g.advance_gap(
+            "c1",
+            "g-unknown",
+            step(GapState::Failed, None, "failed"),
+            now
+        )
+        .await
+        .expect("advance")
+        .is_none()
     );
     let history = g.gap_history("c1", &gap.gap_id).await.expect("history");
     let kinds: Vec<(&str, GapState)> = history.iter().map(|e| (e.kind.as_str(), e.to)).collect();
@@ -226,17 +279,28 @@ pub async fn gaps_move_by_the_state_machine_with_append_only_history(h: &Harness
         .await
         .expect("release")
         .expect("known");
-    assert_eq!((reopened.state, reopened.not_before), (GapState::Open, Some(now + 5_000)));
+    assert_eq!(
+        (reopened.state, reopened.not_before),
+        (GapState::Open, Some(now + 5_000))
+    );
     assert!(reopened.lease_owner.is_none());
     let failed = g
-        .advance_gap("c1", &other.gap_id, step(GapState::Failed, None, "failed"), now + 12)
+        .advance_gap(
+            "c1",
+            &other.gap_id,
+            step(GapState::Failed, None, "failed"),
+            now + 12,
+        )
         .await
         .expect("fail")
         .expect("known");
     assert_eq!(failed.failure.as_deref(), Some("no sources"));
     // A failed question may be asked again: a new gap.
     let asked = g
-        .create_gaps(vec![new_gap("c1", "what is Y?", 3, Acquirer::Agent)], now + 13)
+        .create_gaps(
+            vec![new_gap("c1", "what is Y?", 3, Acquirer::Agent)],
+            now + 13,
+        )
         .await
         .expect("create")
         .remove(0);
