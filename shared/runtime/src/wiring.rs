@@ -206,6 +206,18 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         chunking: cfg.chunking.to_chunking(),
     }
     .register(&mut handlers);
+    if cfg.gaps.fetch_urls {
+        // The built-in acquirer with a fetcher: URLs a gap names, under the egress policy.
+        let fetcher = crate::gap_fetch::WebFetcher::new(access.clone())
+            .map_err(|e| OpenError::Backend(format!("gap fetcher: {e}")))?;
+        handlers.register(
+            evident_kb::gaps::acquire::KIND,
+            Arc::new(evident_kb::gaps::acquire::GapAcquirer {
+                kb: kb.clone(),
+                fetcher: Some(Arc::new(fetcher)),
+            }),
+        );
+    }
     Ok(Opened {
         kb,
         embedded,
