@@ -125,5 +125,14 @@ pub fn index_commands() -> Vec<Document> {
                 {"key": {"clientId": 1, "at": -1, "_id": -1}, "name": "audit_client_at"},
             ],
         },
+        doc! {
+            "createIndexes": GAPS,
+            "indexes": [
+                // Claims: a partition's candidates of one acquirer kind in claim order.
+                {"key": {"partition": 1, "acquirer": 1, "state": 1, "priority": 1, "positionMissing": 1, "position": 1, "createdAt": 1, "_id": 1}, "name": "gaps_claim"},
+                // A question asked again finds its open gap.
+                {"key": {"partition": 1, "questionKey": 1, "state": 1}, "name": "gaps_question"},
+            ],
+        },
     ]
 }
