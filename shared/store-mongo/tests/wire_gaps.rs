@@ -52,7 +52,10 @@ async fn a_claim_is_a_compare_and_set_checked_for_one_acquisition_per_client() {
         .await
         .expect("claim")
         .expect("a gap");
-    assert_eq!((c.gap.gap_id.as_str(), c.epoch, c.lease_expires_at), ("g1", 1, 62_000));
+    assert_eq!(
+        (c.gap.gap_id.as_str(), c.epoch, c.lease_expires_at),
+        ("g1", 1, 62_000)
+    );
     assert_eq!(c.gap.lease_owner.as_deref(), Some("w1"));
     t.assert_done();
     let (t, store) = fixture("claim_waits_while_the_client_acquires");
@@ -85,8 +88,7 @@ async fn a_move_that_lost_a_race_is_refused_as_a_conflict() {
             4_000,
         )
         .await
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert_eq!(e.kind, ErrorKind::Conflict);
     t.assert_done();
 }
