@@ -487,7 +487,9 @@ pub async fn reorder(
 }
 
 /// `retrieve` with `recordGap: true` found nothing relevant: the query becomes a gap of the
-/// reader's scope (`detection` phase), when the caller may write there.
+/// reader's scope (`detection` phase), when the caller may write there. `POST
+/// /api/v1/context` (issue 18 asks it to accept `recordGap` too) records its gap the same
+/// way: `evident_kb::gaps::nothing_relevant` on its evidence pack, then this function.
 pub async fn record_query_gap(
     s: &AppState,
     by: &Principal,
