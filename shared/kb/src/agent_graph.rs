@@ -10,7 +10,8 @@
 //! chunks of its own: every item cites its evidence chunks (`EvidenceSpec::Cited`), so the
 //! write path gives the endpoints of every edge the edge's evidence, resolves keys through the
 //! alias registry and writes everything in one `SourceWriter::apply`. The same request again
-//! changes nothing (the graph upsert unions identical evidence and props).
+//! is applied again and changes nothing (the graph upsert unions identical evidence and
+//! props) — or brings back an edge deleted meanwhile.
 //!
 //! Keys are normalised like every ref (`normalize_ref`) and resolved through the alias
 //! registry (exact code keys by their folded spelling too, as task outcomes do); edge types
@@ -405,7 +406,11 @@ impl Kb {
             })
             .collect();
         let urn = src.source_urn.clone();
-        let written = self.ingest_prepared(src, Priority::INTERACTIVE).await?;
+        // Applied even when this very request was written before: its edge may have been
+        // deleted since (`retract_edge`), and asserting it again must bring it back.
+        let written = self
+            .ingest_prepared_again(src, Priority::INTERACTIVE)
+            .await?;
         tracing::debug!(source_urn = %urn, status = ?written.status, actor = %prov.actor, "agent graph write");
         Ok(GraphWriteOutcome {
             source_urn: urn,

@@ -234,6 +234,23 @@ async fn graph_writes_need_visible_evidence_and_change_nothing_twice() {
         )
         .await;
     assert_eq!(s, 404);
+    // Asserted again, it is back.
+    let (s, v) = app
+        .post("/api/v1/graph/edges", &edge(json!({"chunkIds": [ours[0]]})))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (_, back) = app
+        .post(
+            "/api/v1/traverse",
+            &json!({"clientId": "acme", "startKey": "service:payments", "maxDepth": 1}),
+        )
+        .await;
+    assert!(
+        back["edges"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["edgeType"] == "uses")),
+        "{back}"
+    );
     let (_, g) = app.post("/api/v1/ingest", &json!({"clientId": "acme", "sourceUrn": "doc:rel2", "kind": "doc", "content": "Checkout depends on payments.", "relationships": ["service:checkout|depends_on|service:payments"]})).await;
     assert!(g.is_object());
     let (s, v) = app
