@@ -44,6 +44,10 @@ pub struct RetrieveRequest {
     pub max_depth: usize,
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// When nothing relevant is found (`evident_kb::gaps::nothing_relevant`), open a knowledge
+    /// gap with the query (needs a write grant).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub record_gap: bool,
 }
 
 impl RetrieveRequest {
@@ -59,6 +63,7 @@ impl RetrieveRequest {
             expand_graph: yes(),
             max_depth: two(),
             min_score: None,
+            record_gap: false,
         }
     }
 }

@@ -42,7 +42,8 @@ enum Command {
     Search(SearchArgs),
     /// Inspect and edit the alias registry of a running server.
     Alias(AliasArgs),
-    /// Read the knowledge graph of a running server (list nodes by type).
+    /// Read the knowledge graph of a running server (list nodes by type); add nodes and
+    /// edges with evidence.
     Graph(crate::graph_cmd::GraphArgs),
     /// Create, list and revoke API tokens of a running server.
     Token(crate::token_cmd::TokenArgs),
@@ -58,6 +59,8 @@ enum Command {
     Claims(crate::claims_cmd::ClaimsArgs),
     /// Procedural memory: workflows per client/project, matched to tasks, with outcomes.
     Procedure(crate::procedure_cmd::ProcedureArgs),
+    /// Knowledge gaps: report, list, claim, show, answer (findings), fail, reorder.
+    Gaps(crate::gaps_cmd::GapsArgs),
 }
 
 #[derive(Args)]
@@ -257,6 +260,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Session(args) => crate::memory_cmd::session(args).await,
         Command::Claims(args) => crate::claims_cmd::run(args).await,
         Command::Procedure(args) => crate::procedure_cmd::run(args).await,
+        Command::Gaps(args) => crate::gaps_cmd::run(args).await,
     }
 }
 

@@ -1,5 +1,6 @@
 //! `evident graph nodes`: list the nodes of a type (all threads, meetings, repositories…)
-//! of a running server, a page at a time (`GET /api/v1/graph/nodes`).
+//! of a running server, a page at a time (`GET /api/v1/graph/nodes`); `evident graph
+//! add-node|add-edge`: an agent's graph write with its evidence (`POST /api/v1/graph/…`).
 
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -33,11 +34,78 @@ enum GraphOp {
         #[arg(long)]
         json: bool,
     },
+    /// Add a node, with evidence (`--chunk` ids you can see and/or `--evidence` text).
+    AddNode {
+        key: String,
+        #[arg(long = "type")]
+        node_type: String,
+        #[arg(long)]
+        label: Option<String>,
+        #[command(flatten)]
+        evidence: EvidenceArgs,
+    },
+    /// Add an edge `FROM EDGE_TYPE TO`, with evidence.
+    AddEdge {
+        from: String,
+        edge_type: String,
+        to: String,
+        #[command(flatten)]
+        evidence: EvidenceArgs,
+    },
+}
+
+/// The evidence and gap of a graph write.
+#[derive(Args)]
+struct EvidenceArgs {
+    /// A chunk id that supports it (repeat).
+    #[arg(long = "chunk")]
+    chunks: Vec<String>,
+    /// A short text that supports it (stored as an assertion chunk).
+    #[arg(long = "evidence")]
+    text: Option<String>,
+    /// The knowledge gap this write is for.
+    #[arg(long)]
+    gap: Option<String>,
 }
 
 pub async fn run(args: GraphArgs) -> anyhow::Result<()> {
     let client = args.server.client()?;
+    use crate::gaps_cmd::{evidence, graph_body};
     match args.op {
+        GraphOp::AddNode {
+            key,
+            node_type,
+            label,
+            evidence: e,
+        } => {
+            let body = serde_json::json!({"key": key, "type": node_type, "label": label,
+                "evidence": evidence(&e.chunks, &e.text)});
+            let v = client
+                .post(
+                    "/api/v1/graph/nodes",
+                    &graph_body(body, &args.scope, &e.gap),
+                )
+                .await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(())
+        }
+        GraphOp::AddEdge {
+            from,
+            edge_type,
+            to,
+            evidence: e,
+        } => {
+            let body = serde_json::json!({"from": from, "edgeType": edge_type, "to": to,
+                "evidence": evidence(&e.chunks, &e.text)});
+            let v = client
+                .post(
+                    "/api/v1/graph/edges",
+                    &graph_body(body, &args.scope, &e.gap),
+                )
+                .await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(())
+        }
         GraphOp::Nodes {
             node_type,
             after,

@@ -4,6 +4,7 @@ mod access;
 mod claims_cmd;
 mod cli;
 mod client;
+mod gaps_cmd;
 mod graph_cmd;
 mod local_files;
 mod mcp_cmd;

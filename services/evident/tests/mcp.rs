@@ -127,10 +127,14 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 25] = [
+const TOOLS: [&str; 32] = [
+    "add_graph_edge",
+    "add_graph_node",
+    "claim_gap",
     "claim_history",
     "delete_procedure",
     "dispute",
+    "gap_status",
     "get_node",
     "get_user_context",
     "learn",
@@ -140,16 +144,19 @@ const TOOLS: [&str; 25] = [
     "memory_get",
     "memory_list",
     "memory_put",
+    "query_graph",
     "queue_status",
     "recall",
     "record_outcome",
     "record_procedure_outcome",
+    "report_gaps",
     "save_procedure",
     "search",
     "session_append",
     "session_recent",
     "source_status",
     "store_knowledge",
+    "submit_findings",
     "supersede",
     "traverse",
     "verify",
@@ -197,9 +204,15 @@ async fn check_server_and_tools(client: &Client) {
                 | "verify"
                 | "dispute"
                 | "supersede"
+                | "report_gaps"
+                | "claim_gap"
+                | "submit_findings"
+                | "add_graph_node"
+                | "add_graph_edge"
         );
-        // Appending to the session log or a claim's history and counting an outcome replace
-        // nothing.
+        // Appending to the session log or a claim's history, counting an outcome, and gap and
+        // graph writes (which add, never replace: their own annotations are checked by the gap
+        // loop's test) are not destructive.
         let appends = matches!(
             name,
             "session_append"
@@ -208,6 +221,11 @@ async fn check_server_and_tools(client: &Client) {
                 | "verify"
                 | "dispute"
                 | "supersede"
+                | "report_gaps"
+                | "claim_gap"
+                | "submit_findings"
+                | "add_graph_node"
+                | "add_graph_edge"
         );
         let a = &tool["annotations"];
         assert_eq!(a["readOnlyHint"], !write, "{name}: {a}");

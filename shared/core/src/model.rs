@@ -123,6 +123,14 @@ pub enum Locator {
     },
     /// A commit of a repository as a whole (its message and metadata).
     Commit { repository: String, commit: String },
+    /// What an agent asserted (evidence it wrote inline for a graph write, or the findings it
+    /// acquired for a knowledge gap): who, when (RFC 3339), and for which gap.
+    Assertion {
+        actor: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gap_id: Option<String>,
+        at: String,
+    },
     /// A time span of a meeting transcript.
     Transcript {
         meeting_id: String,
@@ -211,6 +219,7 @@ impl Locator {
             Some(
                 other @ (Locator::Issue { .. }
                 | Locator::Transcript { .. }
+                | Locator::Assertion { .. }
                 | Locator::Commit { .. }),
             ) => other.clone(),
         }
@@ -273,6 +282,10 @@ impl Locator {
             Locator::Commit { repository, commit } => {
                 format!("{repository}@{}", &commit[..commit.len().min(12)])
             }
+            Locator::Assertion { actor, gap_id, at } => match gap_id {
+                Some(g) => format!("assertion:{actor}@{at}#gap={g}"),
+                None => format!("assertion:{actor}@{at}"),
+            },
             Locator::Transcript {
                 meeting_id,
                 start_ms,
@@ -354,6 +367,26 @@ mod tests {
         assert_eq!(json["type"], "document");
         assert_eq!(json["charStart"], 3);
         assert_eq!(json["section"], "Intro");
+    }
+
+    #[test]
+    fn an_assertion_cites_its_actor_time_and_gap() {
+        let l = Locator::Assertion {
+            actor: "agent-7".into(),
+            gap_id: Some("g1".into()),
+            at: "2026-01-02T03:04:05Z".into(),
+        };
+        assert_eq!(
+            l.citation(),
+            "assertion:agent-7@2026-01-02T03:04:05Z#gap=g1"
+        );
+        let json = serde_json::to_value(&l).expect("serialises");
+        assert_eq!(json["type"], "assertion");
+        assert_eq!(json["gapId"], "g1");
+        assert_eq!(
+            serde_json::from_value::<Locator>(json).expect("reads back"),
+            l
+        );
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub enum EvidenceSpec {
     /// The chunks whose refs name one of the edge's endpoints (after alias resolution), or the
     /// first chunk when none does. For explicit relationships stated beside the text.
     MentioningEndpoints,
+    /// Existing chunks of other sources, with their scopes: what an agent cites for a graph
+    /// write. The knowledge base checks they exist, lie in the write's partition and are
+    /// visible to the writer before it builds such a source (`evident_kb::evidence`).
+    Cited(Vec<crate::model::Evidence>),
 }
 
 impl EvidenceSpec {

@@ -40,6 +40,13 @@ pub enum KbError {
     PolicyRefused { code: &'static str, message: String },
     #[error("{0}")]
     Invalid(String),
+    /// Well-formed but refused as it stands (`evidence_required`, `evidence_not_visible`):
+    /// 422 with the stable `code`.
+    #[error("{message}")]
+    Unprocessable { code: &'static str, message: String },
+    /// Refused by the state of what it names (`gap_conflict`): 409 with the stable `code`.
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
     #[error("storage: {0}")]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -73,6 +80,7 @@ impl KbError {
             KbError::ScopeConflict { .. } => "scope_conflict",
             KbError::PolicyRefused { code, .. } => code,
             KbError::Invalid(_) => "invalid_request",
+            KbError::Unprocessable { code, .. } | KbError::Conflict { code, .. } => code,
             KbError::Store(e) => e.code(),
             KbError::Embed(e) => e.code(),
             KbError::Cancelled => "cancelled",
@@ -89,6 +97,7 @@ impl KbError {
             KbError::NotFound { .. } => 404,
             KbError::PolicyRefused { .. } => 403,
             KbError::ScopeConflict { .. } | KbError::Conflict { .. } => 409,
+            KbError::Unprocessable { .. } => 422,
             KbError::Store(e) => match e.kind {
                 ErrorKind::Unavailable => 503,
                 ErrorKind::Invalid => 400,

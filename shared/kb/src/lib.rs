@@ -12,11 +12,13 @@
 //!
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
+pub mod agent_graph;
 mod aliases;
 pub mod claims;
 pub mod credentials;
 mod error;
-mod evidence;
+pub mod evidence;
+pub mod gaps;
 mod graph;
 pub mod identities;
 pub mod ingest;

@@ -270,11 +270,17 @@ pub struct TaskHandlers {
 impl TaskHandlers {
     /// Handlers for the knowledge base's own task kinds.
     pub fn new(kb: &Kb) -> TaskHandlers {
+        let acquirer: Arc<dyn TaskHandler> = Arc::new(crate::gaps::acquire::GapAcquirer {
+            kb: kb.clone(),
+            fetcher: None,
+        });
         let kb: Arc<dyn TaskHandler> = Arc::new(kb.clone());
         let mut by_kind = HashMap::new();
         for kind in TaskBody::KINDS {
             by_kind.insert(kind.to_string(), kb.clone());
         }
+        // The built-in acquirer of knowledge gaps.
+        by_kind.insert(crate::gaps::acquire::KIND.to_string(), acquirer);
         TaskHandlers { by_kind }
     }
 

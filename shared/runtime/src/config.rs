@@ -40,6 +40,9 @@ pub struct Config {
     /// `[memory]`: agent memory settings.
     #[serde(default)]
     pub memory: MemorySettings,
+    /// `[gaps]`: knowledge gaps.
+    #[serde(default)]
+    pub gaps: GapSettings,
     pub queue: evident_qualifier::QueueConfig,
     pub git: GitSettings,
     pub indexers: IndexerSettings,
@@ -361,6 +364,15 @@ impl ChunkingSettings {
             min_tokens: self.min_tokens,
         }
     }
+}
+
+/// `[gaps]`: what the built-in acquirer of knowledge gaps may do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GapSettings {
+    /// Fetch the `http(s)` URLs a gap names (through the egress policy). Default off.
+    #[serde(default)]
+    pub fetch_urls: bool,
 }
 
 /// `[memory]`: how long agent memory lasts.

@@ -3,6 +3,7 @@
 //! Must not: contain product logic (that is `evident-kb`) or HTTP routing (`evident-api`).
 
 pub mod config;
+mod gap_fetch;
 mod telemetry;
 mod wiring;
 

@@ -207,6 +207,18 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         chunking: cfg.chunking.to_chunking(),
     }
     .register(&mut handlers);
+    if cfg.gaps.fetch_urls {
+        // The built-in acquirer with a fetcher: URLs a gap names, under the egress policy.
+        let fetcher = crate::gap_fetch::WebFetcher::new(access.clone())
+            .map_err(|e| OpenError::Backend(format!("gap fetcher: {e}")))?;
+        handlers.register(
+            evident_kb::gaps::acquire::KIND,
+            Arc::new(evident_kb::gaps::acquire::GapAcquirer {
+                kb: kb.clone(),
+                fetcher: Some(Arc::new(fetcher)),
+            }),
+        );
+    }
     Ok(Opened {
         kb,
         embedded,
@@ -341,6 +353,7 @@ async fn open_stores(
             access: queued.access,
             claims: queued.claims,
             procedures: queued.procedures,
+            gaps: queued.gaps,
             health,
         },
         embedded,
@@ -357,6 +370,7 @@ struct QueueRoles {
     access: Arc<dyn evident_store::access::AccessStore>,
     claims: Arc<dyn evident_store::claims::ClaimStore>,
     procedures: Arc<dyn evident_store::procedures::ProcedureStore>,
+    gaps: Arc<dyn evident_store::gaps::GapStore>,
 }
 
 impl QueueRoles {
@@ -371,6 +385,7 @@ impl QueueRoles {
             + evident_store::access::AccessStore
             + evident_store::claims::ClaimStore
             + evident_store::procedures::ProcedureStore
+            + evident_store::gaps::GapStore
             + 'static,
     {
         QueueRoles {
@@ -381,7 +396,8 @@ impl QueueRoles {
             memory: store.clone(),
             claims: store.clone(),
             access: store.clone(),
-            procedures: store,
+            procedures: store.clone(),
+            gaps: store,
         }
     }
 }

@@ -18,6 +18,7 @@ mod aliases;
 mod chunks;
 mod claims;
 mod dense;
+mod gaps;
 mod graph;
 mod indexers;
 mod integrity;
@@ -225,6 +226,7 @@ impl EmbeddedStore {
             access: me.clone(),
             claims: me.clone(),
             procedures: me.clone(),
+            gaps: me.clone(),
             health: vec![me],
         }
     }

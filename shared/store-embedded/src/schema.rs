@@ -201,6 +201,32 @@ CREATE TABLE IF NOT EXISTS session_log(
 CREATE INDEX IF NOT EXISTS session_log_order ON session_log(client_id, project_id, timestamp, seq);
 CREATE INDEX IF NOT EXISTS session_log_expiry ON session_log(expires_at);
 
+-- Knowledge gaps: the record as JSON beside the columns claims and listings use; their
+-- history append-only, numbered per gap.
+CREATE TABLE IF NOT EXISTS gaps(
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    partition        TEXT NOT NULL,
+    id               TEXT NOT NULL,
+    state            TEXT NOT NULL,
+    priority         INTEGER NOT NULL,
+    position         INTEGER,
+    question_key     TEXT NOT NULL,
+    lease_expires_at INTEGER,
+    record           TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS gaps_id ON gaps(partition, id);
+CREATE INDEX IF NOT EXISTS gaps_claim_order ON gaps(partition, priority, position IS NULL, position, seq)
+    WHERE state IN ('open', 'acquiring');
+CREATE INDEX IF NOT EXISTS gaps_question ON gaps(partition, question_key, state);
+CREATE INDEX IF NOT EXISTS gaps_leased ON gaps(partition, state, lease_expires_at);
+CREATE TABLE IF NOT EXISTS gap_events(
+    partition TEXT NOT NULL,
+    gap_id    TEXT NOT NULL,
+    seq       INTEGER NOT NULL,
+    event     TEXT NOT NULL,
+    PRIMARY KEY(partition, gap_id, seq)
+) WITHOUT ROWID;
+
 -- API tokens: the secret is never stored, only its SHA-256.
 CREATE TABLE IF NOT EXISTS tokens(
     id          TEXT PRIMARY KEY,

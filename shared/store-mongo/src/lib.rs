@@ -32,6 +32,7 @@
 //! | `memory` | `{clientId, sessionId, key}` | session memory, `expiresAt` a BSON date |
 //! | `session_log` | timestamp + counter | the session log, `expiresAt` a BSON date |
 //! | `procedures` | `{clientId, procedureId}` | procedural memory (`procedures` module) |
+//! | `gaps` | gap id | knowledge gaps with their history, changed by compare-and-set on `rev` (`gaps` module) |
 //!
 //! JSON values (payloads, configs, stats, cursors, memory values) are stored as JSON text:
 //! exact round trips, and user keys can never be read as operators. Times are the callers'
@@ -75,6 +76,7 @@ mod client;
 mod config;
 mod error;
 mod fields;
+mod gaps;
 mod health;
 mod indexers;
 mod memory;

@@ -34,6 +34,9 @@ pub const CLAIMS: &str = "claims";
 /// Which claims each evidence chunk backs.
 pub const CLAIM_EVIDENCE: &str = "claim_evidence";
 
+/// Knowledge gaps (`_id`: the gap id) with their history (see the `gaps` module).
+pub const GAPS: &str = "gaps";
+
 /// The `createIndexes` commands run at connect, one per collection.
 pub fn index_commands() -> Vec<Document> {
     vec![
@@ -141,6 +144,15 @@ pub fn index_commands() -> Vec<Document> {
             "createIndexes": PROCEDURES,
             // A client's procedures by id: listings, and a match's candidates.
             "indexes": [{"key": {"clientId": 1, "procedureId": 1}, "name": "procedures_client"}],
+        },
+        doc! {
+            "createIndexes": GAPS,
+            "indexes": [
+                // Claims: a partition's candidates of one acquirer kind in claim order.
+                {"key": {"partition": 1, "acquirer": 1, "state": 1, "priority": 1, "positionMissing": 1, "position": 1, "createdAt": 1, "_id": 1}, "name": "gaps_claim"},
+                // A question asked again finds its open gap.
+                {"key": {"partition": 1, "questionKey": 1, "state": 1}, "name": "gaps_question"},
+            ],
         },
     ]
 }

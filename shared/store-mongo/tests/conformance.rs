@@ -61,6 +61,7 @@ mod live {
         stores.access = m.clone();
         stores.claims = m.clone();
         stores.procedures = m.clone();
+        stores.gaps = m.clone();
         stores.writer = Arc::new(SequencedWriter {
             chunks: Arc::new(embedded.clone()),
             graph: Arc::new(embedded.clone()),

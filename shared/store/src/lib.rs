@@ -10,6 +10,7 @@ pub mod access;
 pub mod claims;
 pub mod conformance;
 mod error;
+pub mod gaps;
 pub mod indexers;
 pub mod memory;
 pub mod procedures;
@@ -54,6 +55,8 @@ pub struct Stores {
     pub claims: Arc<dyn claims::ClaimStore>,
     /// Procedural memory of agents.
     pub procedures: Arc<dyn procedures::ProcedureStore>,
+    /// Knowledge gaps and their history.
+    pub gaps: Arc<dyn gaps::GapStore>,
     /// Every backend in use, for readiness checks.
     pub health: Vec<Arc<dyn Health>>,
 }

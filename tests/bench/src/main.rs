@@ -22,11 +22,14 @@
 //!   the LKML corpus in `data/notmuch-lkml`).
 //! - `claims [--claims N] [--learns N] [--queries N] [--docs N]`: learn p99 and recall p50 at
 //!   N claims (default 100,000).
+//! - `graph-writes [--edges N] [--batch N] [--writers N] [--gaps N] [--claims N]`: agent edge
+//!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
 
 mod auth;
 mod claims;
 mod fidelity;
 pub mod fidelity_mail;
+mod gaps;
 mod git;
 mod mcp;
 mod memory;
@@ -200,7 +203,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -226,6 +229,7 @@ fn main() {
         "transcripts" => rt.block_on(sources::transcripts(&args)),
         "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),
         "claims" => rt.block_on(claims::run(&args)),
+        "graph-writes" => rt.block_on(gaps::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

@@ -150,6 +150,18 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("post", "/api/v1/claims/{id}/verify", write(Body)),
     ("post", "/api/v1/claims/{id}/dispute", write(Body)),
     ("post", "/api/v1/claims/{id}/supersede", write(Body)),
+    // Knowledge gaps and graph writes by agents (README *Knowledge gaps*).
+    ("post", "/api/v1/graph/nodes", write(Body)),
+    ("post", "/api/v1/graph/edges", write(Body)),
+    ("delete", "/api/v1/graph/edges", write(Query)),
+    ("post", "/api/v1/graph/batch", write(Body)),
+    ("post", "/api/v1/gaps", write(Body)),
+    ("get", "/api/v1/gaps", read(Query)),
+    ("post", "/api/v1/gaps/claim", write(Body)),
+    ("get", "/api/v1/gaps/{gapId}", read(Query)),
+    ("post", "/api/v1/gaps/{gapId}/findings", write(Body)),
+    ("post", "/api/v1/gaps/{gapId}/fail", write(Body)),
+    ("post", "/api/v1/gaps/{gapId}/reorder", admin(Body)),
     // MCP (streamable HTTP, stateless, JSON-RPC in the body): one POST per message.
     ("post", "/mcp", Access::PerCall),
     ("get", "/healthz", Access::Public),

@@ -19,6 +19,7 @@
 mod access;
 mod call;
 mod claim_tools;
+mod gap_tools;
 mod inflight;
 mod memory_tools;
 mod params;
@@ -63,7 +64,11 @@ impl EvidentMcp {
     pub fn new(state: AppState) -> EvidentMcp {
         EvidentMcp {
             state,
-            tool_router: Self::tool_router() + Self::memory_router() + Self::claim_router() + Self::procedure_router(),
+            tool_router: Self::tool_router()
+                + Self::memory_router()
+                + Self::claim_router()
+                + Self::procedure_router()
+                + Self::gap_router(),
         }
     }
 }

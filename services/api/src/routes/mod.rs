@@ -3,6 +3,7 @@
 
 mod access;
 mod claims;
+pub(crate) mod gaps;
 mod git;
 mod knowledge;
 mod memory;
@@ -100,6 +101,18 @@ pub fn all() -> Router<AppState> {
         .route("/api/v1/claims/{id}/dispute", post(claims::dispute))
         .route("/api/v1/claims/{id}/supersede", post(claims::supersede))
         .route("/api/v1/openapi.json", get(ops::openapi))
+        .route("/api/v1/graph/nodes", post(gaps::add_node))
+        .route(
+            "/api/v1/graph/edges",
+            post(gaps::add_edge).delete(gaps::delete_edge),
+        )
+        .route("/api/v1/graph/batch", post(gaps::add_batch))
+        .route("/api/v1/gaps", post(gaps::report).get(gaps::list))
+        .route("/api/v1/gaps/claim", post(gaps::claim))
+        .route("/api/v1/gaps/{gapId}", get(gaps::get))
+        .route("/api/v1/gaps/{gapId}/findings", post(gaps::findings))
+        .route("/api/v1/gaps/{gapId}/fail", post(gaps::fail))
+        .route("/api/v1/gaps/{gapId}/reorder", post(gaps::reorder))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

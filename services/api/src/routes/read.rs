@@ -1,3 +1,4 @@
+use axum::Extension;
 use axum::Json;
 use axum::extract::State;
 use evident_core::{Chunk, Visibility};
@@ -84,9 +85,20 @@ impl From<Chunk> for ChunkView {
 
 pub async fn retrieve(
     State(s): State<AppState>,
+    Extension(by): Extension<crate::auth::Principal>,
     ApiJson(req): ApiJson<RetrieveRequest>,
-) -> ApiResult<Json<EvidencePack>> {
-    Ok(Json(s.kb.retrieve(&req.into()).await?))
+) -> ApiResult<Json<Value>> {
+    let record_gap = req.record_gap;
+    let query = req.query.clone();
+    let q: evident_kb::RetrieveQuery = req.into();
+    let pack: EvidencePack = s.kb.retrieve(&q).await?;
+    let mut out = serde_json::to_value(&pack)
+        .map_err(|e| ApiError::bad_request("invalid_request", e.to_string()))?;
+    if record_gap && evident_kb::gaps::nothing_relevant(&pack) {
+        let gap = super::gaps::record_query_gap(&s, &by, &q, &query).await?;
+        out["recordedGap"] = serde_json::json!(gap);
+    }
+    Ok(Json(out))
 }
 
 pub async fn traverse(

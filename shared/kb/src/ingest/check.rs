@@ -233,7 +233,14 @@ pub(crate) fn check_prepared(src: &PreparedSource) -> Result<()> {
     if let Some(t) = &src.title {
         validate::bounded_text("title", t, 1024)?;
     }
-    if src.chunks.is_empty() {
+    // A source without chunks of its own is an agent's assertion citing other sources'
+    // chunks: every node and edge it writes must cite some (else nothing would evidence them).
+    let cites = |spec: &EvidenceSpec| matches!(spec, EvidenceSpec::Cited(c) if !c.is_empty());
+    if src.chunks.is_empty()
+        && (src.nodes.is_empty() && src.edges.is_empty()
+            || !src.nodes.iter().all(|n| cites(&n.evidence))
+            || !src.edges.iter().all(|e| cites(&e.evidence)))
+    {
         return Err(validate::FieldError::Empty { field: "chunks" }.into());
     }
     if src.chunks.len() > MAX_PREPARED_CHUNKS {
@@ -258,6 +265,13 @@ pub(crate) fn check_prepared(src: &PreparedSource) -> Result<()> {
     }
     let in_range = |spec: &EvidenceSpec| match spec {
         EvidenceSpec::Chunks(ix) => !ix.is_empty() && ix.iter().all(|i| *i < src.chunks.len()),
+        // Cited chunks must lie in the source's partition: their deletion removes evidence
+        // partition by partition.
+        EvidenceSpec::Cited(c) => {
+            !c.is_empty()
+                && c.iter()
+                    .all(|e| e.scope.partition() == src.scope.partition())
+        }
         _ => true,
     };
     for n in &src.nodes {

@@ -2,13 +2,18 @@
 
 use super::*;
 
-/// A node for a bare key: typed by its namespace, labelled by its value.
-pub(super) fn plain_node(key: NodeKey, evidence: EvidenceSpec) -> PreparedNode {
-    let label = if key.value().is_empty() {
+/// The label of a bare key: its value with spaces (the key itself when it has no value).
+pub(crate) fn plain_label(key: &NodeKey) -> String {
+    if key.value().is_empty() {
         key.as_str().to_string()
     } else {
         key.value().replace('_', " ")
-    };
+    }
+}
+
+/// A node for a bare key: typed by its namespace, labelled by its value.
+pub(super) fn plain_node(key: NodeKey, evidence: EvidenceSpec) -> PreparedNode {
+    let label = plain_label(&key);
     PreparedNode {
         node_type: key.namespace().to_string(),
         label,
@@ -35,6 +40,8 @@ pub(super) fn graph_writes(
     let chunks_of = |spec: &EvidenceSpec, ends: Option<(&NodeKey, &NodeKey)>| -> Vec<usize> {
         match spec {
             EvidenceSpec::Chunks(ix) => ix.clone(),
+            // Other sources' chunks: added beside the indexed ones (`cited_of`).
+            EvidenceSpec::Cited(_) => Vec::new(),
             EvidenceSpec::AllChunks => (0..drafts.len()).collect(),
             EvidenceSpec::MentioningEndpoints => {
                 let hits: Vec<usize> = match ends {
@@ -56,31 +63,46 @@ pub(super) fn graph_writes(
             }
         }
     };
-    let mut nodes: BTreeMap<NodeKey, (NodeWrite, HashSet<usize>)> = BTreeMap::new();
-    let mut add_node = |key: NodeKey, typed: Option<&PreparedNode>, ev: &[usize]| {
-        let (entry, seen) = nodes.entry(key.clone()).or_insert_with(|| {
-            let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
-            let write = NodeWrite {
-                key,
-                node_type: p.node_type,
-                label: p.label,
-                props: Map::new(),
-                evidence: Vec::new(),
-                mention_only: true,
-            };
-            (write, HashSet::new())
-        });
-        if let Some(t) = typed {
-            entry.node_type = t.node_type.clone();
-            entry.label = t.label.clone();
-            entry.props.extend(t.props.clone());
-            entry.mention_only = false;
+    // Cited chunks of other sources (an agent's graph write) are few per item: a linear check
+    // keeps them unique.
+    let add_cited = |list: &mut Vec<Evidence>, spec: &EvidenceSpec| {
+        if let EvidenceSpec::Cited(cited) = spec {
+            for e in cited {
+                if !list.contains(e) {
+                    list.push(e.clone());
+                }
+            }
         }
-        add_evidence(&mut entry.evidence, seen, ev);
     };
+    let mut nodes: BTreeMap<NodeKey, (NodeWrite, HashSet<usize>)> = BTreeMap::new();
+    let mut add_node =
+        |key: NodeKey, typed: Option<&PreparedNode>, ev: &[usize], cited: Option<&EvidenceSpec>| {
+            let (entry, seen) = nodes.entry(key.clone()).or_insert_with(|| {
+                let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
+                let write = NodeWrite {
+                    key,
+                    node_type: p.node_type,
+                    label: p.label,
+                    props: Map::new(),
+                    evidence: Vec::new(),
+                    mention_only: true,
+                };
+                (write, HashSet::new())
+            });
+            if let Some(t) = typed {
+                entry.node_type = t.node_type.clone();
+                entry.label = t.label.clone();
+                entry.props.extend(t.props.clone());
+                entry.mention_only = false;
+            }
+            add_evidence(&mut entry.evidence, seen, ev);
+            if let Some(spec) = cited {
+                add_cited(&mut entry.evidence, spec);
+            }
+        };
     for (i, refs) in chunk_refs.iter().enumerate() {
         for k in refs {
-            add_node(k.clone(), None, &[i]);
+            add_node(k.clone(), None, &[i], None);
         }
     }
     let mut edges: BTreeMap<(NodeKey, String, NodeKey), (EdgeWrite, HashSet<usize>)> =
@@ -91,8 +113,8 @@ pub(super) fn graph_writes(
             continue;
         }
         let ev = chunks_of(&e.evidence, Some((&from, &to)));
-        add_node(from.clone(), None, &ev);
-        add_node(to.clone(), None, &ev);
+        add_node(from.clone(), None, &ev, Some(&e.evidence));
+        add_node(to.clone(), None, &ev, Some(&e.evidence));
         let (entry, seen) = edges
             .entry((from.clone(), e.edge_type.clone(), to.clone()))
             .or_insert_with(|| {
@@ -107,10 +129,16 @@ pub(super) fn graph_writes(
             });
         entry.props.extend(e.props.clone());
         add_evidence(&mut entry.evidence, seen, &ev);
+        add_cited(&mut entry.evidence, &e.evidence);
     }
     // The source's own nodes last, so their types and props win over bare refs.
     for n in &src.nodes {
-        add_node(canon(&n.key), Some(n), &chunks_of(&n.evidence, None));
+        add_node(
+            canon(&n.key),
+            Some(n),
+            &chunks_of(&n.evidence, None),
+            Some(&n.evidence),
+        );
     }
     (
         nodes.into_values().map(|(n, _)| n).collect(),

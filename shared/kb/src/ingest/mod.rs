@@ -121,6 +121,7 @@ mod purge;
 mod tests;
 
 pub(crate) use check::*;
+pub(crate) use graph::plain_label;
 use graph::*;
 
 /// New chunks embedded per call when a watcher follows an ingest's progress: fine enough
@@ -203,6 +204,27 @@ impl Kb {
         if let Some(skipped) = unchanged(previous.as_ref(), &src.source_urn, &src.fingerprint) {
             return Ok(skipped);
         }
+        self.write_prepared(src, previous, priority, &Watch::default())
+            .await
+    }
+
+    /// [`Kb::ingest_prepared`] without the freshness skip: the write is applied even when the
+    /// fingerprint is the stored one. For sources whose graph may have been changed since by
+    /// other means (an agent's assertion after its edge was deleted): re-applying the same
+    /// source is idempotent (the graph upsert unions identical evidence and props).
+    pub(crate) async fn ingest_prepared_again(
+        &self,
+        src: PreparedSource,
+        priority: Priority,
+    ) -> Result<IngestOutcome> {
+        check_prepared(&src)?;
+        let _permit = self.pools.acquire(priority).await;
+        let previous = self
+            .stores
+            .sources
+            .get(src.scope.partition(), &src.source_urn)
+            .await?;
+        ensure_owner(previous.as_ref(), &src.scope, &src.source_urn)?;
         self.write_prepared(src, previous, priority, &Watch::default())
             .await
     }

@@ -16,6 +16,7 @@ mod access;
 mod aliases;
 mod chunks;
 mod claims;
+mod gaps;
 mod graph;
 mod indexers;
 mod memory;
@@ -27,6 +28,7 @@ pub use access::*;
 pub use aliases::*;
 pub use chunks::*;
 pub use claims::*;
+pub use gaps::*;
 pub use graph::*;
 pub use indexers::*;
 pub use memory::*;
@@ -108,6 +110,8 @@ macro_rules! __conformance_cases {
             procedures_keep_statistics_and_scopes,
             procedures_nearest_by_cosine,
             procedure_outcomes_are_atomic,
+            gaps_claim_in_order_one_per_client_with_expiring_leases,
+            gaps_move_by_the_state_machine_with_append_only_history,
         );
     };
 }

@@ -1,0 +1,232 @@
+//! The seed 004 loop through the real binary: gaps reported with the CLI, an agent (the Rust
+//! MCP SDK over streamable HTTP) claims the first, submits Markdown findings and builds two
+//! nodes and an edge citing them → `constructed`; `retrieve` then answers the question with
+//! the findings cited and the new edge in its graph; the second gap is answered by the
+//! server's built-in acquirer (its queue workers) from an already indexed document.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ServiceError, ServiceExt};
+use serde_json::{Value, json};
+
+mod support;
+
+use support::Server;
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+async fn connect(server: &Server) -> Client {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url))
+            .auth_header(server.token.clone()),
+    );
+    ().serve(transport).await.expect("initialise")
+}
+
+fn params(tool: &str, args: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().expect("arguments object"))
+}
+
+/// `tools/call` → the JSON the tool answered (its text content parsed).
+async fn call(client: &Client, tool: &str, args: Value) -> Value {
+    let r = client
+        .call_tool(params(tool, args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert_ne!(r.is_error, Some(true), "{tool}: {r:?}");
+    let v = serde_json::to_value(&r).expect("json");
+    let text = v["content"][0]["text"].as_str().expect("text content");
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+async fn refused(client: &Client, tool: &str, args: Value) -> String {
+    match client.call_tool(params(tool, args)).await {
+        Err(ServiceError::McpError(e)) => e
+            .data
+            .as_ref()
+            .and_then(|d| d["code"].as_str())
+            .unwrap_or_default()
+            .to_string(),
+        other => panic!("{tool} should be refused: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acquirer() {
+    let data = tempfile::tempdir().expect("data");
+    let server = Server::start(data.path());
+    let (ok, _, err) = server.cli(
+        &[
+            "ingest",
+            "-",
+            "--client",
+            "acme",
+            "--urn",
+            "doc:runbook",
+            "--kind",
+            "doc",
+        ],
+        Some("The ledger nightly job reconciles settlements at 02:00 UTC every day."),
+    );
+    assert!(ok, "{err}");
+    let (ok, out, err) = server.cli(
+        &[
+            "gaps",
+            "report",
+            "--client",
+            "acme",
+            "--priority",
+            "1",
+            "Which broker does the payments service publish to?",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    let first = out.split('\t').next().expect("gap id").to_string();
+    let (ok, out, err) = server.cli(
+        &[
+            "gaps",
+            "report",
+            "--client",
+            "acme",
+            "--priority",
+            "2",
+            "--builtin",
+            "When does the ledger nightly job reconcile settlements?",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    let second = out.split('\t').next().expect("gap id").to_string();
+
+    let agent = connect(&server).await;
+    // One acquisition per client at a time: while the built-in acquirer works on the second
+    // gap (its worker may take it first) the claim answers `{gap: null}`; bounded wait.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let claim = loop {
+        let claim = call(&agent, "claim_gap", json!({"clientId": "acme"})).await;
+        if !claim["gap"].is_null() {
+            break claim;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the client's other acquisition ends"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(claim["gap"]["gapId"], first.as_str(), "{claim}");
+    let epoch = claim["epoch"].as_i64().expect("epoch");
+    let findings = call(
+        &agent,
+        "submit_findings",
+        json!({"clientId": "acme", "gapId": first, "epoch": epoch,
+               "markdown": "# Broker\n\nThe payments service (service:payments) publishes settlement events to broker:kafka_eu_1.",
+               "sources": ["https://wiki.example/payments"]}),
+    )
+    .await;
+    assert_eq!(findings["state"], "acquired", "{findings}");
+    let cited = findings["findings"]["chunkIds"].clone();
+    // No evidence: refused, nothing written.
+    let code = refused(
+        &agent,
+        "add_graph_edge",
+        json!({"clientId": "acme", "from": "service:payments", "edgeType": "publishes_to",
+               "to": "broker:kafka_eu_1", "evidence": {}}),
+    )
+    .await;
+    assert_eq!(code, "evidence_required");
+    for (key, ty) in [
+        ("service:payments", "service"),
+        ("broker:kafka_eu_1", "broker"),
+    ] {
+        call(
+            &agent,
+            "add_graph_node",
+            json!({"clientId": "acme", "gapId": first, "key": key, "type": ty, "evidence": {"chunkIds": cited}}),
+        )
+        .await;
+    }
+    call(
+        &agent,
+        "add_graph_edge",
+        json!({"clientId": "acme", "gapId": first, "from": "service:payments", "edgeType": "publishes_to",
+               "to": "broker:kafka_eu_1", "evidence": {"chunkIds": cited}}),
+    )
+    .await;
+    let status = call(
+        &agent,
+        "gap_status",
+        json!({"clientId": "acme", "gapId": first}),
+    )
+    .await;
+    assert_eq!(status["state"], "constructed", "{status}");
+    assert_eq!(status["graphChanges"].as_array().map(Vec::len), Some(3));
+    let graph = call(
+        &agent,
+        "query_graph",
+        json!({"clientId": "acme", "key": "service:payments"}),
+    )
+    .await;
+    assert!(graph.to_string().contains("publishes_to"), "{graph}");
+
+    // Retrieval answers the question from the findings, with the new edge.
+    let (ok, out, err) = server.cli(
+        &[
+            "search",
+            "--client",
+            "acme",
+            "--json",
+            "payments service publishes settlement events broker",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    let pack: Value = serde_json::from_str(&out).expect("json pack");
+    assert!(
+        pack["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .any(|i| i["sourceUrn"] == format!("gap-findings:{first}").as_str()),
+        "{pack}"
+    );
+    assert!(
+        pack["graph"]["edges"]
+            .as_array()
+            .expect("edges")
+            .iter()
+            .any(|e| e["edgeType"] == "publishes_to"),
+        "{}",
+        pack["graph"]
+    );
+
+    // The built-in acquirer (the server's queue workers) answers the second gap; bounded
+    // wait for the worker, which runs on its own.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (ok, out, err) = server.cli(&["gaps", "show", "--client", "acme", &second], None);
+        assert!(ok, "{err}");
+        let gap: Value = serde_json::from_str(&out).expect("json gap");
+        if gap["state"] == "acquired" {
+            assert_eq!(
+                gap["findingsUrn"],
+                format!("gap-findings:{second}").as_str()
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the built-in acquirer answers: {gap}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (ok, out, _) = server.cli(&["gaps", "list", "--client", "acme"], None);
+    assert!(ok);
+    assert!(out.contains(&format!("{first}\tconstructed")), "{out}");
+    agent.cancel().await.expect("close");
+    server.terminate();
+}

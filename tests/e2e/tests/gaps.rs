@@ -1,0 +1,548 @@
+//! Knowledge gaps and graph writes by agents through the real router (issue 18): evidence is
+//! required and checked, writes are idempotent and keep the graph's invariants, the gap loop
+//! (report → claim → findings → construction; the built-in acquirer), a dead agent's claim
+//! expiring under an injected clock, and `retrieve` recording a gap.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use evident_core::access::{Grant, Role};
+use evident_e2e::{Embed, TestApp, bearer, enc, mint};
+use evident_qualifier::{Outcome, Qualifier, QueueConfig};
+use evident_store::queue::{Clock, ManualClock, PriorityBand};
+use serde_json::{Value, json};
+
+async fn ingest(app: &TestApp, client: &str, urn: &str, content: &str) {
+    let (s, v) = app
+        .post(
+            "/api/v1/ingest",
+            &json!({"clientId": client, "sourceUrn": urn, "kind": "doc", "title": urn, "content": content}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+}
+
+/// The chunk ids of a stored source.
+async fn chunk_ids(app: &TestApp, client: &str, urn: &str) -> Vec<String> {
+    app.kb
+        .stores()
+        .chunks
+        .source_chunks(client, urn)
+        .await
+        .expect("chunks")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+async fn drain(app: &TestApp) -> usize {
+    let q = Qualifier {
+        queue: app.kb.stores().queue.clone(),
+        handlers: evident_kb::TaskHandlers::new(&app.kb),
+        clock: Arc::new(ManualClock::new(i64::MAX / 2)),
+        config: QueueConfig::default(),
+        worker_id: "test".into(),
+        band: PriorityBand::ALL,
+    };
+    let mut n = 0;
+    while let Outcome::Processed { state, .. } = q.process_next().await.expect("process") {
+        let (_, tasks) = app.get("/api/v1/queue?clientId=acme").await;
+        assert_eq!(state.as_str(), "done", "{tasks}");
+        n += 1;
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graph_writes_need_visible_evidence_and_change_nothing_twice() {
+    let app = TestApp::new(Embed::Hashing).await;
+    ingest(
+        &app,
+        "acme",
+        "doc:retries",
+        "The payment service retries with exponential backoff.",
+    )
+    .await;
+    ingest(
+        &app,
+        "other",
+        "doc:secret",
+        "Another client's private note.",
+    )
+    .await;
+    let ours = chunk_ids(&app, "acme", "doc:retries").await;
+    let theirs = chunk_ids(&app, "other", "doc:secret").await;
+    let edge = |evidence: Value| json!({"clientId": "acme", "from": "service:payments", "edgeType": "Uses", "to": "concept:backoff", "evidence": evidence});
+    let before = app.fingerprint().await;
+    // Refusals, table-driven: each is 4xx with its code and writes nothing.
+    let refused: [(&str, Value, u16, &str); 4] = [
+        (
+            "no evidence",
+            json!({"clientId": "acme", "from": "a:x", "edgeType": "uses", "to": "b:y"}),
+            422,
+            "evidence_required",
+        ),
+        (
+            "empty evidence",
+            edge(json!({"chunkIds": [], "text": "  "})),
+            422,
+            "evidence_required",
+        ),
+        (
+            "another client's chunk",
+            edge(json!({"chunkIds": [theirs[0]]})),
+            422,
+            "evidence_not_visible",
+        ),
+        (
+            "an unknown chunk",
+            edge(json!({"chunkIds": ["c_nope"]})),
+            422,
+            "evidence_not_visible",
+        ),
+    ];
+    for (what, body, status, code) in refused {
+        let (s, v) = app.post("/api/v1/graph/edges", &body).await;
+        assert_eq!(
+            (s.as_u16(), v["code"].as_str()),
+            (status, Some(code)),
+            "{what}: {v}"
+        );
+        assert_eq!(app.fingerprint().await, before, "{what}: nothing written");
+    }
+    // A key in another client's scope: the token of acme cannot write there.
+    let acme_writer = mint(
+        &app.store,
+        "acme-writer",
+        Grant::client("acme", Role::Write),
+        None,
+    )
+    .await;
+    let auth = bearer(&acme_writer);
+    let mut body = edge(json!({"chunkIds": [ours[0]]}));
+    body["clientId"] = "other".into();
+    let (s, v) = app
+        .call(
+            "POST",
+            "/api/v1/graph/edges",
+            Some(Body::from(body.to_string())),
+            &[("authorization", &auth)],
+        )
+        .await;
+    assert_eq!(s, 403, "{v}");
+    assert_eq!(app.fingerprint().await, before);
+
+    // A valid write: edge type through the relation aliases, keys normalised, both endpoints
+    // evidenced by the edge's evidence, provenance recorded.
+    let (s, v) = app
+        .call(
+            "POST",
+            "/api/v1/graph/edges",
+            Some(Body::from(edge(json!({"chunkIds": [ours[0]]})).to_string())),
+            &[("authorization", &auth)],
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["edges"][0]["edgeType"], "uses");
+    let after = app.fingerprint().await;
+    assert_eq!(after.0, before.0, "cited evidence adds no chunk");
+    assert!(after.2 > before.2);
+    let (s, v) = app
+        .call(
+            "POST",
+            "/api/v1/graph/edges",
+            Some(Body::from(edge(json!({"chunkIds": [ours[0]]})).to_string())),
+            &[("authorization", &auth)],
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        app.fingerprint().await,
+        after,
+        "the same edge and evidence again: no change"
+    );
+    let (_, node) = app
+        .get(&format!(
+            "/api/v1/graph/node/{}?clientId=acme",
+            enc("concept:backoff")
+        ))
+        .await;
+    assert_eq!(node["evidenceChunkIds"], json!([ours[0]]), "{node}");
+    let (_, edges) = app
+        .post(
+            "/api/v1/traverse",
+            &json!({"clientId": "acme", "startKey": "service:payments", "maxDepth": 1}),
+        )
+        .await;
+    let e = &edges["edges"][0];
+    assert_eq!(e["props"]["assertedBy"], "acme-writer", "{edges}");
+    assert_eq!(e["props"]["phase"], "construction");
+    // Inline text evidence becomes an assertion chunk, cited like any other.
+    let (s, v) = app
+        .post(
+            "/api/v1/graph/batch",
+            &json!({"clientId": "acme", "nodes": [{"key": "Team:Payments", "type": "team", "evidence": {"text": "The payments team owns the service."}}],
+                    "edges": [{"from": "team:payments", "edgeType": "owns", "to": "service:payments", "evidence": {"text": "The payments team owns the service."}}]}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let cited = v["evidenceChunkIds"].as_array().expect("ids").clone();
+    assert_eq!(cited.len(), 1, "one chunk for one text: {v}");
+    let (_, pack) = app
+        .post(
+            "/api/v1/retrieve",
+            &json!({"clientId": "acme", "query": "payments team owns"}),
+        )
+        .await;
+    let item = pack["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["chunkId"] == cited[0])
+        .expect("the assertion is retrievable");
+    assert!(
+        item["citation"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("assertion:operator@")),
+        "{item}"
+    );
+    assert_eq!(item["locator"]["type"], "assertion");
+
+    // Delete: an agent's edge goes; a source's edge is refused.
+    let del = |from: &str, t: &str, to: &str| {
+        format!(
+            "/api/v1/graph/edges?clientId=acme&from={}&edgeType={t}&to={}",
+            enc(from),
+            enc(to)
+        )
+    };
+    let (s, v) = app
+        .call(
+            "DELETE",
+            &del("service:payments", "uses", "concept:backoff"),
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (s, _) = app
+        .call(
+            "DELETE",
+            &del("service:payments", "uses", "concept:backoff"),
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(s, 404);
+    // Asserted again, it is back.
+    let (s, v) = app
+        .post("/api/v1/graph/edges", &edge(json!({"chunkIds": [ours[0]]})))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (_, back) = app
+        .post(
+            "/api/v1/traverse",
+            &json!({"clientId": "acme", "startKey": "service:payments", "maxDepth": 1}),
+        )
+        .await;
+    assert!(
+        back["edges"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["edgeType"] == "uses")),
+        "{back}"
+    );
+    let (_, g) = app.post("/api/v1/ingest", &json!({"clientId": "acme", "sourceUrn": "doc:rel2", "kind": "doc", "content": "Checkout depends on payments.", "relationships": ["service:checkout|depends_on|service:payments"]})).await;
+    assert!(g.is_object());
+    let (s, v) = app
+        .call(
+            "DELETE",
+            &del("service:checkout", "depends_on", "service:payments"),
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(
+        (s.as_u16(), v["code"].as_str()),
+        (409, Some("not_agent_written")),
+        "{v}"
+    );
+    app.fingerprint().await; // integrity holds throughout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gap_loop_from_report_to_constructed_and_the_builtin_acquirer() {
+    let app = TestApp::new(Embed::Hashing).await;
+    ingest(
+        &app,
+        "acme",
+        "doc:runbook",
+        "The ledger nightly job reconciles settlements at 02:00 UTC.",
+    )
+    .await;
+    let (s, v) = app
+        .post(
+            "/api/v1/gaps",
+            &json!({"clientId": "acme", "gaps": [
+                {"question": "Which broker does the payments service publish to?", "priority": 1},
+                {"question": "When does the ledger nightly job reconcile settlements?", "priority": 2, "acquirer": "builtin"}
+            ]}),
+        )
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let first = v["gaps"][0]["gapId"].as_str().expect("id").to_string();
+    let second = v["gaps"][1]["gapId"].as_str().expect("id").to_string();
+    // The agent claims the first (the built-in gap is not an agent's to take).
+    let (s, c) = app
+        .post("/api/v1/gaps/claim", &json!({"clientId": "acme"}))
+        .await;
+    assert_eq!(s, 200, "{c}");
+    assert_eq!(c["gap"]["gapId"], first.as_str());
+    let epoch = c["epoch"].as_i64().expect("epoch");
+    let (s, f) = app
+        .post(
+            &format!("/api/v1/gaps/{first}/findings"),
+            &json!({"clientId": "acme", "epoch": epoch,
+                    "markdown": "# Broker\n\nThe payments service (service:payments) publishes settlement events to the Kafka cluster broker:kafka_eu_1.",
+                    "sources": ["https://wiki.example/payments"]}),
+        )
+        .await;
+    assert_eq!(s, 200, "{f}");
+    assert_eq!(f["state"], "acquired");
+    let findings: Vec<String> = f["findings"]["chunkIds"]
+        .as_array()
+        .expect("chunks")
+        .iter()
+        .map(|c| c.as_str().expect("id").to_string())
+        .collect();
+    assert!(!findings.is_empty());
+    let (s, v) = app
+        .post(
+            "/api/v1/graph/batch",
+            &json!({"clientId": "acme", "gapId": first,
+                    "nodes": [{"key": "service:payments", "type": "service", "evidence": {"chunkIds": findings}},
+                              {"key": "broker:kafka_eu_1", "type": "broker", "label": "kafka-eu-1", "evidence": {"chunkIds": findings}}],
+                    "edges": [{"from": "service:payments", "edgeType": "publishes_to", "to": "broker:kafka_eu_1", "evidence": {"chunkIds": findings}}]}),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (_, gap) = app
+        .get(&format!("/api/v1/gaps/{first}?clientId=acme"))
+        .await;
+    assert_eq!(gap["state"], "constructed", "{gap}");
+    let kinds: Vec<&str> = gap["history"]
+        .as_array()
+        .expect("history")
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(kinds, ["created", "claimed", "findings", "graph_write"]);
+    assert_eq!(
+        gap["graphChanges"][0]["edges"][0]["edgeType"],
+        "publishes_to"
+    );
+    // Retrieval answers the question with the findings cited and the new edge in the graph.
+    let (_, pack) = app
+        .post("/api/v1/retrieve", &json!({"clientId": "acme", "query": "payments service publishes settlement events broker"}))
+        .await;
+    let urns: Vec<&str> = pack["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["sourceUrn"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        urns.contains(&format!("gap-findings:{first}").as_str()),
+        "{urns:?}"
+    );
+    let edges = pack["graph"]["edges"].as_array().expect("edges");
+    assert!(
+        edges
+            .iter()
+            .any(|e| e["edgeType"] == "publishes_to" && e["to"] == "broker:kafka_eu_1"),
+        "{}",
+        pack["graph"]
+    );
+    // The built-in acquirer answers the second from the indexed runbook.
+    assert!(drain(&app).await >= 1);
+    let (_, gap) = app
+        .get(&format!("/api/v1/gaps/{second}?clientId=acme"))
+        .await;
+    assert_eq!(gap["state"], "acquired", "{gap}");
+    assert_eq!(gap["history"][1]["actor"], "builtin-acquirer");
+    let (_, doc) = app
+        .post(
+            "/api/v1/retrieve",
+            &json!({"clientId": "acme", "query": "ledger nightly job reconciles settlements"}),
+        )
+        .await;
+    assert!(
+        doc["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .any(|i| i["sourceUrn"] == format!("gap-findings:{second}").as_str()),
+        "{doc}"
+    );
+    app.fingerprint().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_agents_claim_expires_and_the_gap_is_claimed_again_once() {
+    let mut app = TestApp::new(Embed::Hashing).await;
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    app.router = evident_api::router(
+        evident_api::App {
+            kb: app.kb.clone(),
+            tasks: evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone()),
+            clock: clock.clone(),
+        },
+        None,
+        Default::default(),
+    );
+    let dead = bearer(
+        &mint(
+            &app.store,
+            "agent-a",
+            Grant::client("acme", Role::Write),
+            None,
+        )
+        .await,
+    );
+    let live = bearer(
+        &mint(
+            &app.store,
+            "agent-b",
+            Grant::client("acme", Role::Write),
+            None,
+        )
+        .await,
+    );
+    let call = |auth: &str, uri: &str, body: Value| {
+        let auth = auth.to_string();
+        let uri = uri.to_string();
+        let app = &app;
+        async move {
+            app.call(
+                "POST",
+                &uri,
+                Some(Body::from(body.to_string())),
+                &[("authorization", &auth)],
+            )
+            .await
+        }
+    };
+    let (s, v) = call(
+        &dead,
+        "/api/v1/gaps",
+        json!({"question": "Who owns the ledger?"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{v}");
+    let gap = v["gaps"][0]["gapId"].as_str().expect("id").to_string();
+    let (_, a) = call(&dead, "/api/v1/gaps/claim", json!({"leaseSecs": 60})).await;
+    assert_eq!(
+        (a["gap"]["gapId"].as_str(), a["epoch"].as_i64()),
+        (Some(gap.as_str()), Some(1)),
+        "{a}"
+    );
+    // While the lease lives nobody else gets it; agent A then dies.
+    let (_, b) = call(&live, "/api/v1/gaps/claim", json!({})).await;
+    assert_eq!(b["gap"], Value::Null);
+    clock.advance(60_000 + evident_store::gaps::gap_backoff(1));
+    let (_, b) = call(&live, "/api/v1/gaps/claim", json!({})).await;
+    assert_eq!(
+        (b["gap"]["gapId"].as_str(), b["epoch"].as_i64()),
+        (Some(gap.as_str()), Some(2)),
+        "{b}"
+    );
+    let findings = |epoch: i64| json!({"epoch": epoch, "markdown": format!("Team Ledger owns it (epoch {epoch}).")});
+    let before = app.fingerprint().await;
+    let (s, v) = call(&dead, &format!("/api/v1/gaps/{gap}/findings"), findings(1)).await;
+    assert_eq!(
+        (s.as_u16(), v["code"].as_str()),
+        (409, Some("gap_conflict")),
+        "{v}"
+    );
+    let (s, v) = call(
+        &dead,
+        &format!("/api/v1/gaps/{gap}/findings"),
+        json!({"markdown": "late"}),
+    )
+    .await;
+    assert_eq!(s, 409, "{v}");
+    // The refused attempts wrote no findings document.
+    assert_eq!(app.fingerprint().await, before);
+    let (s, v) = call(&live, &format!("/api/v1/gaps/{gap}/findings"), findings(2)).await;
+    assert_eq!(s, 200, "{v}");
+    let (_, g) = app.get(&format!("/api/v1/gaps/{gap}?clientId=acme")).await;
+    let kinds: Vec<&str> = g["history"]
+        .as_array()
+        .expect("history")
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(kinds, ["created", "claimed", "claimed", "findings"], "{g}");
+    assert_eq!(g["history"][2]["detail"]["expiredLeaseOf"], "agent-a");
+    assert_eq!(g["attempts"], 2);
+    assert_eq!(
+        g["findings"]["chunkIds"].as_array().map(Vec::len),
+        Some(1),
+        "findings stored once"
+    );
+    let _ = clock.now_ms();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retrieve_with_record_gap_opens_one_gap_when_nothing_matches() {
+    let app = TestApp::new(Embed::Hashing).await;
+    ingest(
+        &app,
+        "acme",
+        "doc:a",
+        "Invoices are generated on the first business day.",
+    )
+    .await;
+    let ask = |q: &str| json!({"clientId": "acme", "query": q, "recordGap": true});
+    let (s, found) = app
+        .post("/api/v1/retrieve", &ask("invoices generated"))
+        .await;
+    assert_eq!(s, 200, "{found}");
+    assert!(found.get("recordedGap").is_none(), "an answer opens no gap");
+    let (_, miss) = app
+        .post("/api/v1/retrieve", &ask("zebra quantum saxophone"))
+        .await;
+    let id = miss["recordedGap"]["gapId"]
+        .as_str()
+        .expect("a gap")
+        .to_string();
+    assert_eq!(miss["recordedGap"]["state"], "open");
+    let (_, again) = app
+        .post("/api/v1/retrieve", &ask("Zebra  quantum saxophone"))
+        .await;
+    assert_eq!(
+        again["recordedGap"]["gapId"],
+        id.as_str(),
+        "the same question is one gap"
+    );
+    let (_, list) = app.get("/api/v1/gaps?clientId=acme&state=open").await;
+    assert_eq!(list["gaps"].as_array().map(Vec::len), Some(1), "{list}");
+    // A reader cannot open gaps through retrieve.
+    let reader = bearer(
+        &mint(
+            &app.store,
+            "reader",
+            Grant::client("acme", Role::Read),
+            None,
+        )
+        .await,
+    );
+    let (s, v) = app
+        .call(
+            "POST",
+            "/api/v1/retrieve",
+            Some(Body::from(ask("nothing like this at all").to_string())),
+            &[("authorization", &reader)],
+        )
+        .await;
+    assert_eq!(s, 403, "{v}");
+}
