@@ -225,88 +225,141 @@ fn pairs<'a>(q: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
 }
 
 pub async fn run(args: ClaimsArgs) -> anyhow::Result<()> {
+    let out = send(&args).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    print_answer(&args.op, &out);
+    Ok(())
+}
+
+/// The learn body of `evident claims learn`.
+fn learn_body(args: &ClaimsArgs) -> anyhow::Result<LearnRequest> {
+    let ClaimsOp::Learn {
+        text,
+        evidence: ev,
+        status: st,
+        confidence,
+        subject,
+        actor: who,
+        session,
+        domain,
+        tags,
+        about,
+        supersedes,
+    } = &args.op
+    else {
+        anyhow::bail!("not a learn");
+    };
+    let subject: Option<Subject> = subject
+        .as_deref()
+        .map(|s| {
+            let (t, id) = split("subject", s)?;
+            serde_json::from_value(json!({"scopeType": t, "scopeId": id}))
+                .with_context(|| format!("subject `{s}`: project, repo, agent or run"))
+        })
+        .transpose()?;
+    Ok(LearnRequest {
+        client_id: args.client_id()?,
+        project_id: args.project.clone(),
+        group_id: args.group.clone(),
+        text: text_or_stdin(text.clone())?,
+        evidence: evidence(ev)?,
+        status: status(st)?,
+        confidence: *confidence,
+        subject,
+        actor: actor(who.as_deref())?,
+        session_id: session.clone(),
+        domain: domain.clone(),
+        tags: tags.clone(),
+        about: about.clone(),
+        supersedes: supersedes.clone(),
+    })
+}
+
+/// The recall body of `evident claims recall`.
+fn recall_body(args: &ClaimsArgs) -> anyhow::Result<RecallRequest> {
+    let ClaimsOp::Recall {
+        question,
+        status: st,
+        domain,
+        tags,
+        subject,
+        actor,
+        limit,
+    } = &args.op
+    else {
+        anyhow::bail!("not a recall");
+    };
+    let subject = subject
+        .as_deref()
+        .map(|s| {
+            split("subject", s).map(|(t, id)| SubjectFilter {
+                scope_type: t.into(),
+                scope_id: id.into(),
+            })
+        })
+        .transpose()?;
+    Ok(RecallRequest {
+        client_id: args.client_id()?,
+        project_id: args.project.clone(),
+        group_id: args.group.clone(),
+        question: question.clone(),
+        status: st
+            .iter()
+            .map(|s| status(s))
+            .collect::<anyhow::Result<_>>()?,
+        domain: domain.clone(),
+        tags: tags.clone(),
+        subject,
+        actor: actor.clone(),
+        limit: *limit,
+    })
+}
+
+/// The attention query of `evident claims attention`.
+fn attention_query(args: &ClaimsArgs) -> anyhow::Result<Vec<(&'static str, String)>> {
+    let ClaimsOp::Attention {
+        actor,
+        session,
+        subject,
+        limit,
+    } = &args.op
+    else {
+        anyhow::bail!("not an attention");
+    };
+    let mut q = args.query()?;
+    q.push(("limit", limit.to_string()));
+    for (k, v) in [("actor", actor), ("session", session)] {
+        if let Some(v) = v {
+            q.push((k, v.clone()));
+        }
+    }
+    if let Some(s) = subject {
+        let (t, id) = split("subject", s)?;
+        q.push(("subjectType", t.into()));
+        q.push(("subjectId", id.into()));
+    }
+    Ok(q)
+}
+
+/// Sends the command's request; the server's answer.
+async fn send(args: &ClaimsArgs) -> anyhow::Result<Value> {
     let client = args.server.client()?;
     let path = |id: &str, op: &str| format!("/api/v1/claims/{}{op}", encode_path(id));
-    let out = match &args.op {
-        ClaimsOp::Learn {
-            text,
-            evidence: ev,
-            status: st,
-            confidence,
-            subject,
-            actor: who,
-            session,
-            domain,
-            tags,
-            about,
-            supersedes,
-        } => {
-            let subject: Option<Subject> = subject
-                .as_deref()
-                .map(|s| {
-                    let (t, id) = split("subject", s)?;
-                    serde_json::from_value(json!({"scopeType": t, "scopeId": id}))
-                        .with_context(|| format!("subject `{s}`: project, repo, agent or run"))
-                })
-                .transpose()?;
-            let body = LearnRequest {
-                client_id: args.client_id()?,
-                project_id: args.project.clone(),
-                group_id: args.group.clone(),
-                text: text_or_stdin(text.clone())?,
-                evidence: evidence(ev)?,
-                status: status(st)?,
-                confidence: *confidence,
-                subject,
-                actor: actor(who.as_deref())?,
-                session_id: session.clone(),
-                domain: domain.clone(),
-                tags: tags.clone(),
-                about: about.clone(),
-                supersedes: supersedes.clone(),
-            };
-            client.post("/api/v1/claims", &body).await?
-        }
+    Ok(match &args.op {
+        ClaimsOp::Learn { .. } => client.post("/api/v1/claims", &learn_body(args)?).await?,
         ClaimsOp::Show { id } => client.get(&path(id, ""), &pairs(&args.query()?)).await?,
         ClaimsOp::History { id } => {
             client
                 .get(&path(id, "/history"), &pairs(&args.query()?))
                 .await?
         }
-        ClaimsOp::Recall {
-            question,
-            status: st,
-            domain,
-            tags,
-            subject,
-            actor,
-            limit,
-        } => {
-            let subject = subject
-                .as_deref()
-                .map(|s| {
-                    split("subject", s).map(|(t, id)| SubjectFilter {
-                        scope_type: t.into(),
-                        scope_id: id.into(),
-                    })
-                })
-                .transpose()?;
-            let body = RecallRequest {
-                client_id: args.client_id()?,
-                project_id: args.project.clone(),
-                group_id: args.group.clone(),
-                question: question.clone(),
-                status: st
-                    .iter()
-                    .map(|s| status(s))
-                    .collect::<anyhow::Result<_>>()?,
-                domain: domain.clone(),
-                tags: tags.clone(),
-                subject,
-                actor: actor.clone(),
-                limit: *limit,
-            };
-            client.post("/api/v1/claims/recall", &body).await?
+        ClaimsOp::Recall { .. } => {
+            client
+                .post("/api/v1/claims/recall", &recall_body(args)?)
+                .await?
         }
         ClaimsOp::Verify(c) => {
             client
@@ -323,32 +376,16 @@ pub async fn run(args: ClaimsArgs) -> anyhow::Result<()> {
             body.by = Some(by.clone());
             client.post(&path(&change.id, "/supersede"), &body).await?
         }
-        ClaimsOp::Attention {
-            actor,
-            session,
-            subject,
-            limit,
-        } => {
-            let mut q = args.query()?;
-            q.push(("limit", limit.to_string()));
-            for (k, v) in [("actor", actor), ("session", session)] {
-                if let Some(v) = v {
-                    q.push((k, v.clone()));
-                }
-            }
-            if let Some(s) = subject {
-                let (t, id) = split("subject", s)?;
-                q.push(("subjectType", t.into()));
-                q.push(("subjectId", id.into()));
-            }
+        ClaimsOp::Attention { .. } => {
+            let q = attention_query(args)?;
             client.get("/api/v1/claims/attention", &pairs(&q)).await?
         }
-    };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
-    }
-    match &args.op {
+    })
+}
+
+/// Lines for a person: claims with their citations, attention items, history events.
+fn print_answer(op: &ClaimsOp, out: &Value) {
+    match op {
         ClaimsOp::Recall { .. } => out["claims"]
             .as_array()
             .into_iter()
@@ -387,7 +424,6 @@ pub async fn run(args: ClaimsArgs) -> anyhow::Result<()> {
                 );
             }
         }
-        _ => print_claim(&out),
+        _ => print_claim(out),
     }
-    Ok(())
 }

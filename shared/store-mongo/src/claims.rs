@@ -106,6 +106,17 @@ pub(crate) fn get_command(partition: &str, ids: &[String]) -> Document {
     doc! {"find": CLAIMS, "filter": {"_id": {"$in": keys}}, "projection": {"doc": 1, "id": 1}}
 }
 
+/// A claim's events (one document, by id).
+pub(crate) fn events_command(partition: &str, id: &str) -> Document {
+    doc! {
+        "find": CLAIMS,
+        "filter": {"_id": claim_key(partition, id)},
+        "projection": {"events": 1},
+        "limit": 1,
+        "singleBatch": true,
+    }
+}
+
 pub(crate) fn citing_command(partition: &str, chunks: &[String]) -> Document {
     doc! {
         "find": CLAIM_EVIDENCE,
@@ -202,10 +213,7 @@ impl ClaimStore for MongoStore {
         let partition = claim.scope.partition();
         let Some(stored) = self
             .db()
-            .find_one(
-                "claim events",
-                doc! {"find": CLAIMS, "filter": {"_id": claim_key(partition, &claim.id)}, "projection": {"events": 1}},
-            )
+            .find_one("claim events", events_command(partition, &claim.id))
             .await?
         else {
             return Ok(false);
@@ -244,10 +252,7 @@ impl ClaimStore for MongoStore {
     async fn claim_history(&self, partition: &str, id: &str) -> Result<Vec<ClaimEvent>> {
         let Some(d) = self
             .db()
-            .find_one(
-                "claim history",
-                doc! {"find": CLAIMS, "filter": {"_id": claim_key(partition, id)}, "projection": {"events": 1}},
-            )
+            .find_one("claim history", events_command(partition, id))
             .await?
         else {
             return Ok(Vec::new());
