@@ -44,7 +44,8 @@ pub enum KbError {
     /// 422 with the stable `code`.
     #[error("{message}")]
     Unprocessable { code: &'static str, message: String },
-    /// Refused by the state of what it names (`gap_conflict`): 409 with the stable `code`.
+    /// Refused by the state of what it names (`gap_conflict`; a procedure id in use in
+    /// another scope, `procedure_scope_conflict`): 409 with the stable `code`.
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
     #[error("storage: {0}")]
@@ -62,10 +63,6 @@ pub enum KbError {
     /// told apart for no one, so a chunk's existence never leaks across scopes).
     #[error("evidence chunk `{chunk_id}` does not exist or is not visible in this scope")]
     EvidenceNotVisible { chunk_id: String },
-    /// The write contradicts what is stored (a procedure id in use in another scope): `code`
-    /// is stable (`procedure_scope_conflict`).
-    #[error("{message}")]
-    Conflict { code: &'static str, message: String },
 }
 
 impl KbError {
@@ -86,7 +83,6 @@ impl KbError {
             KbError::Cancelled => "cancelled",
             KbError::Claim(e) => e.code(),
             KbError::EvidenceNotVisible { .. } => "evidence_not_visible",
-            KbError::Conflict { code, .. } => code,
         }
     }
 
