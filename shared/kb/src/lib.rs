@@ -28,6 +28,7 @@ pub mod session_log;
 pub mod tasks;
 pub mod user_knowledge;
 mod watch;
+pub mod typed;
 
 use std::sync::Arc;
 

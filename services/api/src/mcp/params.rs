@@ -161,6 +161,23 @@ pub struct StoreKnowledgeArgs {
     /// subject). Leave `kind`, `sourceUrn`, `relationships` and `mainNodeKey` out with it.
     #[serde(default)]
     pub category: Option<String>,
+    /// What the knowledge is: `fact`, `instruction`, `preference`, `procedure`, `note` or
+    /// `episodic`.
+    #[serde(default)]
+    pub knowledge_type: Option<String>,
+    /// The prompt section `get_context` routes it to: `user_profile`, `instructions`,
+    /// `context`, `skills` or any other string.
+    #[serde(default)]
+    pub info_type: Option<String>,
+    /// Tags to filter by.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The entity (node key) the knowledge is about, e.g. `user:alice`.
+    #[serde(default)]
+    pub entity: Option<String>,
+    /// Text embedded instead of the content (keywords that should find it).
+    #[serde(default)]
+    pub embedding_text: Option<String>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }

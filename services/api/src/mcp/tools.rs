@@ -52,6 +52,7 @@ impl EvidentMcp {
             project_id: scope.project_id.clone(),
             group_id: scope.group_id.clone(),
             kinds: a.kinds,
+            typed: Default::default(),
             max_results: a.max_results.unwrap_or(10),
             expand_graph: a.expand_graph.unwrap_or(true),
             max_depth: a.max_depth.unwrap_or(2),
@@ -238,6 +239,16 @@ impl EvidentMcp {
                 main_node_key: a.main_node_key,
                 relationships: (!a.relationships.is_empty()).then_some(a.relationships),
                 locator: None,
+                knowledge_type: a
+                    .knowledge_type
+                    .as_deref()
+                    .map(|k| evident_core::KnowledgeType::parse("knowledgeType", k))
+                    .transpose()
+                    .map_err(evident_kb::KbError::from)?,
+                info_type: a.info_type,
+                tags: a.tags,
+                entity: a.entity,
+                embedding_text: a.embedding_text,
             };
             Call::of(&ctx)
                 .write(|watch| async move {

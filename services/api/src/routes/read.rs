@@ -86,7 +86,7 @@ pub async fn retrieve(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<RetrieveRequest>,
 ) -> ApiResult<Json<EvidencePack>> {
-    Ok(Json(s.kb.retrieve(&req.into()).await?))
+    Ok(Json(s.kb.retrieve(&req.try_into()?).await?))
 }
 
 pub async fn traverse(
@@ -213,6 +213,15 @@ pub struct ByKindRequest {
     kinds: Vec<String>,
     #[serde(default = "hundred")]
     limit: usize,
+    /// Typed-knowledge filters, as on retrieve.
+    #[serde(default)]
+    knowledge_types: Vec<evident_core::KnowledgeType>,
+    #[serde(default)]
+    info_types: Vec<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    entity: Option<String>,
 }
 
 fn hundred() -> usize {
@@ -228,7 +237,16 @@ pub async fn by_kind(
         req.project_id.as_deref(),
         req.group_id.as_deref(),
     )?;
-    let chunks = s.kb.chunks_by_kind(&vis, req.kinds, req.limit).await?;
+    let typed = evident_kb::typed::typed_filter(
+        &req.knowledge_types,
+        &req.info_types,
+        &req.tags,
+        req.entity.as_slice(),
+    )?;
+    let chunks = s
+        .kb
+        .chunks_by_kind_typed(&vis, req.kinds, typed, req.limit)
+        .await?;
     let chunks: Vec<ChunkView> = chunks.into_iter().map(ChunkView::from).collect();
     Ok(Json(json!({ "chunks": chunks })))
 }

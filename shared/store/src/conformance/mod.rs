@@ -20,6 +20,7 @@ mod indexers;
 mod memory;
 mod queue;
 mod sources;
+mod typed;
 
 pub use access::*;
 pub use aliases::*;
@@ -29,6 +30,7 @@ pub use indexers::*;
 pub use memory::*;
 pub use queue::*;
 pub use sources::*;
+pub use typed::*;
 
 /// Dimension of the vectors every harness opens its stores for.
 pub const DIM: usize = 16;
@@ -100,6 +102,7 @@ macro_rules! __conformance_cases {
             session_log_evicts_expires_and_keeps_logs_apart,
             tokens_are_found_by_hash_listed_by_client_and_revoked_once,
             audit_events_are_kept_filtered_and_paged_newest_first,
+            typed_filters_are_exact,
         );
     };
 }
