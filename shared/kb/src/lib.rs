@@ -29,6 +29,9 @@ pub mod tasks;
 pub mod user_knowledge;
 mod watch;
 pub mod typed;
+pub mod context;
+pub mod profile;
+pub mod structured;
 
 use std::sync::Arc;
 
