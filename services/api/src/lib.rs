@@ -10,6 +10,7 @@ mod extract;
 pub mod mcp;
 mod middleware;
 pub mod routes;
+pub mod context_bodies;
 
 use std::sync::Arc;
 use std::time::Duration;

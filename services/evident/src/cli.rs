@@ -54,6 +54,8 @@ enum Command {
     Outcome(crate::memory_cmd::OutcomeArgs),
     /// The session log of a client and project: short notes bridging orchestrations.
     Session(crate::memory_cmd::SessionArgs),
+    /// Prompt-ready context: typed knowledge routed into prompt sections within budgets.
+    Context(crate::context_cmd::ContextArgs),
 }
 
 #[derive(Args)]
@@ -185,6 +187,12 @@ struct IngestArgs {
     #[arg(long, default_value_t = 4)]
     priority: u8,
     #[command(flatten)]
+    typed: crate::context_cmd::TypedArgs,
+    /// PATH is a structured knowledge file (JSON or YAML: metadata, pieces, graph), loaded
+    /// through `POST /api/v1/ingest/structured`.
+    #[arg(long)]
+    structured: bool,
+    #[command(flatten)]
     server: Server,
 }
 
@@ -251,6 +259,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Knowledge(args) => crate::memory_cmd::knowledge(args).await,
         Command::Outcome(args) => crate::memory_cmd::outcome(args).await,
         Command::Session(args) => crate::memory_cmd::session(args).await,
+        Command::Context(args) => crate::context_cmd::run(args).await,
     }
 }
 
@@ -269,6 +278,21 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         bail!("give --client ID (or --global for data every client sees)");
     }
     let client = args.server.client()?;
+    if args.structured {
+        let (client_id, project_id, group_id) = args.scope.ids();
+        return crate::context_cmd::ingest_structured(
+            &client,
+            &args.path,
+            crate::context_cmd::StructuredScope {
+                client_id,
+                project_id,
+                group_id,
+                global: args.global,
+                source_urn: args.urn.clone(),
+            },
+        )
+        .await;
+    }
     let docs: Vec<(String, String, Option<String>)> = if args.path.as_os_str() == "-" {
         let urn = args.urn.clone().context("reading stdin needs --urn")?;
         let mut content = String::new();
@@ -315,7 +339,7 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
                 page: None,
                 section: None,
             }),
-            ..Default::default()
+            ..args.typed.document_fields()?
         });
         let path = if args.queue {
             "/api/v1/ingest-queue"

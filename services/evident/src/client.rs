@@ -94,6 +94,12 @@ impl Client {
         self.send(req, path).await
     }
 
+    /// PUTs a request body (a profile).
+    pub async fn put(&self, path: &str, body: &impl serde::Serialize) -> anyhow::Result<Value> {
+        self.send(self.http.put(format!("{}{path}", self.base)).json(body), path)
+            .await
+    }
+
     pub async fn delete(&self, path: &str, query: &[(&str, &str)]) -> anyhow::Result<Value> {
         self.send(
             self.http

@@ -10,6 +10,7 @@ mod memory_cmd;
 mod serve;
 mod source_cmd;
 mod token_cmd;
+mod context_cmd;
 
 use clap::Parser;
 

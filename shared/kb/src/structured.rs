@@ -34,7 +34,7 @@ pub const MAX_ITEMS: usize = 5_000;
 const MAX_PIECE_BYTES: usize = 64 * 1024;
 
 /// A knowledge file; items stay JSON until each is checked on its own.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KnowledgeFile {
     #[serde(default)]
@@ -45,7 +45,7 @@ pub struct KnowledgeFile {
     pub graph: FileGraph,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FileMetadata {
     #[serde(default)]
@@ -55,7 +55,7 @@ pub struct FileMetadata {
     pub global: Option<Map<String, Value>>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FileGraph {
     #[serde(default)]

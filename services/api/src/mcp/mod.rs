@@ -20,6 +20,7 @@ mod access;
 mod call;
 mod inflight;
 mod memory_tools;
+mod context_tools;
 mod params;
 mod render;
 mod resources;
@@ -59,7 +60,7 @@ impl EvidentMcp {
     pub fn new(state: AppState) -> EvidentMcp {
         EvidentMcp {
             state,
-            tool_router: Self::tool_router() + Self::memory_router(),
+            tool_router: Self::tool_router() + Self::memory_router() + Self::context_router(),
         }
     }
 }

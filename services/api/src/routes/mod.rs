@@ -12,6 +12,7 @@ mod read;
 mod session_log;
 mod sources;
 mod write;
+mod context;
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -89,6 +90,12 @@ pub fn all() -> Router<AppState> {
         .route("/api/v1/audit", get(access::audit))
         .route("/api/v1/whoami", get(access::whoami))
         .route("/api/v1/openapi.json", get(ops::openapi))
+        .route("/api/v1/context", post(context::context))
+        .route(
+            "/api/v1/graph/node/{key}/profile",
+            axum::routing::put(context::put_profile),
+        )
+        .route("/api/v1/ingest/structured", post(context::ingest_structured))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
