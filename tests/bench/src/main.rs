@@ -29,6 +29,7 @@ mod memory;
 mod queue;
 mod retrieve;
 mod sources;
+mod context;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -196,7 +197,7 @@ impl Args {
 }
 
 const SUITES: &str =
-    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts";
+    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, context";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -221,6 +222,7 @@ fn main() {
         "mail" => rt.block_on(sources::mail(&args)),
         "transcripts" => rt.block_on(sources::transcripts(&args)),
         "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),
+        "context" => rt.block_on(context::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

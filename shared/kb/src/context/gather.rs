@@ -7,11 +7,11 @@
 //! |---|---|---|
 //! | metadata | a property of the active entity's profile / of the global profile | 2.0 / 1.5 |
 //! | pieces | a piece about the active entity (`entity` = it) | 1.0 |
-//! | pieces | a query hit, by its relevance relative to the best hit | 0.5 ..= 1.0 |
+//! | pieces | a query hit, by its relevance relative to the best hit (user knowledge and outcomes found by the query too) | 0.5 ..= 1.0 |
 //! | userKnowledge | one of the 20 newest items | 0.9 |
 //! | graph | a relationship `d` hops out, the pieces evidencing it, pieces about a node `d` hops out | 1/(d+1) |
 //! | pieces | another chunk naming the active entity | 0.45 |
-//! | outcomes | a task outcome (query hit by relevance, else one of the 5 newest) | 0.4 ..= 0.8 |
+//! | outcomes | a task outcome: a query hit as a piece is, else one of the 5 newest | 0.5 ..= 1.0 / 0.4 |
 //! | memory | a session-log entry, newest first | 0.3 |
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,11 +141,16 @@ impl Kb {
             let global = NodeKey::from_canonical(GLOBAL_PROFILE_KEY);
             self.profile_lines(vis, &global, 1.5, &mut out).await?;
         }
-        if has(Layer::Pieces) {
-            if let Some(query) = &q.query {
+        // One search serves every chunk layer: its hits are routed by kind (pieces, task
+        // outcomes, user knowledge), each kept only when its layer is included.
+        let searched = [Layer::Pieces, Layer::Outcomes, Layer::UserKnowledge];
+        if let Some(query) = &q.query {
+            if searched.iter().any(|l| has(*l)) {
                 self.search_pieces(vis, query, typed, layers, &mut out)
                     .await?;
             }
+        }
+        if has(Layer::Pieces) {
             if let Some(a) = &active {
                 self.entity_pieces(vis, a, &mut out).await?;
             }
@@ -155,9 +160,10 @@ impl Kb {
                 self.graph_lines(vis, a, depth, &mut out).await?;
             }
         }
-        if has(Layer::Outcomes) {
-            self.outcome_lines(vis, q.query.as_deref(), &mut out)
-                .await?;
+        if has(Layer::Outcomes) && q.query.is_none() {
+            for (c, s) in newest(self, vis, vec![crate::outcomes::OUTCOME_KIND.into()], OUTCOMES, 0.4).await? {
+                out.push(chunk_candidate(&c, Layer::Outcomes, s));
+            }
         }
         if has(Layer::UserKnowledge) {
             self.user_knowledge_lines(vis, &mut out).await?;
@@ -457,56 +463,6 @@ impl Kb {
                 },
             });
         }
-        Ok(())
-    }
-
-    /// Task outcomes: the query's best (0.4..=0.8), or the newest without a query.
-    async fn outcome_lines(
-        &self,
-        vis: &Visibility,
-        query: Option<&str>,
-        out: &mut Vec<Candidate>,
-    ) -> Result<()> {
-        let kind = crate::outcomes::OUTCOME_KIND.to_string();
-        let scored: Vec<(Chunk, f32)> = match query {
-            Some(query) => {
-                let req = RetrieveQuery {
-                    query: query.to_string(),
-                    client_id: vis.reader().client_id.clone(),
-                    project_id: vis.reader().project_id.clone(),
-                    group_id: vis.reader().group_id.clone(),
-                    kinds: vec![kind],
-                    max_results: OUTCOMES,
-                    expand_graph: false,
-                    max_depth: 0,
-                    ..RetrieveQuery::new("", None)
-                };
-                let pack = self.retrieve(&req).await?;
-                let best = pack.items.first().map_or(1.0, |i| i.score).max(f32::EPSILON);
-                let scores: BTreeMap<String, f32> = pack
-                    .items
-                    .iter()
-                    .map(|i| (i.chunk_id.clone(), 0.4 + 0.4 * (i.score / best).clamp(0.0, 1.0)))
-                    .collect();
-                let ids: Vec<String> = pack.items.iter().map(|i| i.chunk_id.clone()).collect();
-                self.stores
-                    .chunks
-                    .get(vis, &ids)
-                    .await?
-                    .into_iter()
-                    .map(|c| {
-                        let s = scores.get(&c.id).copied().unwrap_or(0.4);
-                        (c, s)
-                    })
-                    .collect()
-            }
-            None => newest(self, vis, vec![kind], OUTCOMES, 0.4).await?,
-        };
-        out.extend(
-            scored
-                .iter()
-                .map(|(c, s)| chunk_candidate(c, Layer::Outcomes, *s)),
-        );
         Ok(())
     }
 
