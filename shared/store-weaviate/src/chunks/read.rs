@@ -222,7 +222,7 @@ impl Inner {
 
 /// How many candidates to read for `limit` results: deeper under a typed filter (see
 /// [`TYPED_OVERFETCH`]).
-fn typed_depth(filter: &ChunkFilter, limit: usize) -> usize {
+pub(super) fn typed_depth(filter: &ChunkFilter, limit: usize) -> usize {
     if filter.typed.is_empty() {
         limit
     } else {
@@ -233,7 +233,7 @@ fn typed_depth(filter: &ChunkFilter, limit: usize) -> usize {
 }
 
 /// Whether a row's stored metadata carries typed labels the filter admits.
-fn admits_typed(filter: &ChunkFilter, row: &Value) -> bool {
+pub(super) fn admits_typed(filter: &ChunkFilter, row: &Value) -> bool {
     let metadata: Map<String, Value> = row
         .get("metadata")
         .and_then(Value::as_str)
