@@ -187,7 +187,10 @@ mod tests {
         let r: RetrieveRequest =
             serde_json::from_value(serde_json::json!({"query": "q", "clientId": "c"}))
                 .expect("retrieve body");
-        assert_eq!(RetrieveQuery::from(r), RetrieveQuery::new("q", Some("c")));
+        assert_eq!(
+            RetrieveQuery::try_from(r).expect("valid"),
+            RetrieveQuery::new("q", Some("c"))
+        );
         let t: TraverseRequest =
             serde_json::from_value(serde_json::json!({"clientId": "c", "startKey": "user:a"}))
                 .expect("traverse body");
@@ -214,7 +217,10 @@ mod tests {
         let back: RetrieveRequest =
             serde_json::from_value(serde_json::to_value(&r).expect("json")).expect("body");
         assert_eq!(back, r);
-        assert_eq!(RetrieveQuery::from(r), RetrieveQuery::new("q", None));
+        assert_eq!(
+            RetrieveQuery::try_from(r).expect("valid"),
+            RetrieveQuery::new("q", None)
+        );
         assert!(
             serde_json::from_value::<RetrieveRequest>(
                 serde_json::json!({"query": "q", "colour": 1})

@@ -5,12 +5,12 @@
 
 pub mod auth;
 pub mod bodies;
+pub mod context_bodies;
 mod error;
 mod extract;
 pub mod mcp;
 mod middleware;
 pub mod routes;
-pub mod context_bodies;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -96,8 +96,11 @@ impl Client {
 
     /// PUTs a request body (a profile).
     pub async fn put(&self, path: &str, body: &impl serde::Serialize) -> anyhow::Result<Value> {
-        self.send(self.http.put(format!("{}{path}", self.base)).json(body), path)
-            .await
+        self.send(
+            self.http.put(format!("{}{path}", self.base)).json(body),
+            path,
+        )
+        .await
     }
 
     pub async fn delete(&self, path: &str, query: &[(&str, &str)]) -> anyhow::Result<Value> {

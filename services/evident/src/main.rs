@@ -3,6 +3,7 @@
 mod access;
 mod cli;
 mod client;
+mod context_cmd;
 mod graph_cmd;
 mod local_files;
 mod mcp_cmd;
@@ -10,7 +11,6 @@ mod memory_cmd;
 mod serve;
 mod source_cmd;
 mod token_cmd;
-mod context_cmd;
 
 use clap::Parser;
 

@@ -132,10 +132,10 @@ impl Typed {
 
     /// Writes the labels into chunk metadata (nothing when there are none).
     pub fn insert_into(&self, metadata: &mut Map<String, Value>) {
-        if !self.is_empty() {
-            if let Ok(v) = serde_json::to_value(self) {
-                metadata.insert(METADATA_KEY.to_string(), v);
-            }
+        if !self.is_empty()
+            && let Ok(v) = serde_json::to_value(self)
+        {
+            metadata.insert(METADATA_KEY.to_string(), v);
         }
     }
 
@@ -318,11 +318,13 @@ mod tests {
                 .all(|g| g.iter().any(|x| facets.contains(x)));
             assert_eq!(by_facets, want, "facets {f:?}");
         }
-        assert!(!TypedFilter {
-            tags: vec!["les".into()],
-            ..Default::default()
-        }
-        .admits(&Typed::default()));
+        assert!(
+            !TypedFilter {
+                tags: vec!["les".into()],
+                ..Default::default()
+            }
+            .admits(&Typed::default())
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! Must not: know HTTP or a database. It sees `evident-store` traits and an `Embedder`.
 
 mod aliases;
+pub mod context;
 pub mod credentials;
 mod error;
 mod graph;
@@ -23,15 +24,14 @@ pub mod listing;
 pub mod memory;
 pub mod outcomes;
 mod pools;
+pub mod profile;
 pub mod retrieve;
 pub mod session_log;
+pub mod structured;
 pub mod tasks;
+pub mod typed;
 pub mod user_knowledge;
 mod watch;
-pub mod typed;
-pub mod context;
-pub mod profile;
-pub mod structured;
 
 use std::sync::Arc;
 

@@ -9,8 +9,7 @@ use evident_core::hashing::content_hash;
 use evident_core::typed::{Typed, entity_key};
 use evident_core::validate::{self, FieldError};
 use evident_core::{
-    EvidenceSpec, Locator, NodeKey, PreparedChunk, PreparedNode, PreparedSource, Scope,
-    Visibility,
+    EvidenceSpec, Locator, NodeKey, PreparedChunk, PreparedNode, PreparedSource, Scope, Visibility,
 };
 use serde_json::{Map, Value};
 

@@ -158,12 +158,15 @@ pub struct LoadReport {
     pub outcome: Option<IngestOutcome>,
 }
 
+/// A node being built: type, label, props, evidence (chunk indexes).
+type NodeDraft = (String, String, Map<String, Value>, BTreeSet<usize>);
+
 /// The file as one source, built item by item.
 struct Build {
     urn: String,
     chunks: Vec<PreparedChunk>,
     /// Node key → (type, label, props, evidence chunk indexes).
-    nodes: BTreeMap<NodeKey, (String, String, Map<String, Value>, BTreeSet<usize>)>,
+    nodes: BTreeMap<NodeKey, NodeDraft>,
     edges: Vec<PreparedEdge>,
     pieces: BTreeMap<String, usize>,
     skipped: Vec<SkippedItem>,
@@ -180,15 +183,23 @@ impl Build {
         });
     }
 
-    fn node(&mut self, key: &NodeKey, node_type: &str, label: &str) -> &mut (String, String, Map<String, Value>, BTreeSet<usize>) {
+    fn node(&mut self, key: &NodeKey, node_type: &str, label: &str) -> &mut NodeDraft {
         self.nodes.entry(key.clone()).or_insert_with(|| {
-            (node_type.to_string(), label.to_string(), Map::new(), BTreeSet::new())
+            (
+                node_type.to_string(),
+                label.to_string(),
+                Map::new(),
+                BTreeSet::new(),
+            )
         })
     }
 }
 
 /// An item as its type, refusing it when any of its strings holds a secret.
-fn parse_item<T: serde::de::DeserializeOwned>(section: &str, item: &Value) -> std::result::Result<T, String> {
+fn parse_item<T: serde::de::DeserializeOwned>(
+    section: &str,
+    item: &Value,
+) -> std::result::Result<T, String> {
     crate::credentials::refuse_in_json(section, item).map_err(|e| e.to_string())?;
     serde_json::from_value(item.clone()).map_err(|e| format!("malformed: {e}"))
 }
@@ -221,8 +232,13 @@ fn add_piece(b: &mut Build, item: PieceItem) -> std::result::Result<(), String> 
         .map(|k| KnowledgeType::parse("knowledgeType", k))
         .transpose()
         .map_err(|e| e.to_string())?;
-    let typed = Typed::from_raw(knowledge_type, item.info_type.as_deref(), &item.tags, item.entity_id.as_deref())
-        .map_err(|e| e.to_string())?;
+    let typed = Typed::from_raw(
+        knowledge_type,
+        item.info_type.as_deref(),
+        &item.tags,
+        item.entity_id.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
     if let Some(e) = &item.embedding_text {
         validate::bounded_text("embeddingText", e, 16 * 1024).map_err(|e| e.to_string())?;
     }
@@ -245,7 +261,10 @@ fn add_piece(b: &mut Build, item: PieceItem) -> std::result::Result<(), String> 
     let index = b.chunks.len();
     if let Some(entity) = &typed.entity {
         chunk.refs.push(entity.clone());
-        let (t, l) = (entity.namespace().to_string(), entity.value().replace('_', " "));
+        let (t, l) = (
+            entity.namespace().to_string(),
+            entity.value().replace('_', " "),
+        );
         b.node(entity, &t, &l).3.insert(index);
     }
     b.chunks.push(chunk);
@@ -254,7 +273,13 @@ fn add_piece(b: &mut Build, item: PieceItem) -> std::result::Result<(), String> 
     Ok(())
 }
 
-fn add_profile(b: &mut Build, key: NodeKey, node_type: &str, label: &str, props: &Map<String, Value>) -> std::result::Result<(), String> {
+fn add_profile(
+    b: &mut Build,
+    key: NodeKey,
+    node_type: &str,
+    label: &str,
+    props: &Map<String, Value>,
+) -> std::result::Result<(), String> {
     check_properties(props).map_err(|e| e.to_string())?;
     if b.nodes.get(&key).is_some_and(|n| !n.2.is_empty()) {
         return Err(format!("entity `{key}` appears twice"));
@@ -288,7 +313,12 @@ impl Kb {
             + file.graph.nodes.len()
             + file.graph.edges.len();
         if total > MAX_ITEMS {
-            return Err(validate::FieldError::TooLong { field: "items", len: total, max: MAX_ITEMS }.into());
+            return Err(validate::FieldError::TooLong {
+                field: "items",
+                len: total,
+                max: MAX_ITEMS,
+            }
+            .into());
         }
         let mut b = Build {
             urn: source_urn.to_string(),
@@ -301,7 +331,9 @@ impl Kb {
         };
         for (i, item) in file.pieces.iter().enumerate() {
             let id = item_id(item, &["piece_id", "pieceId"]);
-            if let Err(reason) = parse_item::<PieceItem>("pieces", item).and_then(|p| add_piece(&mut b, p)) {
+            if let Err(reason) =
+                parse_item::<PieceItem>("pieces", item).and_then(|p| add_piece(&mut b, p))
+            {
                 b.skip("pieces", i, id, reason);
             }
         }
@@ -322,23 +354,38 @@ impl Kb {
                 Some(Value::Object(p)) if global.len() == 1 => p.clone(),
                 _ => global.clone(),
             };
-            let r = crate::credentials::refuse_in_json("metadata.global", &Value::Object(props.clone()))
-                .map_err(|e| e.to_string())
-                .and_then(|()| {
-                    add_profile(&mut b, NodeKey::from_canonical(GLOBAL_PROFILE_KEY), "global", "global profile", &props)
-                });
+            let r = crate::credentials::refuse_in_json(
+                "metadata.global",
+                &Value::Object(props.clone()),
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                add_profile(
+                    &mut b,
+                    NodeKey::from_canonical(GLOBAL_PROFILE_KEY),
+                    "global",
+                    "global profile",
+                    &props,
+                )
+            });
             if let Err(reason) = r {
                 b.skip("metadata.global", 0, None, reason);
             }
         }
         let declared = self.declared_nodes(&mut b, &file.graph.nodes);
-        self.add_edges(&scope, &mut b, &file.graph.edges, &declared).await?;
+        self.add_edges(&scope, &mut b, &file.graph.edges, &declared)
+            .await?;
         // Declared nodes without evidence in the file are skipped: every node needs some.
         for (i, key) in declared.iter() {
             if let Some(key) = key {
                 if b.nodes.get(key).is_none_or(|n| n.3.is_empty()) {
                     b.nodes.remove(key);
-                    b.skip("graph.nodes", *i, Some(key.as_str().to_string()), "no evidence: no piece, profile or edge of the file names this node".into());
+                    b.skip(
+                        "graph.nodes",
+                        *i,
+                        Some(key.as_str().to_string()),
+                        "no evidence: no piece, profile or edge of the file names this node".into(),
+                    );
                 } else {
                     b.counts.nodes += 1;
                 }
@@ -377,7 +424,13 @@ impl Kb {
     }
 
     /// Edges evidenced by a piece of the file, between nodes of the file or of the graph.
-    async fn add_edges(&self, scope: &Scope, b: &mut Build, edges: &[Value], declared: &[(usize, Option<NodeKey>)]) -> Result<()> {
+    async fn add_edges(
+        &self,
+        scope: &Scope,
+        b: &mut Build,
+        edges: &[Value],
+        declared: &[(usize, Option<NodeKey>)],
+    ) -> Result<()> {
         let vis = Visibility::of(scope.clone());
         for (i, item) in edges.iter().enumerate() {
             let id = item_id(item, &["source_id", "sourceId"]);
@@ -393,17 +446,27 @@ impl Kb {
                 .map_err(|e| e.to_string());
             let edge_type = refs::canonical_relation(&parsed.edge_type)
                 .ok_or_else(|| format!("`{}` is not an edge type", parsed.edge_type));
-            let piece = parsed
-                .piece_id
-                .clone()
-                .or_else(|| parsed.properties.get("piece_id").or(parsed.properties.get("pieceId")).and_then(Value::as_str).map(str::to_string));
+            let piece = parsed.piece_id.clone().or_else(|| {
+                parsed
+                    .properties
+                    .get("piece_id")
+                    .or(parsed.properties.get("pieceId"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
             let r: std::result::Result<(NodeKey, NodeKey, String, usize), String> = (|| {
                 let (from, to) = ends?;
                 let edge_type = edge_type?;
-                let piece = piece.ok_or("no evidence: name the piece of this file that states the edge (`piece_id`)")?;
-                let index = *b.pieces.get(&piece).ok_or(format!("piece `{piece}` is not a valid piece of this file"))?;
+                let piece = piece.ok_or(
+                    "no evidence: name the piece of this file that states the edge (`piece_id`)",
+                )?;
+                let index = *b
+                    .pieces
+                    .get(&piece)
+                    .ok_or(format!("piece `{piece}` is not a valid piece of this file"))?;
                 Ok((from, to, edge_type, index))
-            })();
+            })(
+            );
             let (from, to, edge_type, index) = match r {
                 Ok(v) => v,
                 Err(reason) => {
@@ -413,13 +476,29 @@ impl Kb {
             };
             let mut missing = Vec::new();
             for key in [&from, &to] {
-                let in_file = b.nodes.contains_key(key) || declared.iter().any(|(_, k)| k.as_ref() == Some(key));
-                if !in_file && self.stores.graph.get_nodes(&vis, std::slice::from_ref(key)).await?.is_empty() {
+                let in_file = b.nodes.contains_key(key)
+                    || declared.iter().any(|(_, k)| k.as_ref() == Some(key));
+                if !in_file
+                    && self
+                        .stores
+                        .graph
+                        .get_nodes(&vis, std::slice::from_ref(key))
+                        .await?
+                        .is_empty()
+                {
                     missing.push(key.as_str().to_string());
                 }
             }
             if !missing.is_empty() {
-                b.skip("graph.edges", i, id, format!("endpoint {} is not a node of this file or of the graph", missing.join(", ")));
+                b.skip(
+                    "graph.edges",
+                    i,
+                    id,
+                    format!(
+                        "endpoint {} is not a node of this file or of the graph",
+                        missing.join(", ")
+                    ),
+                );
                 continue;
             }
             for key in [&from, &to] {
@@ -439,9 +518,22 @@ impl Kb {
     }
 
     async fn write_build(&self, scope: Scope, b: Build, priority: Priority) -> Result<LoadReport> {
-        let Build { urn, chunks, nodes, edges, skipped, counts, .. } = b;
+        let Build {
+            urn,
+            chunks,
+            nodes,
+            edges,
+            skipped,
+            counts,
+            ..
+        } = b;
         if chunks.is_empty() {
-            return Ok(LoadReport { source_urn: urn, written: LoadedCounts::default(), skipped, outcome: None });
+            return Ok(LoadReport {
+                source_urn: urn,
+                written: LoadedCounts::default(),
+                skipped,
+                outcome: None,
+            });
         }
         let nodes: Vec<PreparedNode> = nodes
             .into_iter()
@@ -453,7 +545,10 @@ impl Kb {
                 evidence: EvidenceSpec::Chunks(evidence.into_iter().collect()),
             })
             .collect();
-        let fingerprint = content_hash(&serde_json::to_string(&(&scope, &chunks, &nodes, &edges)).map_err(|e| KbError::Invalid(e.to_string()))?);
+        let fingerprint = content_hash(
+            &serde_json::to_string(&(&scope, &chunks, &nodes, &edges))
+                .map_err(|e| KbError::Invalid(e.to_string()))?,
+        );
         let src = PreparedSource {
             scope,
             source_urn: urn.clone(),
@@ -468,6 +563,11 @@ impl Kb {
             merges: Vec::new(),
         };
         let outcome = self.ingest_prepared(src, priority).await?;
-        Ok(LoadReport { source_urn: urn, written: counts, skipped, outcome: Some(outcome) })
+        Ok(LoadReport {
+            source_urn: urn,
+            written: counts,
+            skipped,
+            outcome: Some(outcome),
+        })
     }
 }

@@ -715,7 +715,9 @@ mod tests {
                     .map(|_| {
                         s.spawn(|| {
                             for _ in 0..20 {
-                                let hits = index.search(&vis, &[], &TypedFilter::default(), &query, 3).expect("search");
+                                let hits = index
+                                    .search(&vis, &[], &TypedFilter::default(), &query, 3)
+                                    .expect("search");
                                 assert!(!hits.is_empty(), "the tail or the graph answers");
                             }
                         })

@@ -2,7 +2,7 @@
 //! from each chunk's stored metadata), so filters answer the same before and after.
 
 use evident_core::{KnowledgeType, Scope, Typed, TypedFilter, Visibility};
-use evident_store::conformance::{axis, chunk, vector_space, DIM};
+use evident_store::conformance::{DIM, axis, chunk, vector_space};
 use evident_store::{ChunkFilter, ChunkStore, RecordUpdate, SourceWrite, SourceWriter};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
@@ -34,9 +34,14 @@ async fn labels_survive_a_reopen() {
     let scope = Scope::client("c");
     let store = open(dir.path());
     let mut fact = chunk(&scope, "urn:t", "t1", "piece", "alpha", 0);
-    Typed::from_raw(Some(KnowledgeType::Fact), Some("context"), &[], Some("user:a"))
-        .expect("labels")
-        .insert_into(&mut fact.metadata);
+    Typed::from_raw(
+        Some(KnowledgeType::Fact),
+        Some("context"),
+        &[],
+        Some("user:a"),
+    )
+    .expect("labels")
+    .insert_into(&mut fact.metadata);
     let plain = chunk(&scope, "urn:t", "t2", "piece", "beta", 1);
     store
         .apply(SourceWrite {
@@ -59,5 +64,8 @@ async fn labels_survive_a_reopen() {
     drop(store);
     let store = open(dir.path());
     assert_eq!(listed(&store, &f).await, vec!["t1"], "after reopen");
-    assert_eq!(listed(&store, &ChunkFilter::default()).await, vec!["t1", "t2"]);
+    assert_eq!(
+        listed(&store, &ChunkFilter::default()).await,
+        vec!["t1", "t2"]
+    );
 }

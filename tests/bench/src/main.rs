@@ -21,6 +21,7 @@
 //!   the LKML corpus in `data/notmuch-lkml`).
 
 mod auth;
+mod context;
 mod fidelity;
 pub mod fidelity_mail;
 mod git;
@@ -29,7 +30,6 @@ mod memory;
 mod queue;
 mod retrieve;
 mod sources;
-mod context;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -196,8 +196,7 @@ impl Args {
     }
 }
 
-const SUITES: &str =
-    "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, context";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, context";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {

@@ -208,10 +208,14 @@ pub async fn run(args: &Args) {
         let got = kb
             .stores()
             .chunks
-            .by_kind(&vis, &ChunkFilter {
-                kinds,
-                ..Default::default()
-            }, 100)
+            .by_kind(
+                &vis,
+                &ChunkFilter {
+                    kinds,
+                    ..Default::default()
+                },
+                100,
+            )
             .await
             .expect("by kind");
         by_kind_times.push(t.elapsed());

@@ -79,7 +79,10 @@ async fn typed_pieces_route_into_cited_sections_within_budgets() {
         .iter()
         .filter_map(|i| i["sourceUrn"].as_str())
         .collect();
-    assert!(urns.contains(&"piece:mesh") && urns.contains(&"piece:ramp"), "{urns:?}");
+    assert!(
+        urns.contains(&"piece:mesh") && urns.contains(&"piece:ramp"),
+        "{urns:?}"
+    );
     assert!(!urns.contains(&"piece:smag"), "{urns:?}");
     let (s, listed) = app
         .post(
@@ -123,7 +126,10 @@ async fn typed_pieces_route_into_cited_sections_within_budgets() {
         .await;
     assert_eq!(s, 200, "{cut}");
     assert_eq!(cut["tokens"]["user_profile"], first);
-    assert_eq!(cut["sections"]["user_profile"], "specialization: turbomachinery [1]");
+    assert_eq!(
+        cut["sections"]["user_profile"],
+        "specialization: turbomachinery [1]"
+    );
     assert_eq!(cut["truncated"]["user_profile"], true);
     assert_eq!(cut["sections"].as_object().expect("obj").len(), 1);
 }
@@ -134,15 +140,42 @@ async fn bad_input_is_refused_whole_and_grants_hold() {
     fixture(&app).await;
     let before = app.fingerprint().await;
     let cases = [
-        ("/api/v1/ingest", json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "knowledgeType": "rumour"})),
-        ("/api/v1/ingest", json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "metadata": {"knowledge": 1}})),
-        ("/api/v1/ingest", json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "entity": "!!!"})),
-        ("/api/v1/ingest", json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "tags": [format!("AKIA{}", "Z3MHQ7RT2LQKXW5P")]})),
-        ("/api/v1/context", json!({"clientId": "acme", "maxDepth": 9})),
-        ("/api/v1/context", json!({"clientId": "acme", "sections": {"x": {"budgetTokens": 0}}})),
-        ("/api/v1/context", json!({"clientId": "acme", "include": ["everything"]})),
-        ("/api/v1/retrieve", json!({"clientId": "acme", "query": "q", "infoTypes": [""]})),
-        ("/api/v1/ingest/structured", json!({"clientId": "acme", "pieces": []})),
+        (
+            "/api/v1/ingest",
+            json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "knowledgeType": "rumour"}),
+        ),
+        (
+            "/api/v1/ingest",
+            json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "metadata": {"knowledge": 1}}),
+        ),
+        (
+            "/api/v1/ingest",
+            json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "entity": "!!!"}),
+        ),
+        (
+            "/api/v1/ingest",
+            json!({"clientId": "acme", "sourceUrn": "p:x", "kind": "piece", "content": "x", "tags": [format!("AKIA{}", "Z3MHQ7RT2LQKXW5P")]}),
+        ),
+        (
+            "/api/v1/context",
+            json!({"clientId": "acme", "maxDepth": 9}),
+        ),
+        (
+            "/api/v1/context",
+            json!({"clientId": "acme", "sections": {"x": {"budgetTokens": 0}}}),
+        ),
+        (
+            "/api/v1/context",
+            json!({"clientId": "acme", "include": ["everything"]}),
+        ),
+        (
+            "/api/v1/retrieve",
+            json!({"clientId": "acme", "query": "q", "infoTypes": [""]}),
+        ),
+        (
+            "/api/v1/ingest/structured",
+            json!({"clientId": "acme", "pieces": []}),
+        ),
     ];
     for (uri, body) in cases {
         let (s, e) = app.post(uri, &body).await;
@@ -164,12 +197,20 @@ async fn bad_input_is_refused_whole_and_grants_hold() {
     assert_eq!(app.fingerprint().await, before, "nothing half-written");
 
     // A token of another client sees nothing of acme's, a reader writes no profile.
-    let outsider = mint(&app.store, "globex", Grant::client("globex", Role::Write), None).await;
+    let outsider = mint(
+        &app.store,
+        "globex",
+        Grant::client("globex", Role::Write),
+        None,
+    )
+    .await;
     let (s, _) = app
         .call(
             "POST",
             "/api/v1/context",
-            Some(Body::from(json!({"clientId": "acme", "activeEntity": "user:alice"}).to_string())),
+            Some(Body::from(
+                json!({"clientId": "acme", "activeEntity": "user:alice"}).to_string(),
+            )),
             &[("authorization", &bearer(&outsider))],
         )
         .await;
@@ -178,18 +219,35 @@ async fn bad_input_is_refused_whole_and_grants_hold() {
         .call(
             "POST",
             "/api/v1/context",
-            Some(Body::from(json!({"clientId": "globex", "activeEntity": "user:alice"}).to_string())),
+            Some(Body::from(
+                json!({"clientId": "globex", "activeEntity": "user:alice"}).to_string(),
+            )),
             &[("authorization", &bearer(&outsider))],
         )
         .await;
     assert_eq!(s, 200, "{own}");
-    assert!(own["sections"].as_object().expect("obj").values().all(|t| t == ""), "{own}");
-    let reader = mint(&app.store, "reader", Grant::client("acme", Role::Read), None).await;
+    assert!(
+        own["sections"]
+            .as_object()
+            .expect("obj")
+            .values()
+            .all(|t| t == ""),
+        "{own}"
+    );
+    let reader = mint(
+        &app.store,
+        "reader",
+        Grant::client("acme", Role::Read),
+        None,
+    )
+    .await;
     let (s, _) = app
         .call(
             "PUT",
             "/api/v1/graph/node/user%3Aalice/profile",
-            Some(Body::from(json!({"clientId": "acme", "properties": {"a": "b"}}).to_string())),
+            Some(Body::from(
+                json!({"clientId": "acme", "properties": {"a": "b"}}).to_string(),
+            )),
             &[("authorization", &bearer(&reader))],
         )
         .await;
@@ -219,8 +277,15 @@ async fn the_structured_loader_writes_valid_items_in_one_source() {
     });
     let (s, report) = app.post("/api/v1/ingest/structured", &file).await;
     assert_eq!(s, 200, "{report}");
-    assert_eq!(report["written"], json!({"pieces": 1, "entities": 2, "nodes": 1, "edges": 1}));
-    assert_eq!(report["skipped"].as_array().expect("list").len(), 1, "{report}");
+    assert_eq!(
+        report["written"],
+        json!({"pieces": 1, "entities": 2, "nodes": 1, "edges": 1})
+    );
+    assert_eq!(
+        report["skipped"].as_array().expect("list").len(),
+        1,
+        "{report}"
+    );
     assert_eq!(report["skipped"][0]["id"], "bad");
     assert_eq!(report["outcome"]["chunks"]["total"], 3);
     let (s, again) = app.post("/api/v1/ingest/structured", &file).await;
@@ -228,12 +293,23 @@ async fn the_structured_loader_writes_valid_items_in_one_source() {
     assert_eq!(again["outcome"]["status"], "skipped_unchanged", "{again}");
 
     let (s, a) = app
-        .post("/api/v1/context", &json!({"clientId": "acme", "activeEntity": "user:alice"}))
+        .post(
+            "/api/v1/context",
+            &json!({"clientId": "acme", "activeEntity": "user:alice"}),
+        )
         .await;
     assert_eq!(s, 200, "{a}");
-    assert_eq!(a["sections"]["user_profile"], "team: aero [1]\norganization: NASA [2]", "{a}");
+    assert_eq!(
+        a["sections"]["user_profile"], "team: aero [1]\norganization: NASA [2]",
+        "{a}"
+    );
     let ctx = a["sections"]["instructions"].as_str().expect("text");
-    assert!(ctx.contains("[procedure] Initialize LES from converged RANS."), "{a}");
-    let (s, node) = app.get("/api/v1/graph/node/technique%3Ales?clientId=acme").await;
+    assert!(
+        ctx.contains("[procedure] Initialize LES from converged RANS."),
+        "{a}"
+    );
+    let (s, node) = app
+        .get("/api/v1/graph/node/technique%3Ales?clientId=acme")
+        .await;
     assert_eq!(s, 200, "{node}");
 }

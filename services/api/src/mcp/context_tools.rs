@@ -68,7 +68,10 @@ pub struct ContextArgs {
 }
 
 fn bad(field: &str, reason: String) -> ApiError {
-    ApiError::bad_request("invalid_field", format!("field `{field}` is invalid: {reason}"))
+    ApiError::bad_request(
+        "invalid_field",
+        format!("field `{field}` is invalid: {reason}"),
+    )
 }
 
 impl ContextArgs {
@@ -148,7 +151,11 @@ impl EvidentMcp {
     /// into prompt sections by info type (`user_profile`, `instructions`, `context`,
     /// `skills`…), each within its token budget, every line ending in a `[n]` marker that
     /// `items` maps to its citation. Deterministic: the same state gives the same text.
-    #[tool(annotations(title = "Prompt context", read_only_hint = true, open_world_hint = false))]
+    #[tool(annotations(
+        title = "Prompt context",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
     async fn get_context(
         &self,
         Parameters(a): Parameters<ContextArgs>,

@@ -18,9 +18,9 @@
 
 mod access;
 mod call;
+mod context_tools;
 mod inflight;
 mod memory_tools;
-mod context_tools;
 mod params;
 mod render;
 mod resources;

@@ -2,6 +2,7 @@
 //! authorisation policy; tests check the OpenAPI document and the policies cover exactly these.
 
 mod access;
+mod context;
 mod git;
 mod knowledge;
 mod memory;
@@ -12,7 +13,6 @@ mod read;
 mod session_log;
 mod sources;
 mod write;
-mod context;
 
 use axum::Router;
 use axum::routing::{get, post};
@@ -95,7 +95,10 @@ pub fn all() -> Router<AppState> {
             "/api/v1/graph/node/{key}/profile",
             axum::routing::put(context::put_profile),
         )
-        .route("/api/v1/ingest/structured", post(context::ingest_structured))
+        .route(
+            "/api/v1/ingest/structured",
+            post(context::ingest_structured),
+        )
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

@@ -243,10 +243,9 @@ pub async fn by_kind(
         &req.tags,
         req.entity.as_slice(),
     )?;
-    let chunks = s
-        .kb
-        .chunks_by_kind_typed(&vis, req.kinds, typed, req.limit)
-        .await?;
+    let chunks =
+        s.kb.chunks_by_kind_typed(&vis, req.kinds, typed, req.limit)
+            .await?;
     let chunks: Vec<ChunkView> = chunks.into_iter().map(ChunkView::from).collect();
     Ok(Json(json!({ "chunks": chunks })))
 }

@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::format::ContextItem;
 use super::{ContextQuery, Layer};
-use crate::{Kb, RetrieveQuery, Result};
+use crate::{Kb, Result, RetrieveQuery};
 
 /// Query hits taken from the piece search.
 const SEARCH_HITS: usize = 20;
@@ -144,24 +144,33 @@ impl Kb {
         // One search serves every chunk layer: its hits are routed by kind (pieces, task
         // outcomes, user knowledge), each kept only when its layer is included.
         let searched = [Layer::Pieces, Layer::Outcomes, Layer::UserKnowledge];
-        if let Some(query) = &q.query {
-            if searched.iter().any(|l| has(*l)) {
-                self.search_pieces(vis, query, typed, layers, &mut out)
-                    .await?;
-            }
+        if let Some(query) = &q.query
+            && searched.iter().any(|l| has(*l))
+        {
+            self.search_pieces(vis, query, typed, layers, &mut out)
+                .await?;
         }
-        if has(Layer::Pieces) {
-            if let Some(a) = &active {
-                self.entity_pieces(vis, a, &mut out).await?;
-            }
+        if has(Layer::Pieces)
+            && let Some(a) = &active
+        {
+            self.entity_pieces(vis, a, &mut out).await?;
         }
-        if has(Layer::Graph) && depth > 0 {
-            if let Some(a) = &active {
-                self.graph_lines(vis, a, depth, &mut out).await?;
-            }
+        if has(Layer::Graph)
+            && depth > 0
+            && let Some(a) = &active
+        {
+            self.graph_lines(vis, a, depth, &mut out).await?;
         }
         if has(Layer::Outcomes) && q.query.is_none() {
-            for (c, s) in newest(self, vis, vec![crate::outcomes::OUTCOME_KIND.into()], OUTCOMES, 0.4).await? {
+            for (c, s) in newest(
+                self,
+                vis,
+                vec![crate::outcomes::OUTCOME_KIND.into()],
+                OUTCOMES,
+                0.4,
+            )
+            .await?
+            {
                 out.push(chunk_candidate(&c, Layer::Outcomes, s));
             }
         }
@@ -205,7 +214,10 @@ impl Kb {
         let Some(profile) = node.props.get("profile").and_then(Value::as_object) else {
             return Ok(());
         };
-        let Some(chunk) = self.profile_chunk(vis, key, &node.evidence_chunk_ids).await? else {
+        let Some(chunk) = self
+            .profile_chunk(vis, key, &node.evidence_chunk_ids)
+            .await?
+        else {
             return Ok(());
         };
         for (name, value) in profile {
@@ -264,7 +276,9 @@ impl Kb {
             .get(vis, &ids)
             .await?
             .into_iter()
-            .find(|c| is_profile(c) && Typed::from_metadata(&c.metadata).entity.as_ref() == Some(key)))
+            .find(|c| {
+                is_profile(c) && Typed::from_metadata(&c.metadata).entity.as_ref() == Some(key)
+            }))
     }
 
     /// Query hits, relevance relative to the best hit (0.5..=1.0). Memory chunks found by
@@ -289,11 +303,20 @@ impl Kb {
             ..RetrieveQuery::new("", None)
         };
         let pack = self.retrieve(&req).await?;
-        let best = pack.items.first().map_or(1.0, |i| i.score).max(f32::EPSILON);
+        let best = pack
+            .items
+            .first()
+            .map_or(1.0, |i| i.score)
+            .max(f32::EPSILON);
         let scores: BTreeMap<String, f32> = pack
             .items
             .iter()
-            .map(|i| (i.chunk_id.clone(), 0.5 + 0.5 * (i.score / best).clamp(0.0, 1.0)))
+            .map(|i| {
+                (
+                    i.chunk_id.clone(),
+                    0.5 + 0.5 * (i.score / best).clamp(0.0, 1.0),
+                )
+            })
             .collect();
         let ids: Vec<String> = pack.items.iter().map(|i| i.chunk_id.clone()).collect();
         for chunk in self.stores.chunks.get(vis, &ids).await? {
@@ -347,7 +370,11 @@ impl Kb {
             } else {
                 Layer::Pieces
             };
-            out.push(chunk_candidate(&chunk, layer, if about { 1.0 } else { 0.45 }));
+            out.push(chunk_candidate(
+                &chunk,
+                layer,
+                if about { 1.0 } else { 0.45 },
+            ));
         }
         Ok(())
     }
@@ -418,7 +445,8 @@ impl Kb {
         for (key, d, ids) in &about {
             let score = 1.0 / (*d as f32 + 1.0);
             for c in ids.iter().filter_map(|id| chunks.get(id)) {
-                if !is_profile(c) && Typed::from_metadata(&c.metadata).entity.as_ref() == Some(*key) {
+                if !is_profile(c) && Typed::from_metadata(&c.metadata).entity.as_ref() == Some(*key)
+                {
                     out.push(chunk_candidate(c, Layer::Graph, score));
                 }
             }
@@ -440,7 +468,9 @@ impl Kb {
             for piece in &linked {
                 out.push(chunk_candidate(piece, Layer::Graph, score));
             }
-            let routed_by = linked.first().map(|c| Typed::from_metadata(&c.metadata).info_type);
+            let routed_by = linked
+                .first()
+                .map(|c| Typed::from_metadata(&c.metadata).info_type);
             let info_type = match routed_by.flatten() {
                 Some(i) => i,
                 None if edge.from == *active || edge.to == *active => "user_profile".into(),
@@ -468,7 +498,10 @@ impl Kb {
 
     /// What agents learned about the user, newest first, to `user_profile` by default.
     async fn user_knowledge_lines(&self, vis: &Visibility, out: &mut Vec<Candidate>) -> Result<()> {
-        let kinds = crate::KnowledgeCategory::ALL.iter().map(|c| c.kind()).collect();
+        let kinds = crate::KnowledgeCategory::ALL
+            .iter()
+            .map(|c| c.kind())
+            .collect();
         for (c, s) in newest(self, vis, kinds, USER_KNOWLEDGE, 0.9).await? {
             out.push(chunk_candidate(&c, Layer::UserKnowledge, s));
         }

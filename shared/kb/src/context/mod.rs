@@ -170,7 +170,9 @@ impl ContextQuery {
         }
         let depth = self.max_depth.unwrap_or(DEFAULT_DEPTH);
         if depth > MAX_DEPTH {
-            return Err(KbError::Invalid(format!("maxDepth must be 0..={MAX_DEPTH}")));
+            return Err(KbError::Invalid(format!(
+                "maxDepth must be 0..={MAX_DEPTH}"
+            )));
         }
         let mut layers = self
             .include
@@ -195,9 +197,7 @@ impl Kb {
         let started = std::time::Instant::now();
         let (vis, layers, depth) = q.validate()?;
         let typed = crate::typed::typed_filter(&q.knowledge_types, &[], &q.tags, &[])?;
-        let gathered = self
-            .gather(&vis, q, &layers, depth, typed)
-            .await?;
+        let gathered = self.gather(&vis, q, &layers, depth, typed).await?;
         let routed = route::route(gathered.candidates, q.sections.as_ref());
         let mut answer = format::render(routed);
         answer.unavailable = gathered.unavailable;

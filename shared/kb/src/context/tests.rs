@@ -16,7 +16,14 @@ use crate::{Document, Kb};
 
 const NOW: i64 = 1_790_000_000_000;
 
-fn piece(urn: &str, content: &str, kt: KnowledgeType, it: &str, tags: &[&str], entity: Option<&str>) -> Document {
+fn piece(
+    urn: &str,
+    content: &str,
+    kt: KnowledgeType,
+    it: &str,
+    tags: &[&str],
+    entity: Option<&str>,
+) -> Document {
     Document {
         client_id: Some("acme".into()),
         source_urn: urn.into(),
@@ -140,15 +147,25 @@ fn golden(name: &str, answer: &ContextAnswer) {
         std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
         std::fs::write(&path, &text).expect("write golden");
     }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1 to create)", path.display()));
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to create)",
+            path.display()
+        )
+    });
     assert_eq!(text, want, "{name}: answer differs from its snapshot");
 }
 
 #[tokio::test]
 async fn golden_sections_routing_order_and_citations_shuffle_proof() {
-    let (a, b) = (tempfile::tempdir().expect("tmp"), tempfile::tempdir().expect("tmp"));
-    let (kb, shuffled) = (crate::test_kb(a.path()).await, crate::test_kb(b.path()).await);
+    let (a, b) = (
+        tempfile::tempdir().expect("tmp"),
+        tempfile::tempdir().expect("tmp"),
+    );
+    let (kb, shuffled) = (
+        crate::test_kb(a.path()).await,
+        crate::test_kb(b.path()).await,
+    );
     load(&kb, fixture()).await;
     let mut docs = fixture();
     docs.reverse();
@@ -177,7 +194,12 @@ async fn golden_sections_routing_order_and_citations_shuffle_proof() {
                         },
                     ),
                 ])),
-                include: Some(vec![Layer::Pieces, Layer::Metadata, Layer::Graph, Layer::Claims]),
+                include: Some(vec![
+                    Layer::Pieces,
+                    Layer::Metadata,
+                    Layer::Graph,
+                    Layer::Claims,
+                ]),
                 max_depth: Some(1),
                 ..request(Some("mesh quality"))
             },
@@ -200,9 +222,17 @@ async fn golden_sections_routing_order_and_citations_shuffle_proof() {
         );
         for (section, text) in &first.sections {
             let items = &first.items[section];
-            assert_eq!(text.lines().count(), items.len(), "{name}/{section}: a marker per line");
+            assert_eq!(
+                text.lines().count(),
+                items.len(),
+                "{name}/{section}: a marker per line"
+            );
             for (line, item) in text.lines().zip(items) {
-                assert!(line.ends_with(&item.marker), "{line} ends in {}", item.marker);
+                assert!(
+                    line.ends_with(&item.marker),
+                    "{line} ends in {}",
+                    item.marker
+                );
             }
         }
     }
@@ -216,15 +246,37 @@ async fn routing_follows_the_seed_table() {
     let a = kb.context(&request(None)).await.expect("context");
     let profile = &a.sections["user_profile"];
     // Entity metadata → user_profile, the active entity's before the global profile.
-    assert!(profile.starts_with("specialization: turbomachinery [1]\nteam: aero [2]\norganization: NASA [3]"), "{profile}");
+    assert!(
+        profile.starts_with(
+            "specialization: turbomachinery [1]\nteam: aero [2]\norganization: NASA [3]"
+        ),
+        "{profile}"
+    );
     // A graph edge with a linked piece goes where the piece goes (`context`).
-    assert!(a.sections["context"].contains("user:alice -[specializes_in]-> technique:les"), "{}", a.sections["context"]);
+    assert!(
+        a.sections["context"].contains("user:alice -[specializes_in]-> technique:les"),
+        "{}",
+        a.sections["context"]
+    );
     // Pieces by their own info type.
     assert!(a.sections["instructions"].contains("[instruction] Always check mesh quality"));
-    assert!(a.sections["instructions"].contains("[procedure] Initialize transient LES"), "a piece one hop out");
-    assert!(!a.sections["skills"].contains("CFL"), "no query and no link: not found");
-    let q = kb.context(&request(Some("CFL ramp first steps"))).await.expect("query");
-    assert!(q.sections["skills"].contains("[procedure] Ramp the CFL number"), "{:?}", q.sections);
+    assert!(
+        a.sections["instructions"].contains("[procedure] Initialize transient LES"),
+        "a piece one hop out"
+    );
+    assert!(
+        !a.sections["skills"].contains("CFL"),
+        "no query and no link: not found"
+    );
+    let q = kb
+        .context(&request(Some("CFL ramp first steps")))
+        .await
+        .expect("query");
+    assert!(
+        q.sections["skills"].contains("[procedure] Ramp the CFL number"),
+        "{:?}",
+        q.sections
+    );
     // Claims are accepted and reported as not produced.
     let c = kb
         .context(&ContextQuery {
@@ -261,10 +313,18 @@ async fn budgets_hold_to_the_token_and_keep_the_best_ranked() {
                 ..request(Some("LES"))
             };
             let cut = kb.context(&q).await.expect("cut");
-            assert!(cut.tokens[section] <= budget, "{section}: {} > {budget}", cut.tokens[section]);
+            assert!(
+                cut.tokens[section] <= budget,
+                "{section}: {} > {budget}",
+                cut.tokens[section]
+            );
             assert_eq!(cut.tokens[section], tokens::count(&cut.sections[section]));
             let got: Vec<&str> = cut.sections[section].lines().collect();
-            assert_eq!(got, lines[..keep].to_vec(), "{section} at {budget}: the best-ranked survive");
+            assert_eq!(
+                got,
+                lines[..keep].to_vec(),
+                "{section} at {budget}: the best-ranked survive"
+            );
             assert_eq!(cut.truncated[section], keep < lines.len());
         }
     }
@@ -278,7 +338,10 @@ async fn budgets_hold_to_the_token_and_keep_the_best_ranked() {
         )])),
         ..request(None)
     };
-    assert_eq!(kb.context(&bad).await.expect_err("refused").code(), "invalid_request");
+    assert_eq!(
+        kb.context(&bad).await.expect_err("refused").code(),
+        "invalid_request"
+    );
 }
 
 fn secret() -> String {
@@ -324,10 +387,19 @@ async fn the_loader_writes_valid_items_and_reports_each_invalid_one() {
     }))
     .expect("file");
     let report = kb
-        .load_structured(Scope::client("acme"), "file:knowledge.json", file, Priority::DEFAULT)
+        .load_structured(
+            Scope::client("acme"),
+            "file:knowledge.json",
+            file,
+            Priority::DEFAULT,
+        )
         .await
         .expect("load");
-    let skipped: Vec<(String, usize)> = report.skipped.iter().map(|s| (s.section.clone(), s.index)).collect();
+    let skipped: Vec<(String, usize)> = report
+        .skipped
+        .iter()
+        .map(|s| (s.section.clone(), s.index))
+        .collect();
     assert_eq!(
         skipped,
         vec![
@@ -345,11 +417,28 @@ async fn the_loader_writes_valid_items_and_reports_each_invalid_one() {
         report.skipped
     );
     let reason = |section: &str, index: usize| {
-        report.skipped.iter().find(|s| s.section == section && s.index == index).map(|s| s.reason.clone()).unwrap_or_default()
+        report
+            .skipped
+            .iter()
+            .find(|s| s.section == section && s.index == index)
+            .map(|s| s.reason.clone())
+            .unwrap_or_default()
     };
-    assert!(reason("pieces", 1).contains("rumour"), "{}", reason("pieces", 1));
-    assert!(reason("pieces", 3).contains("credential"), "{}", reason("pieces", 3));
-    assert!(reason("metadata.entities", 1).contains("credential"), "{}", reason("metadata.entities", 1));
+    assert!(
+        reason("pieces", 1).contains("rumour"),
+        "{}",
+        reason("pieces", 1)
+    );
+    assert!(
+        reason("pieces", 3).contains("credential"),
+        "{}",
+        reason("pieces", 3)
+    );
+    assert!(
+        reason("metadata.entities", 1).contains("credential"),
+        "{}",
+        reason("metadata.entities", 1)
+    );
     assert!(reason("graph.edges", 1).contains("no evidence"));
     assert!(reason("graph.edges", 2).contains("technique:nowhere"));
     assert!(reason("graph.nodes", 2).contains("no evidence"));
@@ -358,13 +447,27 @@ async fn the_loader_writes_valid_items_and_reports_each_invalid_one() {
     assert_eq!(report.written.edges, 1);
     assert_eq!(report.written.nodes, 2);
     let outcome = report.outcome.expect("written");
-    assert_eq!(outcome.chunks.total, 3, "one piece, two profiles: one source write");
+    assert_eq!(
+        outcome.chunks.total, 3,
+        "one piece, two profiles: one source write"
+    );
     assert_eq!(outcome.edges, 1);
 
     // Nothing of the refused items was stored; the piece routes into its section.
-    let a = kb.context(&request(Some("LES RANS"))).await.expect("context");
-    assert!(a.sections["instructions"].contains("[procedure] Initialize LES from converged RANS."), "{:?}", a.sections);
-    assert!(a.sections["user_profile"].starts_with("team: aero [1]"), "{:?}", a.sections);
+    let a = kb
+        .context(&request(Some("LES RANS")))
+        .await
+        .expect("context");
+    assert!(
+        a.sections["instructions"].contains("[procedure] Initialize LES from converged RANS."),
+        "{:?}",
+        a.sections
+    );
+    assert!(
+        a.sections["user_profile"].starts_with("team: aero [1]"),
+        "{:?}",
+        a.sections
+    );
     let all = serde_json::to_string(&a).expect("json");
     assert!(!all.contains("AKIA") && !all.contains("duplicate id"));
 }

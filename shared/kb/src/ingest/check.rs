@@ -183,10 +183,10 @@ pub(crate) fn prepare_document(
             chunk.metadata = req.metadata.clone().unwrap_or_default();
             checked.typed.insert_into(&mut chunk.metadata);
             // The entity's node is evidenced by the piece: the piece is found from the node.
-            if let Some(entity) = &checked.typed.entity {
-                if !chunk.refs.contains(entity) {
-                    chunk.refs.push(entity.clone());
-                }
+            if let Some(entity) = &checked.typed.entity
+                && !chunk.refs.contains(entity)
+            {
+                chunk.refs.push(entity.clone());
             }
             chunk.embed_text = req.embedding_text.clone();
             chunk.context = section;

@@ -95,7 +95,10 @@ fn typed_filters_read_the_stored_metadata() {
     };
     assert!(read::admits_typed(&filter("skills"), &row));
     assert!(!read::admits_typed(&filter("context"), &row));
-    assert!(!read::admits_typed(&filter("skills"), &chunk_properties(&sample(), 0, 0).expect("p")));
+    assert!(!read::admits_typed(
+        &filter("skills"),
+        &chunk_properties(&sample(), 0, 0).expect("p")
+    ));
     assert_eq!(read::typed_depth(&ChunkFilter::default(), 10), 10);
     assert_eq!(read::typed_depth(&filter("skills"), 10), 100);
 }

@@ -5,21 +5,43 @@ use evident_core::{KnowledgeType, Typed, TypedFilter};
 
 use super::*;
 
-fn typed_chunk(h: &Harness, scope: &Scope, id: &str, text: &str, t: &Typed, ax: usize) -> (Chunk, Vec<f32>) {
+fn typed_chunk(
+    h: &Harness,
+    scope: &Scope,
+    id: &str,
+    text: &str,
+    t: &Typed,
+    ax: usize,
+) -> (Chunk, Vec<f32>) {
     let mut c = chunk(scope, "urn:typed", id, "piece", text, ax);
     t.insert_into(&mut c.metadata);
     (c, axis(h.dim, ax, 0.0))
 }
 
-fn labels(kt: Option<KnowledgeType>, it: Option<&str>, tags: &[&str], entity: Option<&str>) -> Typed {
+fn labels(
+    kt: Option<KnowledgeType>,
+    it: Option<&str>,
+    tags: &[&str],
+    entity: Option<&str>,
+) -> Typed {
     let tags: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
     Typed::from_raw(kt, it, &tags, entity).expect("labels")
 }
 
 pub async fn typed_filters_are_exact(h: &Harness) {
     let c1 = Scope::client("c1");
-    let a = labels(Some(KnowledgeType::Fact), Some("context"), &["les"], Some("user:alice"));
-    let b = labels(Some(KnowledgeType::Procedure), Some("instructions"), &["rans"], Some("user:bob"));
+    let a = labels(
+        Some(KnowledgeType::Fact),
+        Some("context"),
+        &["les"],
+        Some("user:alice"),
+    );
+    let b = labels(
+        Some(KnowledgeType::Procedure),
+        Some("instructions"),
+        &["rans"],
+        Some("user:bob"),
+    );
     let upsert_chunks = vec![
         typed_chunk(h, &c1, "t1", "solver settings alpha", &a, 0),
         typed_chunk(h, &c1, "t2", "solver settings beta", &b, 1),
