@@ -127,7 +127,8 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 15] = [
+    "get_context",
     "get_node",
     "get_user_context",
     "list_nodes",
@@ -303,6 +304,22 @@ async fn call_every_tool(client: &Client, subject: &str) {
     assert_eq!(meta["sourceUrn"], urn.as_str(), "{meta}");
     assert!(meta["locator"].is_object(), "{meta}");
 
+    let context = call(
+        client,
+        "get_context",
+        json!({ "clientId": "acme", "activeEntity": "service:ledger", "query": "ledger" }),
+    )
+    .await;
+    assert!(
+        context["structuredContent"]["sections"]["context"].is_string(),
+        "{context}"
+    );
+    assert!(
+        context["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("<untrusted-source-data section=\"context\">")),
+        "{context}"
+    );
     let node = call(
         client,
         "get_node",
