@@ -12,6 +12,7 @@ use evident_api::context_bodies::{ContextRequest, ProfileRequest, StructuredRequ
 use evident_core::KnowledgeType;
 use evident_kb::Document;
 use evident_kb::context::{Layer, SectionSpec};
+use evident_kb::structured::KnowledgeFile;
 use serde_json::{Map, Value};
 
 use crate::cli::{ScopeArgs, Server};
@@ -83,15 +84,24 @@ pub async fn ingest_structured(
     }
     let file: Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let mut body: StructuredRequest = serde_json::from_value(file)
-        .with_context(|| format!("{}: not a knowledge file", path.display()))?;
-    body.client_id = scope.client_id;
-    body.project_id = scope.project_id;
-    body.group_id = scope.group_id;
-    body.global = scope.global;
-    body.source_urn = scope
-        .source_urn
-        .unwrap_or_else(|| format!("file:{}", path.display()));
+    let file: KnowledgeFile = serde_json::from_value(file).with_context(|| {
+        format!(
+            "{}: not a knowledge file ({{metadata, pieces, graph}})",
+            path.display()
+        )
+    })?;
+    let body = StructuredRequest {
+        client_id: scope.client_id,
+        project_id: scope.project_id,
+        group_id: scope.group_id,
+        global: scope.global,
+        source_urn: scope
+            .source_urn
+            .unwrap_or_else(|| format!("file:{}", path.display())),
+        metadata: file.metadata,
+        pieces: file.pieces,
+        graph: file.graph,
+    };
     let report = client.post("/api/v1/ingest/structured", &body).await?;
     let w = &report["written"];
     println!(
