@@ -296,6 +296,79 @@ fn add_profile(
     Ok(())
 }
 
+/// An edge's endpoints, canonical type, evidencing piece (its chunk index) and properties.
+type CheckedEdge = (NodeKey, NodeKey, String, usize, Map<String, Value>);
+
+fn checked_edge(b: &Build, e: EdgeItem) -> std::result::Result<CheckedEdge, String> {
+    let from = entity_key("sourceId", &e.source_id).map_err(|e| e.to_string())?;
+    let to = entity_key("targetId", &e.target_id).map_err(|e| e.to_string())?;
+    let edge_type = refs::canonical_relation(&e.edge_type)
+        .ok_or_else(|| format!("`{}` is not an edge type", e.edge_type))?;
+    let piece = e
+        .piece_id
+        .clone()
+        .or_else(|| {
+            e.properties
+                .get("piece_id")
+                .or(e.properties.get("pieceId"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .ok_or("no evidence: name the piece of this file that states the edge (`piece_id`)")?;
+    let index = *b
+        .pieces
+        .get(&piece)
+        .ok_or(format!("piece `{piece}` is not a valid piece of this file"))?;
+    Ok((from, to, edge_type, index, e.properties))
+}
+
+/// Every piece of the file, each checked on its own.
+fn add_pieces(b: &mut Build, pieces: &[Value]) {
+    for (i, item) in pieces.iter().enumerate() {
+        let id = item_id(item, &["piece_id", "pieceId"]);
+        if let Err(reason) = parse_item::<PieceItem>("pieces", item).and_then(|p| add_piece(b, p)) {
+            b.skip("pieces", i, id, reason);
+        }
+    }
+}
+
+/// The entities' profiles and the global profile, each checked on its own.
+fn add_metadata(b: &mut Build, metadata: &FileMetadata) {
+    for (i, item) in metadata.entities.iter().enumerate() {
+        let id = item_id(item, &["entity_id", "entityId"]);
+        let r = parse_item::<EntityItem>("metadata.entities", item).and_then(|e| {
+            let key = entity_key("entityId", &e.entity_id).map_err(|e| e.to_string())?;
+            let t = node_type_of(&e.entity_type)?;
+            let label = e.label.unwrap_or_else(|| key.value().replace('_', " "));
+            add_profile(b, key, &t, &label, &e.properties)
+        });
+        if let Err(reason) = r {
+            b.skip("metadata.entities", i, id, reason);
+        }
+    }
+    if let Some(global) = &metadata.global {
+        let props = match global.get("properties") {
+            Some(Value::Object(p)) if global.len() == 1 => p.clone(),
+            _ => global.clone(),
+        };
+        let r =
+            crate::credentials::refuse_in_json("metadata.global", &Value::Object(props.clone()))
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    add_profile(
+                        b,
+                        NodeKey::from_canonical(GLOBAL_PROFILE_KEY),
+                        "global",
+                        "global profile",
+                        &props,
+                    )
+                });
+        if let Err(reason) = r {
+            b.skip("metadata.global", 0, None, reason);
+        }
+    }
+}
+
 impl Kb {
     /// Loads a knowledge file as the source `source_urn` in `scope` (see the module docs).
     #[tracing::instrument(skip_all, fields(source_urn))]
@@ -329,49 +402,8 @@ impl Kb {
             skipped: Vec::new(),
             counts: LoadedCounts::default(),
         };
-        for (i, item) in file.pieces.iter().enumerate() {
-            let id = item_id(item, &["piece_id", "pieceId"]);
-            if let Err(reason) =
-                parse_item::<PieceItem>("pieces", item).and_then(|p| add_piece(&mut b, p))
-            {
-                b.skip("pieces", i, id, reason);
-            }
-        }
-        for (i, item) in file.metadata.entities.iter().enumerate() {
-            let id = item_id(item, &["entity_id", "entityId"]);
-            let r = parse_item::<EntityItem>("metadata.entities", item).and_then(|e| {
-                let key = entity_key("entityId", &e.entity_id).map_err(|e| e.to_string())?;
-                let t = node_type_of(&e.entity_type)?;
-                let label = e.label.unwrap_or_else(|| key.value().replace('_', " "));
-                add_profile(&mut b, key, &t, &label, &e.properties)
-            });
-            if let Err(reason) = r {
-                b.skip("metadata.entities", i, id, reason);
-            }
-        }
-        if let Some(global) = &file.metadata.global {
-            let props = match global.get("properties") {
-                Some(Value::Object(p)) if global.len() == 1 => p.clone(),
-                _ => global.clone(),
-            };
-            let r = crate::credentials::refuse_in_json(
-                "metadata.global",
-                &Value::Object(props.clone()),
-            )
-            .map_err(|e| e.to_string())
-            .and_then(|()| {
-                add_profile(
-                    &mut b,
-                    NodeKey::from_canonical(GLOBAL_PROFILE_KEY),
-                    "global",
-                    "global profile",
-                    &props,
-                )
-            });
-            if let Err(reason) = r {
-                b.skip("metadata.global", 0, None, reason);
-            }
-        }
+        add_pieces(&mut b, &file.pieces);
+        add_metadata(&mut b, &file.metadata);
         let declared = self.declared_nodes(&mut b, &file.graph.nodes);
         self.add_edges(&scope, &mut b, &file.graph.edges, &declared)
             .await?;
@@ -434,40 +466,8 @@ impl Kb {
         let vis = Visibility::of(scope.clone());
         for (i, item) in edges.iter().enumerate() {
             let id = item_id(item, &["source_id", "sourceId"]);
-            let parsed = match parse_item::<EdgeItem>("graph.edges", item) {
-                Ok(e) => e,
-                Err(reason) => {
-                    b.skip("graph.edges", i, id, reason);
-                    continue;
-                }
-            };
-            let ends = entity_key("sourceId", &parsed.source_id)
-                .and_then(|f| Ok((f, entity_key("targetId", &parsed.target_id)?)))
-                .map_err(|e| e.to_string());
-            let edge_type = refs::canonical_relation(&parsed.edge_type)
-                .ok_or_else(|| format!("`{}` is not an edge type", parsed.edge_type));
-            let piece = parsed.piece_id.clone().or_else(|| {
-                parsed
-                    .properties
-                    .get("piece_id")
-                    .or(parsed.properties.get("pieceId"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
-            let r: std::result::Result<(NodeKey, NodeKey, String, usize), String> = (|| {
-                let (from, to) = ends?;
-                let edge_type = edge_type?;
-                let piece = piece.ok_or(
-                    "no evidence: name the piece of this file that states the edge (`piece_id`)",
-                )?;
-                let index = *b
-                    .pieces
-                    .get(&piece)
-                    .ok_or(format!("piece `{piece}` is not a valid piece of this file"))?;
-                Ok((from, to, edge_type, index))
-            })(
-            );
-            let (from, to, edge_type, index) = match r {
+            let r = parse_item::<EdgeItem>("graph.edges", item).and_then(|e| checked_edge(b, e));
+            let (from, to, edge_type, index, props) = match r {
                 Ok(v) => v,
                 Err(reason) => {
                     b.skip("graph.edges", i, id, reason);
@@ -509,7 +509,7 @@ impl Kb {
                 from,
                 to,
                 edge_type,
-                props: parsed.properties,
+                props,
                 evidence: EvidenceSpec::chunk(index),
             });
             b.counts.edges += 1;

@@ -407,24 +407,14 @@ impl Kb {
         edges.sort_by(|a, b| (&a.edge_type, &a.to, &a.from).cmp(&(&b.edge_type, &b.to, &b.from)));
         let evidence: Vec<Vec<String>> = edges
             .iter()
-            .map(|e| {
-                let mut ids = e.evidence_chunk_ids.clone();
-                ids.sort();
-                ids.truncate(EDGE_EVIDENCE);
-                ids
-            })
+            .map(|e| first_ids(&e.evidence_chunk_ids, EDGE_EVIDENCE))
             .collect();
         // Pieces about the nodes reached (their `entity`), as the edges' linked pieces are.
         let about: Vec<(&NodeKey, usize, Vec<String>)> = sub
             .nodes
             .iter()
             .filter(|(n, d)| *d > 0 && n.key != *active)
-            .map(|(n, d)| {
-                let mut ids = n.evidence_chunk_ids.clone();
-                ids.sort();
-                ids.truncate(NODE_EVIDENCE);
-                (&n.key, *d, ids)
-            })
+            .map(|(n, d)| (&n.key, *d, first_ids(&n.evidence_chunk_ids, NODE_EVIDENCE)))
             .collect();
         let all: Vec<String> = evidence
             .iter()
@@ -460,38 +450,7 @@ impl Kb {
                 + 1;
             let score = 1.0 / (hops as f32 + 1.0);
             let seen: Vec<&Chunk> = ids.iter().filter_map(|id| chunks.get(id)).collect();
-            let Some(cited) = seen.first() else { continue };
-            let linked: Vec<&&Chunk> = seen
-                .iter()
-                .filter(|c| c.metadata.contains_key(METADATA_KEY) && !is_profile(c))
-                .collect();
-            for piece in &linked {
-                out.push(chunk_candidate(piece, Layer::Graph, score));
-            }
-            let routed_by = linked
-                .first()
-                .map(|c| Typed::from_metadata(&c.metadata).info_type);
-            let info_type = match routed_by.flatten() {
-                Some(i) => i,
-                None if edge.from == *active || edge.to == *active => "user_profile".into(),
-                None => "context".into(),
-            };
-            let cite = linked.first().map_or(*cited, |c| **c);
-            out.push(Candidate {
-                key: format!("edge:{}|{}|{}", edge.from, edge.edge_type, edge.to),
-                info_type,
-                score,
-                order: format!("{}|{}|{}", edge.edge_type, edge.to, edge.from),
-                line: format!("{} -[{}]-> {}", edge.from, edge.edge_type, edge.to),
-                item: ContextItem {
-                    marker: String::new(),
-                    layer: Layer::Graph.as_str().to_string(),
-                    chunk_id: Some(cite.id.clone()),
-                    source_urn: Some(cite.source_urn.clone()),
-                    node_key: Some(edge.from.as_str().to_string()),
-                    citation: cite.locator.citation(),
-                },
-            });
+            edge_candidates(edge, score, &seen, active, out);
         }
         Ok(())
     }
@@ -541,6 +500,59 @@ impl Kb {
         }
         Ok(())
     }
+}
+
+/// The smallest `n` ids (a stable choice among many).
+fn first_ids(ids: &[String], n: usize) -> Vec<String> {
+    let mut ids = ids.to_vec();
+    ids.sort();
+    ids.truncate(n);
+    ids
+}
+
+/// A relationship as a line, routed by the seed's table (the info type of the piece evidencing
+/// it; else `user_profile` when it touches the active entity, `context` otherwise), and the
+/// typed pieces evidencing it as candidates of their own, all at `score`.
+fn edge_candidates(
+    edge: &evident_core::Edge,
+    score: f32,
+    seen: &[&Chunk],
+    active: &NodeKey,
+    out: &mut Vec<Candidate>,
+) {
+    let Some(cited) = seen.first() else { return };
+    let linked: Vec<&Chunk> = seen
+        .iter()
+        .copied()
+        .filter(|c| c.metadata.contains_key(METADATA_KEY) && !is_profile(c))
+        .collect();
+    for piece in &linked {
+        out.push(chunk_candidate(piece, Layer::Graph, score));
+    }
+    let routed_by = linked
+        .first()
+        .and_then(|c| Typed::from_metadata(&c.metadata).info_type);
+    let info_type = match routed_by {
+        Some(i) => i,
+        None if edge.from == *active || edge.to == *active => "user_profile".into(),
+        None => "context".into(),
+    };
+    let cite = linked.first().copied().unwrap_or(cited);
+    out.push(Candidate {
+        key: format!("edge:{}|{}|{}", edge.from, edge.edge_type, edge.to),
+        info_type,
+        score,
+        order: format!("{}|{}|{}", edge.edge_type, edge.to, edge.from),
+        line: format!("{} -[{}]-> {}", edge.from, edge.edge_type, edge.to),
+        item: ContextItem {
+            marker: String::new(),
+            layer: Layer::Graph.as_str().to_string(),
+            chunk_id: Some(cite.id.clone()),
+            source_urn: Some(cite.source_urn.clone()),
+            node_key: Some(edge.from.as_str().to_string()),
+            citation: cite.locator.citation(),
+        },
+    });
 }
 
 /// The newest `limit` visible chunks of `kinds`, all scored `top` (so among themselves they

@@ -348,11 +348,9 @@ fn secret() -> String {
     format!("AKIA{}", "Z3MHQ7RT2LQKXW5P")
 }
 
-#[tokio::test]
-async fn the_loader_writes_valid_items_and_reports_each_invalid_one() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let kb = crate::test_kb(dir.path()).await;
-    let file: KnowledgeFile = serde_json::from_value(json!({
+/// A file with valid and invalid items of every section.
+fn loader_file() -> KnowledgeFile {
+    serde_json::from_value(json!({
         "metadata": {
             "entities": [
                 {"entity_id": "user:alice", "entity_type": "user", "properties": {"team": "aero"}},
@@ -385,7 +383,14 @@ async fn the_loader_writes_valid_items_and_reports_each_invalid_one() {
             ]
         }
     }))
-    .expect("file");
+    .expect("file")
+}
+
+#[tokio::test]
+async fn the_loader_writes_valid_items_and_reports_each_invalid_one() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let kb = crate::test_kb(dir.path()).await;
+    let file = loader_file();
     let report = kb
         .load_structured(
             Scope::client("acme"),
@@ -491,4 +496,77 @@ async fn profile_values_with_secrets_are_refused() {
         .await
         .expect_err("refused");
     assert_eq!(e.code(), "credential_detected", "{e}");
+}
+
+/// Memories route to their documented defaults: user knowledge → `user_profile`, the session
+/// log → `context` (newest first, cited `session:{client}@{ms}`), outcomes found by the query
+/// → `context`; entries expired at the request's `now` are gone; `include` leaves layers out.
+#[tokio::test]
+async fn memories_route_to_their_defaults() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let kb = crate::test_kb(dir.path()).await;
+    kb.store_user_knowledge(
+        Scope::client("acme"),
+        crate::KnowledgeItem {
+            subject: "code style".into(),
+            content: "prefers small commits".into(),
+            category: crate::KnowledgeCategory::Preference,
+        },
+        Priority::DEFAULT,
+    )
+    .await
+    .expect("user knowledge");
+    for (at, summary) in [
+        (NOW - 2_000, "asked about LES"),
+        (NOW - 1_000, "chose RANS init"),
+    ] {
+        kb.session_append(
+            "acme",
+            None,
+            crate::session_log::NewSessionEntry {
+                source: "chat".into(),
+                summary: summary.into(),
+                details: None,
+                task_id: None,
+                timestamp: Some(at),
+            },
+            at,
+        )
+        .await
+        .expect("append");
+    }
+    let q = ContextQuery {
+        active_entity: None,
+        ..request(None)
+    };
+    let a = kb.context(&q).await.expect("context");
+    assert_eq!(
+        a.sections["user_profile"],
+        "[user_knowledge_preference] prefers small commits [1]"
+    );
+    assert_eq!(
+        a.sections["context"],
+        "[chat] chose RANS init [1]\n[chat] asked about LES [2]"
+    );
+    assert_eq!(
+        a.items["context"][0].citation,
+        format!("session:acme@{}", NOW - 1_000)
+    );
+    assert_eq!(a.items["context"][0].layer, "memory");
+
+    let later = ContextQuery {
+        now_ms: NOW + 8 * 24 * 3600 * 1000,
+        ..q.clone()
+    };
+    assert_eq!(
+        kb.context(&later).await.expect("later").sections["context"],
+        ""
+    );
+    let only = ContextQuery {
+        include: Some(vec![Layer::Memory]),
+        ..q
+    };
+    let m = kb.context(&only).await.expect("memory only");
+    assert_eq!(m.sections["user_profile"], "");
+    assert_eq!(m.sections["context"].lines().count(), 2);
 }
