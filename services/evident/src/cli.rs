@@ -213,6 +213,8 @@ struct SearchArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
+    typed: crate::context_cmd::TypedFilterArgs,
+    #[command(flatten)]
     server: Server,
 }
 
@@ -384,7 +386,9 @@ async fn search(args: SearchArgs) -> anyhow::Result<()> {
         kinds: args.kinds,
         max_results: args.max,
         expand_graph: !args.no_graph,
-        ..RetrieveRequest::new(args.query)
+        ..args
+            .typed
+            .retrieve_fields(RetrieveRequest::new(args.query))?
     };
     let pack = client.post("/api/v1/retrieve", &body).await?;
     if args.json {

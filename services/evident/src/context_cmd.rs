@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
+use evident_api::bodies::RetrieveRequest;
 use evident_api::context_bodies::{ContextRequest, ProfileRequest, StructuredRequest};
 use evident_core::KnowledgeType;
 use evident_kb::Document;
@@ -52,6 +53,40 @@ impl TypedArgs {
             entity: self.entity.clone(),
             embedding_text: self.embedding_text.clone(),
             ..Default::default()
+        })
+    }
+}
+
+/// Typed-knowledge filters of `evident search`.
+#[derive(Args, Default)]
+pub struct TypedFilterArgs {
+    /// Only typed knowledge of this knowledge type (repeatable).
+    #[arg(long = "knowledge-type")]
+    knowledge_types: Vec<String>,
+    /// Only typed knowledge of this info type (repeatable).
+    #[arg(long = "info-type")]
+    info_types: Vec<String>,
+    /// Only typed knowledge with this tag (repeatable; any of them).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Only typed knowledge about this entity (a node key).
+    #[arg(long)]
+    entity: Option<String>,
+}
+
+impl TypedFilterArgs {
+    /// `base` with these filters.
+    pub fn retrieve_fields(&self, base: RetrieveRequest) -> anyhow::Result<RetrieveRequest> {
+        Ok(RetrieveRequest {
+            knowledge_types: self
+                .knowledge_types
+                .iter()
+                .map(|k| KnowledgeType::parse("knowledgeType", k))
+                .collect::<Result<_, _>>()?,
+            info_types: self.info_types.clone(),
+            tags: self.tags.clone(),
+            entity: self.entity.clone(),
+            ..base
         })
     }
 }

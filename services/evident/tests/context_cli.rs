@@ -101,6 +101,24 @@ fn profiles_typed_pieces_and_files_reach_the_prompt_sections() {
     assert!(out.contains("team: aero [1]"), "{out}");
     assert!(out.contains("  [1] profile:user:alice"), "{out}");
 
+    let (ok, out, err) = server.cli(
+        &[
+            "search",
+            "mesh quality CFL",
+            "--client",
+            "acme",
+            "--info-type",
+            "skills",
+            "--json",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("Ramp the CFL") && !out.contains("piece:mesh"),
+        "{out}"
+    );
+
     let (ok, _, err) = server.cli(
         &["context", "get", "--client", "acme", "--section", "x=0"],
         None,

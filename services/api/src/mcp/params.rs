@@ -52,6 +52,19 @@ pub struct SearchArgs {
     /// Drop passages scoring below this fused score.
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// Only typed knowledge of these knowledge types (`fact`, `instruction`, `preference`,
+    /// `procedure`, `note`, `episodic`).
+    #[serde(default)]
+    pub knowledge_types: Vec<String>,
+    /// Only typed knowledge of these info types (`user_profile`, `instructions`, …).
+    #[serde(default)]
+    pub info_types: Vec<String>,
+    /// Only typed knowledge carrying any of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Only typed knowledge about this entity (a node key).
+    #[serde(default)]
+    pub entity: Option<String>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }
