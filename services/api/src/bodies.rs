@@ -48,6 +48,18 @@ pub struct RetrieveRequest {
     /// gap with the query (needs a write grant).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub record_gap: bool,
+    /// Typed-knowledge filters (seed 000): chunks of any of these knowledge types…
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knowledge_types: Vec<evident_core::KnowledgeType>,
+    /// …of any of these info types…
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub info_types: Vec<String>,
+    /// …carrying any of these tags…
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// …about this entity (a node key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<String>,
 }
 
 impl RetrieveRequest {
@@ -64,6 +76,10 @@ impl RetrieveRequest {
             max_depth: two(),
             min_score: None,
             record_gap: false,
+            knowledge_types: Vec::new(),
+            info_types: Vec::new(),
+            tags: Vec::new(),
+            entity: None,
         }
     }
 }
@@ -81,19 +97,30 @@ fn default_nodes() -> usize {
     200
 }
 
-impl From<RetrieveRequest> for RetrieveQuery {
-    fn from(r: RetrieveRequest) -> RetrieveQuery {
-        RetrieveQuery {
+impl TryFrom<RetrieveRequest> for RetrieveQuery {
+    type Error = evident_kb::KbError;
+
+    /// Fails on a malformed typed-knowledge filter (an empty info type, a key without
+    /// letters), as every other field error does.
+    fn try_from(r: RetrieveRequest) -> Result<RetrieveQuery, evident_kb::KbError> {
+        let typed = evident_kb::typed::typed_filter(
+            &r.knowledge_types,
+            &r.info_types,
+            &r.tags,
+            r.entity.as_slice(),
+        )?;
+        Ok(RetrieveQuery {
             query: r.query,
             client_id: r.client_id,
             project_id: r.project_id,
             group_id: r.group_id,
             kinds: r.kinds,
+            typed,
             max_results: r.max_results,
             expand_graph: r.expand_graph,
             max_depth: r.max_depth,
             min_score: r.min_score,
-        }
+        })
     }
 }
 
@@ -167,7 +194,10 @@ mod tests {
         let r: RetrieveRequest =
             serde_json::from_value(serde_json::json!({"query": "q", "clientId": "c"}))
                 .expect("retrieve body");
-        assert_eq!(RetrieveQuery::from(r), RetrieveQuery::new("q", Some("c")));
+        assert_eq!(
+            RetrieveQuery::try_from(r).expect("valid"),
+            RetrieveQuery::new("q", Some("c"))
+        );
         let t: TraverseRequest =
             serde_json::from_value(serde_json::json!({"clientId": "c", "startKey": "user:a"}))
                 .expect("traverse body");
@@ -194,7 +224,10 @@ mod tests {
         let back: RetrieveRequest =
             serde_json::from_value(serde_json::to_value(&r).expect("json")).expect("body");
         assert_eq!(back, r);
-        assert_eq!(RetrieveQuery::from(r), RetrieveQuery::new("q", None));
+        assert_eq!(
+            RetrieveQuery::try_from(r).expect("valid"),
+            RetrieveQuery::new("q", None)
+        );
         assert!(
             serde_json::from_value::<RetrieveRequest>(
                 serde_json::json!({"query": "q", "colour": 1})

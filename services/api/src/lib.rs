@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod bodies;
 pub mod claim_bodies;
+pub mod context_bodies;
 mod error;
 mod extract;
 pub mod mcp;

@@ -61,6 +61,8 @@ enum Command {
     Procedure(crate::procedure_cmd::ProcedureArgs),
     /// Knowledge gaps: report, list, claim, show, answer (findings), fail, reorder.
     Gaps(crate::gaps_cmd::GapsArgs),
+    /// Prompt-ready context: typed knowledge routed into prompt sections within budgets.
+    Context(crate::context_cmd::ContextArgs),
 }
 
 #[derive(Args)]
@@ -192,6 +194,12 @@ struct IngestArgs {
     #[arg(long, default_value_t = 4)]
     priority: u8,
     #[command(flatten)]
+    typed: crate::context_cmd::TypedArgs,
+    /// PATH is a structured knowledge file (JSON or YAML: metadata, pieces, graph), loaded
+    /// through `POST /api/v1/ingest/structured`.
+    #[arg(long)]
+    structured: bool,
+    #[command(flatten)]
     server: Server,
 }
 
@@ -211,6 +219,8 @@ struct SearchArgs {
     /// Print the raw JSON evidence pack.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    typed: crate::context_cmd::TypedFilterArgs,
     #[command(flatten)]
     server: Server,
 }
@@ -261,6 +271,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Claims(args) => crate::claims_cmd::run(args).await,
         Command::Procedure(args) => crate::procedure_cmd::run(args).await,
         Command::Gaps(args) => crate::gaps_cmd::run(args).await,
+        Command::Context(args) => crate::context_cmd::run(args).await,
     }
 }
 
@@ -279,6 +290,21 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         bail!("give --client ID (or --global for data every client sees)");
     }
     let client = args.server.client()?;
+    if args.structured {
+        let (client_id, project_id, group_id) = args.scope.ids();
+        return crate::context_cmd::ingest_structured(
+            &client,
+            &args.path,
+            crate::context_cmd::StructuredScope {
+                client_id,
+                project_id,
+                group_id,
+                global: args.global,
+                source_urn: args.urn.clone(),
+            },
+        )
+        .await;
+    }
     let docs: Vec<(String, String, Option<String>)> = if args.path.as_os_str() == "-" {
         let urn = args.urn.clone().context("reading stdin needs --urn")?;
         let mut content = String::new();
@@ -325,7 +351,7 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
                 page: None,
                 section: None,
             }),
-            ..Default::default()
+            ..args.typed.document_fields()?
         });
         let path = if args.queue {
             "/api/v1/ingest-queue"
@@ -370,7 +396,9 @@ async fn search(args: SearchArgs) -> anyhow::Result<()> {
         kinds: args.kinds,
         max_results: args.max,
         expand_graph: !args.no_graph,
-        ..RetrieveRequest::new(args.query)
+        ..args
+            .typed
+            .retrieve_fields(RetrieveRequest::new(args.query))?
     };
     let pack = client.post("/api/v1/retrieve", &body).await?;
     if args.json {

@@ -5,6 +5,7 @@ mod claims_cmd;
 mod cli;
 mod client;
 mod gaps_cmd;
+mod context_cmd;
 mod graph_cmd;
 mod local_files;
 mod mcp_cmd;

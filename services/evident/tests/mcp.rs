@@ -127,7 +127,7 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 32] = [
+const TOOLS: [&str; 33] = [
     "add_graph_edge",
     "add_graph_node",
     "claim_gap",
@@ -135,6 +135,7 @@ const TOOLS: [&str; 32] = [
     "delete_procedure",
     "dispute",
     "gap_status",
+    "get_context",
     "get_node",
     "get_user_context",
     "learn",
@@ -352,6 +353,22 @@ async fn call_every_tool(client: &Client, subject: &str) {
     assert_eq!(meta["sourceUrn"], urn.as_str(), "{meta}");
     assert!(meta["locator"].is_object(), "{meta}");
 
+    let context = call(
+        client,
+        "get_context",
+        json!({ "clientId": "acme", "activeEntity": "service:ledger", "query": "ledger" }),
+    )
+    .await;
+    assert!(
+        context["structuredContent"]["sections"]["context"].is_string(),
+        "{context}"
+    );
+    assert!(
+        context["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("<untrusted-source-data section=\"context\">")),
+        "{context}"
+    );
     let node = call(
         client,
         "get_node",

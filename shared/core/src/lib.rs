@@ -19,9 +19,11 @@ pub mod prepared;
 pub mod refs;
 pub mod scope;
 pub mod secrets;
+pub mod typed;
 pub mod validate;
 
 pub use model::{Chunk, Edge, EdgeWrite, Evidence, Locator, Node, NodeWrite};
 pub use prepared::{EvidenceSpec, PreparedChunk, PreparedEdge, PreparedNode, PreparedSource};
 pub use refs::NodeKey;
 pub use scope::{Scope, Visibility};
+pub use typed::{KnowledgeType, Typed, TypedFilter};

@@ -53,6 +53,10 @@ pub struct PreparedChunk {
     /// Context the embedder sees before the text (a heading path, a symbol's qualified name);
     /// not stored as content.
     pub context: Option<String>,
+    /// Text embedded *instead of* the chunk's text (a knowledge piece's `embeddingText`); it
+    /// takes part in the chunk's id, so changing it re-embeds the chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_text: Option<String>,
 }
 
 impl PreparedChunk {
@@ -65,6 +69,7 @@ impl PreparedChunk {
             refs: Vec::new(),
             metadata: Map::new(),
             context: None,
+            embed_text: None,
         }
     }
 }

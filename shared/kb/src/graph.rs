@@ -103,7 +103,12 @@ impl Kb {
     /// The node a caller's key names: an exact structural key (`file:shop/src/Cart.java`,
     /// see `evident_core::keys`) of a node the reader can see as written; anything else
     /// normalised and resolved through the aliases (so `file:shop_src_cart_java` finds it).
-    async fn lookup(&self, vis: &Visibility, field: &'static str, raw: &str) -> Result<NodeKey> {
+    pub(crate) async fn lookup(
+        &self,
+        vis: &Visibility,
+        field: &'static str,
+        raw: &str,
+    ) -> Result<NodeKey> {
         validate::identifier(field, raw)?;
         let exact = NodeKey::from_canonical(raw);
         if evident_core::keys::is_exact(&exact)

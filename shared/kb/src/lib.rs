@@ -15,6 +15,7 @@
 pub mod agent_graph;
 mod aliases;
 pub mod claims;
+pub mod context;
 pub mod credentials;
 mod error;
 pub mod evidence;
@@ -28,9 +29,12 @@ pub mod memory;
 pub mod outcomes;
 mod pools;
 pub mod procedures;
+pub mod profile;
 pub mod retrieve;
 pub mod session_log;
+pub mod structured;
 pub mod tasks;
+pub mod typed;
 pub mod user_knowledge;
 mod watch;
 

@@ -41,6 +41,18 @@ impl Kb {
         kinds: Vec<String>,
         limit: usize,
     ) -> Result<Vec<Chunk>> {
+        self.chunks_by_kind_typed(reader, kinds, evident_core::TypedFilter::default(), limit)
+            .await
+    }
+
+    /// [`Kb::chunks_by_kind`] narrowed to chunks whose typed-knowledge labels `typed` admits.
+    pub async fn chunks_by_kind_typed(
+        &self,
+        reader: &Visibility,
+        kinds: Vec<String>,
+        typed: evident_core::TypedFilter,
+        limit: usize,
+    ) -> Result<Vec<Chunk>> {
         if kinds.is_empty() {
             return Err(FieldError::Missing { field: "kinds" }.into());
         }
@@ -51,7 +63,7 @@ impl Kb {
         Ok(self
             .stores
             .chunks
-            .by_kind(reader, &ChunkFilter { kinds }, limit)
+            .by_kind(reader, &ChunkFilter { kinds, typed }, limit)
             .await?)
     }
 

@@ -23,9 +23,12 @@ use crate::{Document, Kb, KbError, Result};
 pub enum TaskBody {
     /// A document ingest deferred through the queue (`POST /ingest-queue`).
     ///
-    /// - `v: 2`: `document`, the domain [`Document`].
+    /// - `v: 3`: `document`, the domain [`Document`] with typed knowledge (`knowledgeType`,
+    ///   `infoType`, `tags`, `entity`, `embeddingText`).
+    /// - `v: 2` (stored before): the same without typed knowledge — a v3 document without
+    ///   those fields, read as one ([`TaskBody::upgrade`]).
     /// - `v: 1` (stored before): `request`, the HTTP body of the time. Its fields are those of
-    ///   a [`Document`], so it is read as one ([`TaskBody::upgrade`]).
+    ///   a [`Document`], so it is read as one.
     Ingest {
         v: u32,
         #[serde(alias = "request")]
@@ -54,14 +57,15 @@ pub enum TaskBody {
 
 impl TaskBody {
     /// The version of each kind's body this build writes.
-    pub const INGEST_V: u32 = 2;
+    pub const INGEST_V: u32 = 3;
 
     /// The body as this build writes it: older versions of a kind converted to the current
     /// one (their stored form stays readable), unknown versions left for the handler to refuse.
     pub fn upgrade(self) -> TaskBody {
         match self {
-            // v1 stored the HTTP body as `request`: the same fields, read as a `Document`.
-            TaskBody::Ingest { v: 1, document } => TaskBody::Ingest {
+            // v1 stored the HTTP body as `request`: the same fields, read as a `Document`; v2
+            // is a `Document` without the typed-knowledge fields (all optional in v3).
+            TaskBody::Ingest { v: 1 | 2, document } => TaskBody::Ingest {
                 v: Self::INGEST_V,
                 document,
             },
@@ -381,7 +385,7 @@ mod tests {
         let body: TaskBody = serde_json::from_value(stored.clone()).expect("v1 readable");
         assert!(matches!(
             body.upgrade(),
-            TaskBody::Ingest { v: 2, ref document } if document.source_urn == "doc:old"
+            TaskBody::Ingest { v: 3, ref document } if document.source_urn == "doc:old"
         ));
         TaskHandlers::new(&kb)
             .execute(&stored, Priority::DEFAULT)
@@ -416,7 +420,7 @@ mod tests {
             .await
             .expect("claim")
             .expect("the queued ingest");
-        assert_eq!(claim.payload["v"], 2);
+        assert_eq!(claim.payload["v"], 3);
         assert_eq!(claim.payload["document"]["sourceUrn"], "doc:new");
         assert!(claim.payload.get("request").is_none());
 
@@ -429,6 +433,50 @@ mod tests {
             Err(TaskError::Permanent(m)) => assert!(m.contains("version"), "{m}"),
             other => panic!("an unknown version must be refused: {other:?}"),
         }
+    }
+
+    /// An `ingest` task stored as `v: 2` (a `Document` before typed knowledge) is read as a v3
+    /// document without labels and runs; a v3 body carries the labels onto the chunks.
+    #[tokio::test]
+    async fn an_ingest_task_stored_as_v2_still_runs_and_v3_carries_labels() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let kb = crate::test_kb(dir.path()).await;
+        let v2 = serde_json::json!({
+            "type": "ingest",
+            "v": 2,
+            "document": {
+                "clientId": "acme",
+                "sourceUrn": "doc:v2",
+                "kind": "doc",
+                "content": "Stored before typed knowledge existed."
+            }
+        });
+        TaskHandlers::new(&kb)
+            .execute(&v2, Priority::DEFAULT)
+            .await
+            .expect("the v2 task runs");
+        let mut v3 = v2.clone();
+        v3["v"] = 3.into();
+        v3["document"]["sourceUrn"] = "doc:v3".into();
+        v3["document"]["knowledgeType"] = "fact".into();
+        v3["document"]["infoType"] = "context".into();
+        v3["document"]["entity"] = "user:Alice".into();
+        TaskHandlers::new(&kb)
+            .execute(&v3, Priority::DEFAULT)
+            .await
+            .expect("the v3 task runs");
+        let vis = evident_core::Visibility::of(Scope::client("acme"));
+        let typed = crate::typed::typed_filter(&[], &["context".into()], &[], &[]).expect("f");
+        let found = kb
+            .chunks_by_kind_typed(&vis, vec!["doc".into()], typed, 10)
+            .await
+            .expect("list");
+        let urns: Vec<&str> = found.iter().map(|c| c.source_urn.as_str()).collect();
+        assert_eq!(urns, vec!["doc:v3"]);
+        assert_eq!(
+            found[0].metadata["knowledge"]["entity"],
+            serde_json::json!("user:alice")
+        );
     }
 
     /// The kinds the built-in handler registers for are the `type`s the bodies serialise to.

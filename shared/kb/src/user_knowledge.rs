@@ -318,6 +318,7 @@ impl Kb {
                 }
                 let filter = ChunkFilter {
                     kinds: vec![category.kind()],
+                    ..Default::default()
                 };
                 let chunks = self.stores.chunks.by_kind(vis, &filter, limits[i]).await?;
                 *more = chunks.len() >= limits[i];

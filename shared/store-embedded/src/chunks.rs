@@ -2,7 +2,7 @@
 
 use crate::vectors::VectorIndex;
 use async_trait::async_trait;
-use evident_core::{Chunk, NodeKey, Scope, Visibility};
+use evident_core::{Chunk, NodeKey, Scope, Typed, Visibility};
 use evident_store::{ChunkFilter, ChunkStore, Result, ScoredId, StoreError, VectorSpace};
 use rusqlite::types::Value;
 use rusqlite::{Connection, Row, params_from_iter};
@@ -214,7 +214,7 @@ pub(crate) fn track_all_rows(
 ) -> Result<()> {
     let mut stmt = conn
         .prepare(
-            "SELECT rid, id, client_id, project_id, group_id, kind, title, content FROM chunks",
+            "SELECT rid, id, client_id, project_id, group_id, kind, title, content, metadata FROM chunks",
         )
         .map_err(sqlite_err)?;
     let mut rows = stmt.query([]).map_err(sqlite_err)?;
@@ -229,10 +229,22 @@ pub(crate) fn track_all_rows(
         let kind: String = r.get(5).map_err(sqlite_err)?;
         let title: Option<String> = r.get(6).map_err(sqlite_err)?;
         let content: String = r.get(7).map_err(sqlite_err)?;
-        vectors.track_row(rid as u64, &id, &scope, &kind);
+        let metadata: String = r.get(8).map_err(sqlite_err)?;
+        vectors.track_row_typed(rid as u64, &id, &scope, &kind, &typed_of(&metadata));
         text.add(rid as u64, scope.partition(), title.as_deref(), &content);
     }
     Ok(())
+}
+
+/// The typed labels in a chunk's stored metadata JSON, parsed only when the reserved key
+/// appears in it (most chunks have none; opening a large store parses no metadata for them).
+fn typed_of(metadata: &str) -> Typed {
+    if !metadata.contains(evident_core::typed::METADATA_KEY) {
+        return Typed::default();
+    }
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(metadata)
+        .map(|m| Typed::from_metadata(&m))
+        .unwrap_or_default()
 }
 
 fn query_chunks(conn: &Connection, sql_text: &str, params: Vec<Value>) -> Result<Vec<Chunk>> {
@@ -336,7 +348,7 @@ impl ChunkStore for EmbeddedStore {
     ) -> Result<Vec<ScoredId>> {
         let (vis, filter, query) = (vis.clone(), filter.clone(), query.to_string());
         self.compute(move |inner| {
-            let rows = inner.vectors.row_filter(&vis, &filter.kinds);
+            let rows = inner.vectors.row_filter(&vis, &filter.kinds, &filter.typed);
             Ok(inner
                 .text
                 .search(&query, &vis.partitions(), &rows, limit)
@@ -361,7 +373,9 @@ impl ChunkStore for EmbeddedStore {
     ) -> Result<Vec<ScoredId>> {
         let (vis, filter, vector) = (vis.clone(), filter.clone(), vector.to_vec());
         self.compute(move |inner| {
-            let hits = inner.vectors.search(&vis, &filter.kinds, &vector, limit)?;
+            let hits = inner
+                .vectors
+                .search(&vis, &filter.kinds, &filter.typed, &vector, limit)?;
             Ok(hits
                 .into_iter()
                 .map(|(id, score)| ScoredId {
@@ -383,7 +397,7 @@ impl ChunkStore for EmbeddedStore {
         self.read(move |conn, inner| {
             // Newest first: walk the (kind, rid) index — row ids only, no row reads — keeping
             // rows the reader may see, then load just the `limit` newest.
-            let rows = inner.vectors.row_filter(&vis, &filter.kinds);
+            let rows = inner.vectors.row_filter(&vis, &filter.kinds, &filter.typed);
             let scans: Vec<(String, Vec<Value>)> = if filter.kinds.is_empty() {
                 vec![(
                     "SELECT rid FROM chunks ORDER BY rid DESC".to_string(),

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use evident_core::{Scope, Visibility};
+use evident_core::{Scope, Typed, TypedFilter, Visibility};
 use evident_store::{StoreError, VectorSpace};
 use parking_lot::{Condvar, Mutex, RwLock};
 
@@ -79,6 +79,8 @@ pub struct RowMeta {
     pub id: Arc<str>,
     pub scope: u32,
     pub kind: u32,
+    /// Interned typed-knowledge labels (`0`: none).
+    pub typed: u32,
 }
 
 /// Interns small repeated values (scopes, kinds) so the row map stays compact.
@@ -98,6 +100,13 @@ impl<T: std::hash::Hash + Eq + Clone> Interner<T> {
         self.ids.insert(v.clone(), id);
         id
     }
+}
+
+/// The typed-label interner with "no labels" at index 0 (what rows tracked without labels get).
+fn none_typed() -> Interner<Typed> {
+    let mut i = Interner::default();
+    i.intern(&Typed::default());
+    i
 }
 
 #[derive(Serialize, Deserialize)]
@@ -161,6 +170,8 @@ pub struct VectorIndex {
     indexing: Mutex<()>,
     scopes: RwLock<Interner<Scope>>,
     kinds: RwLock<Interner<String>>,
+    /// Typed-knowledge labels of rows; index 0 is "none" (see [`VectorIndex::open`]).
+    typed: RwLock<Interner<Typed>>,
     stop: AtomicBool,
 }
 
@@ -239,6 +250,7 @@ pub struct RowFilter<'a> {
     rows: parking_lot::RwLockReadGuard<'a, DenseMap<RowMeta>>,
     allowed_scopes: Vec<bool>,
     allowed_kinds: Option<Vec<bool>>,
+    allowed_typed: Option<Vec<bool>>,
 }
 
 impl RowFilter<'_> {
@@ -252,6 +264,10 @@ impl RowFilter<'_> {
                     .allowed_kinds
                     .as_ref()
                     .is_none_or(|ks| ks.get(m.kind as usize).copied().unwrap_or(false))
+                && self
+                    .allowed_typed
+                    .as_ref()
+                    .is_none_or(|ts| ts.get(m.typed as usize).copied().unwrap_or(false))
         })
     }
 
@@ -261,8 +277,14 @@ impl RowFilter<'_> {
 }
 
 impl VectorIndex {
-    /// A filter admitting live rows visible to `vis` and of one of `kinds` (all when empty).
-    pub fn row_filter(&self, vis: &Visibility, kinds: &[String]) -> RowFilter<'_> {
+    /// A filter admitting live rows visible to `vis`, of one of `kinds` (all when empty) and
+    /// whose typed labels `typed` admits.
+    pub fn row_filter(
+        &self,
+        vis: &Visibility,
+        kinds: &[String],
+        typed: &TypedFilter,
+    ) -> RowFilter<'_> {
         let allowed_scopes = self
             .scopes
             .read()
@@ -278,10 +300,19 @@ impl VectorIndex {
                 .map(|k| kinds.iter().any(|x| x == k))
                 .collect()
         });
+        let allowed_typed = (!typed.is_empty()).then(|| {
+            self.typed
+                .read()
+                .values
+                .iter()
+                .map(|t| typed.admits(t))
+                .collect()
+        });
         RowFilter {
             rows: self.rows.read(),
             allowed_scopes,
             allowed_kinds,
+            allowed_typed,
         }
     }
 
@@ -359,6 +390,7 @@ impl VectorIndex {
             indexing: Mutex::new(()),
             scopes: RwLock::new(Interner::default()),
             kinds: RwLock::new(Interner::default()),
+            typed: RwLock::new(none_typed()),
             stop: AtomicBool::new(false),
         })
     }
@@ -367,8 +399,20 @@ impl VectorIndex {
         &self.space
     }
 
-    /// Registers a live row in the filter map (at open, and after each commit).
+    /// Registers a live row in the filter map (at open, and after each commit), keeping the
+    /// typed labels it already has (none for a new row).
     pub fn track_row(&self, rid: u64, id: &str, scope: &Scope, kind: &str) {
+        let typed = self.rows.read().get(rid).map_or(0, |m| m.typed);
+        self.insert_row(rid, id, scope, kind, typed);
+    }
+
+    /// [`VectorIndex::track_row`] with the row's typed-knowledge labels.
+    pub fn track_row_typed(&self, rid: u64, id: &str, scope: &Scope, kind: &str, typed: &Typed) {
+        let typed = self.typed.write().intern(typed);
+        self.insert_row(rid, id, scope, kind, typed);
+    }
+
+    fn insert_row(&self, rid: u64, id: &str, scope: &Scope, kind: &str, typed: u32) {
         let scope = self.scopes.write().intern(scope);
         let kind = self.kinds.write().intern(&kind.to_string());
         self.rows.write().insert(
@@ -377,6 +421,7 @@ impl VectorIndex {
                 id: Arc::from(id),
                 scope,
                 kind,
+                typed,
             },
         );
     }
@@ -431,6 +476,7 @@ impl VectorIndex {
         &self,
         vis: &Visibility,
         kinds: &[String],
+        typed: &TypedFilter,
         query: &[f32],
         k: usize,
     ) -> Result<Vec<(Arc<str>, f32)>, StoreError> {
@@ -446,7 +492,7 @@ impl VectorIndex {
         }
         let mut q = query.to_vec();
         normalize(&mut q);
-        let filter = self.row_filter(vis, kinds);
+        let filter = self.row_filter(vis, kinds, typed);
         let admits = |rid: u64| filter.admits(rid);
         let mut best: HashMap<u64, f32> = HashMap::new();
         // The tail before the graph: the indexer adds a row to the graph before taking it off
@@ -669,7 +715,9 @@ mod tests {
                     .map(|_| {
                         s.spawn(|| {
                             for _ in 0..20 {
-                                let hits = index.search(&vis, &[], &query, 3).expect("search");
+                                let hits = index
+                                    .search(&vis, &[], &TypedFilter::default(), &query, 3)
+                                    .expect("search");
                                 assert!(!hits.is_empty(), "the tail or the graph answers");
                             }
                         })

@@ -14,6 +14,7 @@
 use std::sync::mpsc;
 
 use async_trait::async_trait;
+use evident_core::Typed;
 use evident_store::{RecordUpdate, RemovedCounts, Result, SourceWrite, SourceWriter, StoreError};
 use rusqlite::Connection;
 use tokio::sync::oneshot;
@@ -145,9 +146,13 @@ fn publish(
     for ((rid, (chunk, vector)), terms) in
         applied.inserted.iter().zip(w.upsert_chunks).zip(analyzed)
     {
-        inner
-            .vectors
-            .track_row(*rid, &chunk.id, &chunk.scope, &chunk.kind);
+        inner.vectors.track_row_typed(
+            *rid,
+            &chunk.id,
+            &chunk.scope,
+            &chunk.kind,
+            &Typed::from_metadata(&chunk.metadata),
+        );
         inner.text.insert(*rid, chunk.scope.partition(), terms);
         inner.vectors.push(*rid, vector);
     }
@@ -370,9 +375,13 @@ pub(crate) fn retrack(
             .map_err(sqlite_err)?;
         if let Some(rid) = rid {
             let rid = rid as u64;
-            inner
-                .vectors
-                .track_row(rid, &chunk.id, &chunk.scope, &chunk.kind);
+            inner.vectors.track_row_typed(
+                rid,
+                &chunk.id,
+                &chunk.scope,
+                &chunk.kind,
+                &Typed::from_metadata(&chunk.metadata),
+            );
             retitle.push((
                 rid,
                 chunk.scope.partition(),

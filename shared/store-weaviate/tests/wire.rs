@@ -47,6 +47,7 @@ fn vis(scope: Scope) -> Visibility {
 fn kinds(k: &[&str]) -> ChunkFilter {
     ChunkFilter {
         kinds: k.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
     }
 }
 

@@ -70,6 +70,9 @@ pub struct ScoredId {
 pub struct ChunkFilter {
     /// Only these kinds; empty = all kinds.
     pub kinds: Vec<String>,
+    /// Only chunks whose typed-knowledge labels (`evident_core::typed`, stored in the chunk's
+    /// metadata) match; empty = every chunk, typed or not.
+    pub typed: evident_core::TypedFilter,
 }
 
 /// Identity of the vectors stored: never mix vectors from two embedders.

@@ -27,6 +27,7 @@
 
 mod auth;
 mod claims;
+mod context;
 mod fidelity;
 pub mod fidelity_mail;
 mod gaps;
@@ -203,7 +204,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -230,6 +231,7 @@ fn main() {
         "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),
         "claims" => rt.block_on(claims::run(&args)),
         "graph-writes" => rt.block_on(gaps::run(&args)),
+        "context" => rt.block_on(context::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

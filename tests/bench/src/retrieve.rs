@@ -208,7 +208,14 @@ pub async fn run(args: &Args) {
         let got = kb
             .stores()
             .chunks
-            .by_kind(&vis, &ChunkFilter { kinds }, 100)
+            .by_kind(
+                &vis,
+                &ChunkFilter {
+                    kinds,
+                    ..Default::default()
+                },
+                100,
+            )
             .await
             .expect("by kind");
         by_kind_times.push(t.elapsed());
@@ -292,6 +299,7 @@ struct PhraseFigures {
 async fn exact_phrases(kb: &Kb, vis: &evident_core::Visibility) -> PhraseFigures {
     let filter = ChunkFilter {
         kinds: vec!["doc".into()],
+        ..Default::default()
     };
     let sample = kb
         .stores()

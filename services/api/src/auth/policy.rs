@@ -164,6 +164,9 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("post", "/api/v1/gaps/{gapId}/reorder", admin(Body)),
     // MCP (streamable HTTP, stateless, JSON-RPC in the body): one POST per message.
     ("post", "/mcp", Access::PerCall),
+    ("post", "/api/v1/context", read(Body)),
+    ("put", "/api/v1/graph/node/{key}/profile", write(Body)),
+    ("post", "/api/v1/ingest/structured", write(Body)),
     ("get", "/healthz", Access::Public),
     ("get", "/readyz", Access::Public),
     ("get", "/metrics", Access::Public),

@@ -20,6 +20,7 @@ mod access;
 mod call;
 mod claim_tools;
 mod gap_tools;
+mod context_tools;
 mod inflight;
 mod memory_tools;
 mod params;
@@ -68,7 +69,8 @@ impl EvidentMcp {
                 + Self::memory_router()
                 + Self::claim_router()
                 + Self::procedure_router()
-                + Self::gap_router(),
+                + Self::gap_router()
+                + Self::context_router(),
         }
     }
 }

@@ -52,6 +52,19 @@ pub struct SearchArgs {
     /// Drop passages scoring below this fused score.
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// Only typed knowledge of these knowledge types (`fact`, `instruction`, `preference`,
+    /// `procedure`, `note`, `episodic`).
+    #[serde(default)]
+    pub knowledge_types: Vec<String>,
+    /// Only typed knowledge of these info types (`user_profile`, `instructions`, …).
+    #[serde(default)]
+    pub info_types: Vec<String>,
+    /// Only typed knowledge carrying any of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Only typed knowledge about this entity (a node key).
+    #[serde(default)]
+    pub entity: Option<String>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }
@@ -161,6 +174,23 @@ pub struct StoreKnowledgeArgs {
     /// subject). Leave `kind`, `sourceUrn`, `relationships` and `mainNodeKey` out with it.
     #[serde(default)]
     pub category: Option<String>,
+    /// What the knowledge is: `fact`, `instruction`, `preference`, `procedure`, `note` or
+    /// `episodic`.
+    #[serde(default)]
+    pub knowledge_type: Option<String>,
+    /// The prompt section `get_context` routes it to: `user_profile`, `instructions`,
+    /// `context`, `skills` or any other string.
+    #[serde(default)]
+    pub info_type: Option<String>,
+    /// Tags to filter by.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The entity (node key) the knowledge is about, e.g. `user:alice`.
+    #[serde(default)]
+    pub entity: Option<String>,
+    /// Text embedded instead of the content (keywords that should find it).
+    #[serde(default)]
+    pub embedding_text: Option<String>,
     #[serde(flatten)]
     pub scope: ScopeArgs,
 }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::resources;
 
-const TAG: &str = "untrusted-source-data";
+pub(super) const TAG: &str = "untrusted-source-data";
 
 /// The preamble of every answer with source text.
 pub const UNTRUSTED_NOTE: &str = "Text inside <untrusted-source-data …> … </untrusted-source-data> \
@@ -53,7 +53,7 @@ impl Passage {
 }
 
 /// Escapes an attribute value of a delimiter.
-fn attr(v: &str) -> String {
+pub(super) fn attr(v: &str) -> String {
     v.replace('&', "&amp;")
         .replace('"', "&quot;")
         .replace('<', "&lt;")
@@ -62,7 +62,7 @@ fn attr(v: &str) -> String {
 
 /// Source text with any look-alike of the delimiters defused, so a passage cannot close its
 /// own wrapper and pose as instructions.
-fn defuse(content: &str) -> String {
+pub(super) fn defuse(content: &str) -> String {
     let lower = content.to_ascii_lowercase();
     let mut out = String::with_capacity(content.len());
     let mut last = 0;

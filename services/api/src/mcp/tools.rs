@@ -46,12 +46,26 @@ impl EvidentMcp {
         let scope = caller
             .scope(&a.scope, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
+        let knowledge_types = a
+            .knowledge_types
+            .iter()
+            .map(|k| evident_core::KnowledgeType::parse("knowledgeTypes", k))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| kb_error(e.into()))?;
+        let typed = evident_kb::typed::typed_filter(
+            &knowledge_types,
+            &a.info_types,
+            &a.tags,
+            a.entity.as_slice(),
+        )
+        .map_err(kb_error)?;
         let req = RetrieveQuery {
             query: a.query.clone(),
             client_id: scope.client_id.clone(),
             project_id: scope.project_id.clone(),
             group_id: scope.group_id.clone(),
             kinds: a.kinds,
+            typed,
             max_results: a.max_results.unwrap_or(10),
             expand_graph: a.expand_graph.unwrap_or(true),
             max_depth: a.max_depth.unwrap_or(2),
@@ -238,6 +252,16 @@ impl EvidentMcp {
                 main_node_key: a.main_node_key,
                 relationships: (!a.relationships.is_empty()).then_some(a.relationships),
                 locator: None,
+                knowledge_type: a
+                    .knowledge_type
+                    .as_deref()
+                    .map(|k| evident_core::KnowledgeType::parse("knowledgeType", k))
+                    .transpose()
+                    .map_err(evident_kb::KbError::from)?,
+                info_type: a.info_type,
+                tags: a.tags,
+                entity: a.entity,
+                embedding_text: a.embedding_text,
             };
             Call::of(&ctx)
                 .write(|watch| async move {

@@ -4,6 +4,7 @@
 mod access;
 mod claims;
 pub(crate) mod gaps;
+mod context;
 mod git;
 mod knowledge;
 mod memory;
@@ -113,6 +114,15 @@ pub fn all() -> Router<AppState> {
         .route("/api/v1/gaps/{gapId}/findings", post(gaps::findings))
         .route("/api/v1/gaps/{gapId}/fail", post(gaps::fail))
         .route("/api/v1/gaps/{gapId}/reorder", post(gaps::reorder))
+        .route("/api/v1/context", post(context::context))
+        .route(
+            "/api/v1/graph/node/{key}/profile",
+            axum::routing::put(context::put_profile),
+        )
+        .route(
+            "/api/v1/ingest/structured",
+            post(context::ingest_structured),
+        )
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

@@ -90,7 +90,7 @@ pub async fn retrieve(
 ) -> ApiResult<Json<Value>> {
     let record_gap = req.record_gap;
     let query = req.query.clone();
-    let q: evident_kb::RetrieveQuery = req.into();
+    let q: evident_kb::RetrieveQuery = req.try_into()?;
     let pack: EvidencePack = s.kb.retrieve(&q).await?;
     let mut out = serde_json::to_value(&pack)
         .map_err(|e| ApiError::bad_request("invalid_request", e.to_string()))?;
@@ -225,6 +225,15 @@ pub struct ByKindRequest {
     kinds: Vec<String>,
     #[serde(default = "hundred")]
     limit: usize,
+    /// Typed-knowledge filters, as on retrieve.
+    #[serde(default)]
+    knowledge_types: Vec<evident_core::KnowledgeType>,
+    #[serde(default)]
+    info_types: Vec<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    entity: Option<String>,
 }
 
 fn hundred() -> usize {
@@ -240,7 +249,15 @@ pub async fn by_kind(
         req.project_id.as_deref(),
         req.group_id.as_deref(),
     )?;
-    let chunks = s.kb.chunks_by_kind(&vis, req.kinds, req.limit).await?;
+    let typed = evident_kb::typed::typed_filter(
+        &req.knowledge_types,
+        &req.info_types,
+        &req.tags,
+        req.entity.as_slice(),
+    )?;
+    let chunks =
+        s.kb.chunks_by_kind_typed(&vis, req.kinds, typed, req.limit)
+            .await?;
     let chunks: Vec<ChunkView> = chunks.into_iter().map(ChunkView::from).collect();
     Ok(Json(json!({ "chunks": chunks })))
 }

@@ -8,6 +8,8 @@ pub(crate) struct Checked {
     pub(crate) scope: Scope,
     pub(super) main: Option<NodeKey>,
     pub(super) source_hash: String,
+    /// The typed-knowledge labels every chunk carries (seed 000).
+    pub(super) typed: Typed,
 }
 
 pub(crate) fn check(req: &Document) -> Result<Checked> {
@@ -24,6 +26,16 @@ pub(crate) fn check(req: &Document) -> Result<Checked> {
         validate::bounded_text("title", t, 1024)?;
     }
     if let Some(m) = &req.metadata {
+        if m.contains_key(evident_core::typed::METADATA_KEY) {
+            return Err(validate::FieldError::Invalid {
+                field: "metadata",
+                reason: format!(
+                    "`{}` is reserved for typed knowledge (use knowledgeType, infoType, tags, entity)",
+                    evident_core::typed::METADATA_KEY
+                ),
+            }
+            .into());
+        }
         let len = serde_json::to_string(m)
             .map(|s| s.len())
             .unwrap_or(usize::MAX);
@@ -54,6 +66,23 @@ pub(crate) fn check(req: &Document) -> Result<Checked> {
             )
         }
     };
+    let typed = Typed::from_raw(
+        req.knowledge_type,
+        req.info_type.as_deref(),
+        &req.tags,
+        req.entity.as_deref(),
+    )?;
+    if let Some(e) = &req.embedding_text {
+        validate::bounded_text("embeddingText", e, MAX_EMBEDDING_TEXT)?;
+        if req.content.len() > MAX_PIECE_BYTES {
+            return Err(validate::FieldError::TooLong {
+                field: "content",
+                len: req.content.len(),
+                max: MAX_PIECE_BYTES,
+            }
+            .into());
+        }
+    }
     let rels = req.relationships.as_deref().unwrap_or_default();
     if rels.len() > validate::MAX_RELATIONSHIPS {
         return Err(validate::FieldError::TooLong {
@@ -73,6 +102,10 @@ pub(crate) fn check(req: &Document) -> Result<Checked> {
     scan.all("title", req.title.as_deref())?;
     scan.all("mainNodeKey", req.main_node_key.as_deref())?;
     scan.all("relationships", rels.iter().map(String::as_str))?;
+    scan.all("infoType", req.info_type.as_deref())?;
+    scan.all("tags", req.tags.iter().map(String::as_str))?;
+    scan.all("entity", req.entity.as_deref())?;
+    scan.all("embeddingText", req.embedding_text.as_deref())?;
     if let Some(m) = &req.metadata {
         scan.map("metadata", m)?;
     }
@@ -90,12 +123,17 @@ pub(crate) fn check(req: &Document) -> Result<Checked> {
         rels,
         &req.locator,
         &req.content,
+        // Typed knowledge joined the fingerprint later: absent, it adds nothing, so documents
+        // ingested before keep their fingerprint (and are not re-written).
+        (!typed.is_empty() || req.embedding_text.is_some())
+            .then_some((&typed, &req.embedding_text)),
     ))
     .map_err(|e| KbError::Invalid(format!("unserialisable request: {e}")))?;
     Ok(Checked {
         scope,
         main,
         source_hash: content_hash(&fingerprint),
+        typed,
     })
 }
 
@@ -112,7 +150,11 @@ pub(crate) fn prepare_document(
     checked: &Checked,
     chunking: &ChunkingConfig,
 ) -> Result<PreparedSource> {
-    let pieces = chunk_text(&req.content, chunking);
+    // A piece with its own embedding text is one unit: kept whole, one chunk.
+    let pieces = match &req.embedding_text {
+        Some(_) => whole(&req.content),
+        None => chunk_text(&req.content, chunking),
+    };
     if pieces.is_empty() {
         return Err(validate::FieldError::Empty { field: "content" }.into());
     }
@@ -139,6 +181,14 @@ pub(crate) fn prepare_document(
                 .map(|f| f.key)
                 .collect();
             chunk.metadata = req.metadata.clone().unwrap_or_default();
+            checked.typed.insert_into(&mut chunk.metadata);
+            // The entity's node is evidenced by the piece: the piece is found from the node.
+            if let Some(entity) = &checked.typed.entity
+                && !chunk.refs.contains(entity)
+            {
+                chunk.refs.push(entity.clone());
+            }
+            chunk.embed_text = req.embedding_text.clone();
             chunk.context = section;
             chunk
         })
@@ -259,6 +309,7 @@ pub(crate) fn check_prepared(src: &PreparedSource) -> Result<()> {
         scan.text("content", &c.text)?;
         scan.all("title", c.title.as_deref())?;
         scan.all("context", c.context.as_deref())?;
+        scan.all("embeddingText", c.embed_text.as_deref())?;
         scan.map("metadata", &c.metadata)?;
         scan.serialised("locator", &c.locator)?;
         scan.all("refs", c.refs.iter().map(NodeKey::as_str))?;
@@ -379,4 +430,22 @@ pub(super) fn unchanged(
                 removed_edges: 0,
             }
         })
+}
+
+/// Longest `embeddingText` accepted.
+const MAX_EMBEDDING_TEXT: usize = 16 * 1024;
+/// Largest content of a piece with its own embedding text (kept whole as one chunk).
+const MAX_PIECE_BYTES: usize = 64 * 1024;
+
+/// The whole content as the one piece of a document (no cutting).
+fn whole(content: &str) -> Vec<evident_core::chunking::TextChunk> {
+    vec![evident_core::chunking::TextChunk {
+        text: content.to_string(),
+        byte_start: 0,
+        byte_end: content.len(),
+        char_start: 0,
+        char_end: content.chars().count(),
+        heading_path: Vec::new(),
+        ordinal: 0,
+    }]
 }

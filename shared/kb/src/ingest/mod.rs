@@ -19,8 +19,8 @@ use evident_core::chunking::{ChunkingConfig, chunk_text};
 use evident_core::hashing::{chunk_id, content_hash};
 use evident_core::refs::{self, NodeKey, Relationship};
 use evident_core::{
-    Chunk, EdgeWrite, Evidence, EvidenceSpec, Locator, NodeWrite, PreparedChunk, PreparedEdge,
-    PreparedNode, PreparedSource, Scope, validate,
+    Chunk, EdgeWrite, Evidence, EvidenceSpec, KnowledgeType, Locator, NodeWrite, PreparedChunk,
+    PreparedEdge, PreparedNode, PreparedSource, Scope, Typed, validate,
 };
 use evident_store::{RecordUpdate, SourceRecord, SourceStatus, SourceWrite};
 use serde::{Deserialize, Serialize};
@@ -69,6 +69,22 @@ pub struct Document {
     /// Base locator of the source; chunk locators derive from it.
     #[serde(default)]
     pub locator: Option<Locator>,
+    /// What the knowledge is (seed 000's `knowledge_type`): stored on every chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge_type: Option<KnowledgeType>,
+    /// Where it goes in an agent's prompt (`user_profile`, `instructions`, `context`,
+    /// `skills` or any other string): the section `POST /context` routes it to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub info_type: Option<String>,
+    /// Tags (lowercased, unique), filterable on retrieve and by-kind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// The entity (a node key) the piece is about: its node is evidenced by the piece.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<String>,
+    /// Text embedded instead of the content; the document is then kept whole as one chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_text: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -325,8 +341,13 @@ impl Kb {
             .iter()
             .map(|c| {
                 let hash = content_hash(&c.text);
-                let occ = occurrences.entry(hash.clone()).or_insert(0);
-                let id = chunk_id(&partition, &src.source_urn, &hash, *occ);
+                // Text embedded instead of the content is part of what the vector depends on.
+                let id_hash = match &c.embed_text {
+                    None => hash.clone(),
+                    Some(e) => content_hash(&format!("{}\u{0}embed:{e}", c.text)),
+                };
+                let occ = occurrences.entry(id_hash.clone()).or_insert(0);
+                let id = chunk_id(&partition, &src.source_urn, &id_hash, *occ);
                 *occ += 1;
                 Draft { id, hash }
             })
@@ -351,9 +372,12 @@ impl Kb {
             .iter()
             .zip(&drafts)
             .filter(|(_, d)| !existing_ids.contains(d.id.as_str()))
-            .map(|(c, _)| {
-                let title = c.title.as_deref().or(src.title.as_deref());
-                embedding_text(title, c.context.as_deref(), &c.text)
+            .map(|(c, _)| match &c.embed_text {
+                Some(e) => e.clone(),
+                None => {
+                    let title = c.title.as_deref().or(src.title.as_deref());
+                    embedding_text(title, c.context.as_deref(), &c.text)
+                }
             })
             .collect();
         watch.reached(Stage::Chunked {

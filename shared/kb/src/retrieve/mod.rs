@@ -64,6 +64,9 @@ pub struct RetrieveQuery {
     pub group_id: Option<String>,
     /// Only chunks of these kinds (all when empty).
     pub kinds: Vec<String>,
+    /// Only chunks whose typed-knowledge labels match (every chunk when empty); see
+    /// [`crate::typed::typed_filter`].
+    pub typed: evident_core::TypedFilter,
     pub max_results: usize,
     pub expand_graph: bool,
     pub max_depth: usize,
@@ -79,6 +82,7 @@ impl RetrieveQuery {
             project_id: None,
             group_id: None,
             kinds: Vec::new(),
+            typed: Default::default(),
             max_results: 10,
             expand_graph: true,
             max_depth: 2,
@@ -184,6 +188,7 @@ impl Kb {
         let vis = req.validate()?;
         let filter = ChunkFilter {
             kinds: req.kinds.clone(),
+            typed: req.typed.clone(),
         };
         let phrases = phrases(&req.query);
         let Candidates {

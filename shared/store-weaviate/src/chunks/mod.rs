@@ -32,6 +32,14 @@ const CHUNK_FIELDS: &str = "chunkId clientId projectId groupId sourceUrn kind ti
 const SOURCE_FIELDS: &str = "chunkId contentHash ordinal";
 const SCORE_FIELDS: &str = "chunkId _additional{score}";
 const DISTANCE_FIELDS: &str = "chunkId _additional{distance}";
+/// The same with the metadata, read when a typed-knowledge filter applies.
+const SCORE_TYPED_FIELDS: &str = "chunkId metadata _additional{score}";
+const DISTANCE_TYPED_FIELDS: &str = "chunkId metadata _additional{distance}";
+/// Candidates read per result asked for when a typed-knowledge filter applies: the labels live
+/// inside the JSON `metadata` (no schema property of their own yet), so they are tested here on
+/// a deeper candidate list instead of in Weaviate's `where`.
+const TYPED_OVERFETCH: usize = 4;
+const TYPED_MIN_CANDIDATES: usize = 100;
 
 /// Relocations (one PATCH each) in flight at once.
 const RELOCATE_CONCURRENCY: usize = 8;

@@ -77,3 +77,28 @@ fn kinds_narrow_the_visibility_filter() {
         ])
     );
 }
+
+/// Typed-knowledge filters are tested on each row's stored metadata, over a deeper list.
+#[test]
+fn typed_filters_read_the_stored_metadata() {
+    let mut chunk = sample();
+    evident_core::Typed::from_raw(None, Some("skills"), &["cfl".into()], None)
+        .expect("labels")
+        .insert_into(&mut chunk.metadata);
+    let row = chunk_properties(&chunk, 0, 0).expect("properties");
+    let filter = |info: &str| ChunkFilter {
+        kinds: Vec::new(),
+        typed: evident_core::TypedFilter {
+            info_types: vec![info.to_string()],
+            ..Default::default()
+        },
+    };
+    assert!(read::admits_typed(&filter("skills"), &row));
+    assert!(!read::admits_typed(&filter("context"), &row));
+    assert!(!read::admits_typed(
+        &filter("skills"),
+        &chunk_properties(&sample(), 0, 0).expect("p")
+    ));
+    assert_eq!(read::typed_depth(&ChunkFilter::default(), 10), 10);
+    assert_eq!(read::typed_depth(&filter("skills"), 10), 100);
+}

@@ -161,6 +161,7 @@ pub async fn every_read_path_applies_visibility(h: &Harness) {
             &reader,
             &ChunkFilter {
                 kinds: vec!["note".into()],
+                ..Default::default()
             },
             50,
         )
@@ -215,6 +216,7 @@ pub async fn kind_filters_are_exact(h: &Harness) {
     .await;
     let f = ChunkFilter {
         kinds: vec!["email".into()],
+        ..Default::default()
     };
     assert_eq!(
         ids(&h
@@ -232,6 +234,7 @@ pub async fn kind_filters_are_exact(h: &Harness) {
             &vis(&c1),
             &ChunkFilter {
                 kinds: vec!["email".into(), "doc".into()],
+                ..Default::default()
             },
             10,
         )

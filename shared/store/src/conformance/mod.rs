@@ -23,6 +23,7 @@ mod memory;
 mod procedures;
 mod queue;
 mod sources;
+mod typed;
 
 pub use access::*;
 pub use aliases::*;
@@ -35,6 +36,7 @@ pub use memory::*;
 pub use procedures::*;
 pub use queue::*;
 pub use sources::*;
+pub use typed::*;
 
 /// Dimension of the vectors every harness opens its stores for.
 pub const DIM: usize = 16;
@@ -112,6 +114,7 @@ macro_rules! __conformance_cases {
             procedure_outcomes_are_atomic,
             gaps_claim_in_order_one_per_client_with_expiring_leases,
             gaps_move_by_the_state_machine_with_append_only_history,
+            typed_filters_are_exact,
         );
     };
 }

@@ -1,0 +1,174 @@
+//! `get_context`: prompt-ready sections (README *Prompt context*), checked against the
+//! caller's grant for its scope as `POST /api/v1/context` is, each section's text wrapped in
+//! untrusted-data delimiters.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use evident_core::KnowledgeType;
+use evident_core::access::{Intent, Role};
+use evident_kb::context::{ContextAnswer, ContextQuery, Layer, SectionSpec};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::EvidentMcp;
+use super::access::{Caller, kb_error, mcp_error};
+use super::params::ScopeArgs;
+use super::render::{self, TAG, UNTRUSTED_NOTE, attr, defuse};
+use crate::error::ApiError;
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+/// One prompt section to fill.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SectionArgs {
+    /// Info types routed into the section (default: the section's name).
+    #[serde(default)]
+    pub info_types: Option<Vec<String>>,
+    /// The section's budget in tokens (WordPiece), 1..=32768.
+    pub budget_tokens: usize,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextArgs {
+    /// The task or question the prompt is for (searches the pieces).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// The entity the prompt is for (a node key, e.g. `user:alice`): its profile, the pieces
+    /// about it and its neighbourhood in the graph.
+    #[serde(default)]
+    pub active_entity: Option<String>,
+    /// Section name → `{infoTypes?, budgetTokens}`. Default: `user_profile`,
+    /// `instructions`, `context`, `skills` and any other info type found, 512 tokens each.
+    #[serde(default)]
+    pub sections: Option<BTreeMap<String, SectionArgs>>,
+    /// Layers: `pieces`, `graph`, `metadata`, `memory`, `outcomes`, `userKnowledge`,
+    /// `claims` (default: all but `claims`).
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+    /// Graph hops from the active entity, 0..=3 (default 2).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
+    /// Narrow the query's search to these knowledge types (`fact`, `instruction`,
+    /// `preference`, `procedure`, `note`, `episodic`).
+    #[serde(default)]
+    pub knowledge_types: Vec<String>,
+    /// Narrow the query's search to pieces with any of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
+fn bad(field: &str, reason: String) -> ApiError {
+    ApiError::bad_request(
+        "invalid_field",
+        format!("field `{field}` is invalid: {reason}"),
+    )
+}
+
+impl ContextArgs {
+    fn into_query(self, scope: evident_core::Scope, now_ms: i64) -> Result<ContextQuery, ApiError> {
+        let include = match self.include {
+            None => None,
+            Some(list) => Some(
+                list.iter()
+                    .map(|l| {
+                        serde_json::from_value::<Layer>(json!(l))
+                            .map_err(|_| bad("include", format!("`{l}` is not a layer")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let knowledge_types = self
+            .knowledge_types
+            .iter()
+            .map(|k| KnowledgeType::parse("knowledgeTypes", k).map_err(evident_kb::KbError::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ContextQuery {
+            query: self.query,
+            active_entity: self.active_entity,
+            client_id: scope.client_id,
+            project_id: scope.project_id,
+            group_id: scope.group_id,
+            sections: self.sections.map(|s| {
+                s.into_iter()
+                    .map(|(name, a)| {
+                        let spec = SectionSpec {
+                            info_types: a.info_types,
+                            budget_tokens: a.budget_tokens,
+                        };
+                        (name, spec)
+                    })
+                    .collect()
+            }),
+            include,
+            max_depth: self.max_depth,
+            knowledge_types,
+            tags: self.tags,
+            now_ms,
+        })
+    }
+}
+
+/// Each section: a header with its tokens, its text inside the delimiters, its citations.
+fn render_context(answer: &ContextAnswer) -> CallToolResult {
+    let mut text = format!("{} section(s). {UNTRUSTED_NOTE}\n", answer.sections.len());
+    for (name, body) in &answer.sections {
+        let truncated = if answer.truncated.get(name) == Some(&true) {
+            ", truncated"
+        } else {
+            ""
+        };
+        let tokens = answer.tokens.get(name).copied().unwrap_or(0);
+        let _ = write!(
+            text,
+            "\n## {name} ({tokens} tokens{truncated})\n<{TAG} section=\"{}\">\n{}\n</{TAG}>\n",
+            attr(name),
+            defuse(body)
+        );
+        for item in answer.items.get(name).into_iter().flatten() {
+            let _ = writeln!(text, "{} {}", item.marker, item.citation);
+        }
+    }
+    if !answer.unavailable.is_empty() {
+        let _ = writeln!(text, "\nnot available: {}", answer.unavailable.join(", "));
+    }
+    render::result(text, json!(answer))
+}
+
+#[tool_router(router = context_router, vis = "pub(super)")]
+impl EvidentMcp {
+    /// Prompt-ready context for a task: what is known (profiles, typed knowledge pieces, the
+    /// graph around the active entity, task outcomes, user knowledge, the session log) routed
+    /// into prompt sections by info type (`user_profile`, `instructions`, `context`,
+    /// `skills`…), each within its token budget, every line ending in a `[n]` marker that
+    /// `items` maps to its citation. Deterministic: the same state gives the same text.
+    #[tool(annotations(
+        title = "Prompt context",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn get_context(
+        &self,
+        Parameters(a): Parameters<ContextArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let caller = Caller::of(&ctx)?;
+        let scope = caller
+            .scope(&a.scope, Role::Read, Intent::Read)
+            .map_err(mcp_error)?;
+        let q = a
+            .into_query(scope, self.state.clock.now_ms())
+            .map_err(mcp_error)?;
+        let answer = self.state.kb.context(&q).await.map_err(kb_error)?;
+        Ok(render_context(&answer))
+    }
+}

@@ -1,0 +1,140 @@
+//! Prompt context from the real binary against a real server: a profile, a typed ingest, a
+//! structured file with a skipped item, `context get` with a budgeted section; bad input is a
+//! message and a non-zero exit.
+
+mod support;
+
+use support::Server;
+
+#[test]
+fn profiles_typed_pieces_and_files_reach_the_prompt_sections() {
+    let data = tempfile::tempdir().expect("data dir");
+    let server = Server::start(data.path());
+    let (ok, out, err) = server.cli(
+        &[
+            "context",
+            "profile",
+            "user:alice",
+            "--client",
+            "acme",
+            "--set",
+            "team=aero",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("profile:user:alice"), "{out}");
+    let (ok, _, err) = server.cli(
+        &[
+            "ingest",
+            "-",
+            "--client",
+            "acme",
+            "--urn",
+            "piece:mesh",
+            "--kind",
+            "piece",
+            "--knowledge-type",
+            "instruction",
+            "--info-type",
+            "instructions",
+            "--tag",
+            "mesh",
+            "--entity",
+            "user:alice",
+        ],
+        Some("Always check mesh quality before heat transfer runs."),
+    );
+    assert!(ok, "{err}");
+    let file = data.path().join("knowledge.json");
+    std::fs::write(
+        &file,
+        r#"{"pieces": [
+            {"piece_id": "cfl", "content": "Ramp the CFL number slowly.", "knowledge_type": "procedure",
+             "info_type": "skills", "entity_id": "user:alice"},
+            {"piece_id": "bad", "content": "x", "knowledge_type": "rumour"}
+        ]}"#,
+    )
+    .expect("write file");
+    let (ok, out, err) = server.cli(
+        &[
+            "ingest",
+            "--structured",
+            file.to_str().expect("utf-8"),
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("1 piece(s)"), "{out}");
+    assert!(
+        out.contains("skipped pieces[1] (bad)") && out.contains("rumour"),
+        "{out}"
+    );
+
+    let (ok, out, err) = server.cli(
+        &[
+            "context",
+            "get",
+            "--client",
+            "acme",
+            "--entity",
+            "user:alice",
+            "--section",
+            "rules=300:instructions,skills",
+            "--section",
+            "user_profile=50",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("## rules ("), "{out}");
+    assert!(
+        out.contains("[instruction] Always check mesh quality"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[procedure] Ramp the CFL number slowly."),
+        "{out}"
+    );
+    assert!(out.contains("team: aero [1]"), "{out}");
+    assert!(out.contains("  [1] profile:user:alice"), "{out}");
+
+    let (ok, out, err) = server.cli(
+        &[
+            "search",
+            "mesh quality CFL",
+            "--client",
+            "acme",
+            "--info-type",
+            "skills",
+            "--json",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("Ramp the CFL") && !out.contains("piece:mesh"),
+        "{out}"
+    );
+
+    let (ok, _, err) = server.cli(
+        &["context", "get", "--client", "acme", "--section", "x=0"],
+        None,
+    );
+    assert!(!ok, "a zero budget is refused");
+    assert!(err.contains("budgetTokens"), "{err}");
+    let (ok, _, err) = server.cli(
+        &[
+            "context",
+            "get",
+            "--client",
+            "acme",
+            "--include",
+            "everything",
+        ],
+        None,
+    );
+    assert!(!ok && err.contains("not a layer"), "{err}");
+}
