@@ -180,6 +180,7 @@ impl Kb {
         let depth = (limit * CANDIDATES_PER_RESULT).max(20);
         let filter = ChunkFilter {
             kinds: vec![CLAIM_KIND.to_string()],
+            ..Default::default()
         };
         let vector = self
             .embedder

@@ -394,6 +394,7 @@ impl Kb {
             main_node_key: Some(format!("findings:{gap_id}")),
             relationships: Some(relationships),
             locator: None,
+            ..Default::default()
         };
         let written = self.ingest(doc, evident_ai::Priority::INTERACTIVE).await?;
         let change = GapMove {
