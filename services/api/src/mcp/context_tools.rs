@@ -138,9 +138,6 @@ fn render_context(answer: &ContextAnswer) -> CallToolResult {
             let _ = writeln!(text, "{} {}", item.marker, item.citation);
         }
     }
-    if !answer.unavailable.is_empty() {
-        let _ = writeln!(text, "\nnot available: {}", answer.unavailable.join(", "));
-    }
     render::result(text, json!(answer))
 }
 

@@ -19,8 +19,8 @@
 mod access;
 mod call;
 mod claim_tools;
-mod gap_tools;
 mod context_tools;
+mod gap_tools;
 mod inflight;
 mod memory_tools;
 mod params;

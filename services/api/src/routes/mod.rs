@@ -3,8 +3,8 @@
 
 mod access;
 mod claims;
-pub(crate) mod gaps;
 mod context;
+pub(crate) mod gaps;
 mod git;
 mod knowledge;
 mod memory;

@@ -13,6 +13,7 @@
 //! | pieces | another chunk naming the active entity | 0.45 |
 //! | outcomes | a task outcome: a query hit as a piece is, else one of the 5 newest | 0.5 ..= 1.0 / 0.4 |
 //! | memory | a session-log entry, newest first | 0.3 |
+//! | claims | an active claim about the active entity / recalled by the query (`claims.rs`) | 1.0 / 0.5 ..= 1.0 |
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,11 +64,6 @@ pub(super) struct Candidate {
     /// The line without its marker.
     pub line: String,
     pub item: ContextItem,
-}
-
-pub(super) struct Gathered {
-    pub candidates: Vec<Candidate>,
-    pub unavailable: Vec<String>,
 }
 
 /// The info type of a chunk without one of its own (the documented defaults).
@@ -127,7 +123,7 @@ impl Kb {
         layers: &[Layer],
         depth: usize,
         typed: TypedFilter,
-    ) -> Result<Gathered> {
+    ) -> Result<Vec<Candidate>> {
         let has = |l: Layer| layers.contains(&l);
         let mut out: Vec<Candidate> = Vec::new();
         let active = match &q.active_entity {
@@ -180,18 +176,11 @@ impl Kb {
         if has(Layer::Memory) {
             self.session_lines(q, &mut out).await?;
         }
-        let mut unavailable = Vec::new();
         if has(Layer::Claims) {
-            // CLAIMS-MERGE-POINT: the claims store is built on another branch. After the
-            // merge, its claims about the active entity and the query become candidates here
-            // (layer `claims`, routed to `context` by default); until then the layer is
-            // reported as unavailable rather than answered with nothing.
-            unavailable.push(Layer::Claims.as_str().to_string());
+            self.claim_lines(vis, active.as_ref(), q.query.as_deref(), &mut out)
+                .await?;
         }
-        Ok(Gathered {
-            candidates: out,
-            unavailable,
-        })
+        Ok(out)
     }
 
     /// Each property of a node's profile (`props.profile`), keys in alphabetical order,

@@ -7,7 +7,8 @@
 //!   profile and the global profile), pieces (query search filtered by knowledge type / tags,
 //!   and the pieces evidencing the active entity), the graph (BFS from the active entity:
 //!   relationships and the pieces that evidence them, scored `1/(depth+1)`), and agent memory
-//!   (session log, task outcomes, user knowledge). Claims plug in at one marked place.
+//!   (session log, task outcomes, user knowledge); [`claims`]: the claims about the active
+//!   entity and those the query recalls.
 //! - [`route`]: each candidate to an info type (the seed's provider table), info types to the
 //!   requested sections; merged and de-duplicated (a chunk once, at its best score).
 //! - [`format`]: one line per candidate from its template, `[n]` citation markers, sections
@@ -18,6 +19,7 @@
 //! `(score desc, order key)` with scores that depend only on what is stored, and every map in
 //! the answer is a `BTreeMap`.
 
+mod claims;
 mod format;
 mod gather;
 mod route;
@@ -62,19 +64,20 @@ pub enum Layer {
     Outcomes,
     /// What agents learned about the user (`user_knowledge_*` chunks).
     UserKnowledge,
-    /// Claims: accepted, not yet produced (see `gather::claims`).
+    /// Claims (seed 002): active claims about the active entity or recalled by the query.
     Claims,
 }
 
 impl Layer {
-    /// What a request without `include` draws from: every layer but claims.
-    pub const DEFAULT: [Layer; 6] = [
+    /// What a request without `include` draws from: every layer.
+    pub const DEFAULT: [Layer; 7] = [
         Layer::Pieces,
         Layer::Graph,
         Layer::Metadata,
         Layer::Memory,
         Layer::Outcomes,
         Layer::UserKnowledge,
+        Layer::Claims,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -135,10 +138,6 @@ pub struct ContextAnswer {
     pub tokens: BTreeMap<String, usize>,
     /// Section name → whether candidates were left out to stay within the budget.
     pub truncated: BTreeMap<String, bool>,
-    /// Layers asked for that this build does not produce (today: `claims`), so a caller
-    /// never mistakes "not produced" for "nothing known".
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unavailable: Vec<String>,
 }
 
 impl ContextQuery {
@@ -197,10 +196,9 @@ impl Kb {
         let started = std::time::Instant::now();
         let (vis, layers, depth) = q.validate()?;
         let typed = crate::typed::typed_filter(&q.knowledge_types, &[], &q.tags, &[])?;
-        let gathered = self.gather(&vis, q, &layers, depth, typed).await?;
-        let routed = route::route(gathered.candidates, q.sections.as_ref());
-        let mut answer = format::render(routed);
-        answer.unavailable = gathered.unavailable;
+        let candidates = self.gather(&vis, q, &layers, depth, typed).await?;
+        let routed = route::route(candidates, q.sections.as_ref());
+        let answer = format::render(routed);
         metrics::histogram!("evident_context_seconds").record(started.elapsed().as_secs_f64());
         Ok(answer)
     }

@@ -277,7 +277,7 @@ async fn routing_follows_the_seed_table() {
         "{:?}",
         q.sections
     );
-    // Claims are accepted and reported as not produced.
+    // Only claims asked for, and none learned: nothing at all.
     let c = kb
         .context(&ContextQuery {
             include: Some(vec![Layer::Claims]),
@@ -285,8 +285,95 @@ async fn routing_follows_the_seed_table() {
         })
         .await
         .expect("claims");
-    assert_eq!(c.unavailable, vec!["claims"]);
     assert!(c.sections.values().all(String::is_empty));
+}
+
+/// Learns an observed claim about `technique:les` citing the Smagorinsky piece's chunk.
+async fn learn_les_claim(kb: &Kb) -> (evident_core::claims::Claim, evident_core::Chunk) {
+    use evident_core::claims::{Actor, ActorType, ClaimStatus, EvidenceKind, EvidenceRef};
+    let scope = Scope::client("acme");
+    let ids: Vec<String> = kb
+        .stores
+        .chunks
+        .source_chunks(scope.partition(), "piece:smagorinsky")
+        .await
+        .expect("chunks")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let chunk = kb
+        .stores
+        .chunks
+        .get(&evident_core::Visibility::of(scope.clone()), &ids)
+        .await
+        .expect("chunk")
+        .remove(0);
+    let claim = kb
+        .learn(
+            scope,
+            crate::claims::NewClaim {
+                text: "Jet noise LES runs use a Smagorinsky constant of 0.1.".into(),
+                evidence: vec![EvidenceRef::new(EvidenceKind::Chunk, chunk.id.clone())],
+                status: ClaimStatus::Observed,
+                confidence: 0.8,
+                subject: None,
+                actor: Actor {
+                    actor_type: ActorType::Agent,
+                    id: "tuner".into(),
+                },
+                session_id: None,
+                domain: None,
+                tags: Vec::new(),
+                about: vec!["technique:les".into()],
+                supersedes: None,
+            },
+            None,
+            NOW,
+            Priority::DEFAULT,
+        )
+        .await
+        .expect("learn");
+    (claim, chunk)
+}
+
+#[tokio::test]
+async fn claims_about_the_entity_and_recalled_by_the_query_cite_their_evidence() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let kb = crate::test_kb(dir.path()).await;
+    load(&kb, fixture()).await;
+    let (claim, chunk) = learn_les_claim(&kb).await;
+    let line = "[claim observed 0.80] Jet noise LES runs use a Smagorinsky constant of 0.1.";
+    let cited = |a: &ContextAnswer| {
+        let text = &a.sections["context"];
+        let at = text
+            .lines()
+            .position(|l| l.starts_with(line))
+            .unwrap_or_else(|| panic!("claim line missing from:\n{text}"));
+        let item = &a.items["context"][at];
+        assert_eq!(item.layer, "claims");
+        assert_eq!(item.node_key.as_deref(), Some(claim.urn().as_str()));
+        assert_eq!(item.chunk_id.as_deref(), Some(chunk.id.as_str()));
+        assert_eq!(item.citation, chunk.locator.citation());
+    };
+    // About the active entity, through the claim's `about` edge.
+    let about = ContextQuery {
+        active_entity: Some("technique:les".into()),
+        ..request(None)
+    };
+    cited(&kb.context(&about).await.expect("about"));
+    // Recalled by a query, with no active entity.
+    let recalled = ContextQuery {
+        active_entity: None,
+        ..request(Some("which Smagorinsky constant for jet noise"))
+    };
+    cited(&kb.context(&recalled).await.expect("recalled"));
+    // Left out when the layer is not asked for.
+    let pieces_only = ContextQuery {
+        include: Some(vec![Layer::Pieces]),
+        ..about
+    };
+    let a = kb.context(&pieces_only).await.expect("pieces");
+    assert!(a.sections.values().all(|t| !t.contains("[claim ")), "{a:?}");
 }
 
 #[tokio::test]
