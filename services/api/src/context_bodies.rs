@@ -28,7 +28,7 @@ pub struct ContextRequest {
     /// Section name → the info types routed into it (default: its name) and its budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<BTreeMap<String, SectionSpec>>,
-    /// Layers to draw from (default: all but `claims`).
+    /// Layers to draw from (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include: Option<Vec<Layer>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,6 +38,10 @@ pub struct ContextRequest {
     pub knowledge_types: Vec<KnowledgeType>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// When the query finds nothing relevant (`evident_kb::gaps::nothing_relevant`), open a
+    /// knowledge gap with it (needs a write grant), as `retrieve` does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub record_gap: bool,
 }
 
 impl ContextRequest {

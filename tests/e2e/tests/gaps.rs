@@ -546,3 +546,48 @@ async fn retrieve_with_record_gap_opens_one_gap_when_nothing_matches() {
         .await;
     assert_eq!(s, 403, "{v}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_with_record_gap_opens_the_same_gap_as_retrieve() {
+    let app = TestApp::new(Embed::Hashing).await;
+    ingest(
+        &app,
+        "acme",
+        "doc:a",
+        "Invoices are generated on the first business day.",
+    )
+    .await;
+    let ask = |q: &str| json!({"clientId": "acme", "query": q, "recordGap": true});
+    let (s, found) = app
+        .post("/api/v1/context", &ask("invoices generated"))
+        .await;
+    assert_eq!(s, 200, "{found}");
+    assert!(found.get("recordedGap").is_none(), "an answer opens no gap");
+    assert!(
+        found["sections"]["context"]
+            .as_str()
+            .is_some_and(|t| t.contains("Invoices are generated"))
+    );
+    let (s, miss) = app
+        .post("/api/v1/context", &ask("zebra quantum saxophone"))
+        .await;
+    assert_eq!(s, 200, "{miss}");
+    assert_eq!(miss["recordedGap"]["state"], "open", "{miss}");
+    // Without `recordGap` nothing is opened; through retrieve the same question is the same gap.
+    let (_, plain) = app
+        .post(
+            "/api/v1/context",
+            &json!({"clientId": "acme", "query": "violin hydrogen tundra"}),
+        )
+        .await;
+    assert!(plain.get("recordedGap").is_none(), "{plain}");
+    let (_, via_retrieve) = app
+        .post("/api/v1/retrieve", &ask("Zebra quantum saxophone"))
+        .await;
+    assert_eq!(
+        via_retrieve["recordedGap"]["gapId"], miss["recordedGap"]["gapId"],
+        "one gap per question"
+    );
+    let (_, list) = app.get("/api/v1/gaps?clientId=acme&state=open").await;
+    assert_eq!(list["gaps"].as_array().map(Vec::len), Some(1), "{list}");
+}

@@ -486,17 +486,15 @@ pub async fn reorder(
     Ok(Json(json!(gap)))
 }
 
-/// `retrieve` with `recordGap: true` found nothing relevant: the query becomes a gap of the
-/// reader's scope (`detection` phase), when the caller may write there. `POST
-/// /api/v1/context` (issue 18 asks it to accept `recordGap` too) records its gap the same
-/// way: `evident_kb::gaps::nothing_relevant` on its evidence pack, then this function.
+/// `retrieve` or `context` with `recordGap: true` found nothing relevant: the query becomes a
+/// gap of the reader's scope (`detection` phase), when the caller may write there.
 pub async fn record_query_gap(
     s: &AppState,
     by: &Principal,
-    q: &evident_kb::RetrieveQuery,
+    scope: (&Option<String>, &Option<String>, &Option<String>),
     query: &str,
 ) -> ApiResult<evident_store::gaps::GapRecord> {
-    let scope = scope_of(&q.client_id, &q.project_id, &q.group_id)?;
+    let scope = scope_of(scope.0, scope.1, scope.2)?;
     by.grant
         .authorize(
             evident_core::access::Role::Write,

@@ -95,7 +95,8 @@ pub async fn retrieve(
     let mut out = serde_json::to_value(&pack)
         .map_err(|e| ApiError::bad_request("invalid_request", e.to_string()))?;
     if record_gap && evident_kb::gaps::nothing_relevant(&pack) {
-        let gap = super::gaps::record_query_gap(&s, &by, &q, &query).await?;
+        let scope = (&q.client_id, &q.project_id, &q.group_id);
+        let gap = super::gaps::record_query_gap(&s, &by, scope, &query).await?;
         out["recordedGap"] = serde_json::json!(gap);
     }
     Ok(Json(out))

@@ -123,7 +123,10 @@ impl Kb {
         layers: &[Layer],
         depth: usize,
         typed: TypedFilter,
-    ) -> Result<Vec<Candidate>> {
+    ) -> Result<(Vec<Candidate>, bool)> {
+        // Whether the query's search found anything relevant (`gaps::nothing_relevant`);
+        // true when there is no query to answer.
+        let mut answered = true;
         let has = |l: Layer| layers.contains(&l);
         let mut out: Vec<Candidate> = Vec::new();
         let active = match &q.active_entity {
@@ -143,7 +146,8 @@ impl Kb {
         if let Some(query) = &q.query
             && searched.iter().any(|l| has(*l))
         {
-            self.search_pieces(vis, query, typed, layers, &mut out)
+            answered = self
+                .search_pieces(vis, query, typed, layers, &mut out)
                 .await?;
         }
         if has(Layer::Pieces)
@@ -180,7 +184,7 @@ impl Kb {
             self.claim_lines(vis, active.as_ref(), q.query.as_deref(), &mut out)
                 .await?;
         }
-        Ok(out)
+        Ok((out, answered))
     }
 
     /// Each property of a node's profile (`props.profile`), keys in alphabetical order,
@@ -271,7 +275,8 @@ impl Kb {
     }
 
     /// Query hits, relevance relative to the best hit (0.5..=1.0). Memory chunks found by
-    /// the query belong to their own layers and count only when those are included.
+    /// the query belong to their own layers and count only when those are included. Returns
+    /// whether anything relevant was found (`gaps::nothing_relevant`'s rule).
     async fn search_pieces(
         &self,
         vis: &Visibility,
@@ -279,7 +284,7 @@ impl Kb {
         typed: TypedFilter,
         layers: &[Layer],
         out: &mut Vec<Candidate>,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let req = RetrieveQuery {
             query: query.to_string(),
             client_id: vis.reader().client_id.clone(),
@@ -322,7 +327,7 @@ impl Kb {
             let score = scores.get(&chunk.id).copied().unwrap_or(0.5);
             out.push(chunk_candidate(&chunk, layer, score));
         }
-        Ok(())
+        Ok(!crate::gaps::nothing_relevant(&pack))
     }
 
     /// The chunks evidencing the active entity's node: pieces about it (1.0), other chunks

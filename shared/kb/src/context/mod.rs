@@ -138,6 +138,10 @@ pub struct ContextAnswer {
     pub tokens: BTreeMap<String, usize>,
     /// Section name → whether candidates were left out to stay within the budget.
     pub truncated: BTreeMap<String, bool>,
+    /// The query found nothing relevant (no word, entity or phrase match:
+    /// [`crate::gaps::nothing_relevant`]); what `recordGap` acts on. Not part of the answer.
+    #[serde(skip)]
+    pub query_unanswered: bool,
 }
 
 impl ContextQuery {
@@ -196,9 +200,10 @@ impl Kb {
         let started = std::time::Instant::now();
         let (vis, layers, depth) = q.validate()?;
         let typed = crate::typed::typed_filter(&q.knowledge_types, &[], &q.tags, &[])?;
-        let candidates = self.gather(&vis, q, &layers, depth, typed).await?;
+        let (candidates, answered) = self.gather(&vis, q, &layers, depth, typed).await?;
         let routed = route::route(candidates, q.sections.as_ref());
-        let answer = format::render(routed);
+        let mut answer = format::render(routed);
+        answer.query_unanswered = !answered;
         metrics::histogram!("evident_context_seconds").record(started.elapsed().as_secs_f64());
         Ok(answer)
     }
