@@ -272,14 +272,7 @@ async fn open_stores(
             roles.push("chunks");
         }
         if cfg.store.queue == QueueBackend::Embedded {
-            roles.extend([
-                "queue",
-                "sources",
-                "indexers",
-                "memory",
-                "access",
-                "procedures",
-            ]);
+            roles.extend(evident_store::QUEUE_SIDE_ROLES);
         }
         health.push(Arc::new(evident_store::ServingRoles {
             backend: l.clone(),

@@ -360,19 +360,11 @@ impl evident_store::Health for EmbeddedStore {
         HealthReport {
             backend: "embedded".into(),
             // Every role: a deployment that gives it fewer wraps it in `ServingRoles`.
-            roles: [
-                "graph",
-                "aliases",
-                "chunks",
-                "queue",
-                "sources",
-                "indexers",
-                "memory",
-                "access",
-                "procedures",
-            ]
-            .map(String::from)
-            .to_vec(),
+            roles: ["graph", "aliases", "chunks"]
+                .into_iter()
+                .chain(evident_store::QUEUE_SIDE_ROLES)
+                .map(String::from)
+                .collect(),
             ready: result.is_ok(),
             detail: match result {
                 Ok(_) => {

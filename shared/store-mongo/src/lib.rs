@@ -105,14 +105,7 @@ pub use recorded::{Exchange, RecordedTransport};
 use client::Db;
 
 /// The roles this backend serves, as reported by its health check.
-pub const ROLES: [&str; 6] = [
-    "queue",
-    "sources",
-    "indexers",
-    "memory",
-    "access",
-    "procedures",
-];
+pub const ROLES: [&str; 8] = evident_store::QUEUE_SIDE_ROLES;
 
 struct Inner {
     db: Db,

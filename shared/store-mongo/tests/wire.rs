@@ -105,7 +105,9 @@ async fn health_pings() {
                 "indexers".into(),
                 "memory".into(),
                 "access".into(),
-                "procedures".into()
+                "claims".into(),
+                "procedures".into(),
+                "gaps".into()
             ]
         )
     );

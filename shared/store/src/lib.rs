@@ -24,7 +24,8 @@ mod writer;
 
 pub use error::{ErrorKind, StoreError};
 pub use traits::{
-    AliasRegistry, ChunkStore, GraphStore, Health, ServingRoles, SourceRegistry, SourceWriter,
+    AliasRegistry, ChunkStore, GraphStore, Health, QUEUE_SIDE_ROLES, ServingRoles, SourceRegistry,
+    SourceWriter,
 };
 pub use types::*;
 pub use writer::{SequencedWriter, SourceRecordWriter};

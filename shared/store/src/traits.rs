@@ -207,6 +207,19 @@ pub trait Health: Send + Sync {
     async fn check(&self) -> HealthReport;
 }
 
+/// The roles served together by the queue-side store (`[store] queue`: embedded or MongoDB),
+/// as health reports name them.
+pub const QUEUE_SIDE_ROLES: [&str; 8] = [
+    "queue",
+    "sources",
+    "indexers",
+    "memory",
+    "access",
+    "claims",
+    "procedures",
+    "gaps",
+];
+
 /// A backend's health reported for the roles a deployment gives it (a store that can serve
 /// every role reports only those it serves here: the embedded store beside ArangoDB serves
 /// chunks and the queue, not the graph).
