@@ -2,7 +2,7 @@
 //!
 //! SQLite (`procedures`) is the system of record; [`ProcedureIndex`] is derived from it:
 //! loaded at open and changed by each write after its commit, on the writer thread in commit
-//! order (a [`Published`] group op publishes before it answers), so the index never holds a
+//! order (a group [`Op`] with a publish hook publishes before it answers), so the index never holds a
 //! state older than an acknowledged write nor one that was not committed. A match scans the
 //! client's vectors in memory (unit length, so cosine = dot product): no SQL, no decoding.
 //! An outcome is one `UPDATE … SET usage_count = usage_count + 1 … RETURNING`, atomic however
@@ -21,7 +21,7 @@ use parking_lot::RwLock;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
-use crate::write::{GroupOp, Job};
+use crate::write::{Job, Op};
 use crate::{EmbeddedStore, json_err, sqlite_err};
 
 const COLUMNS: &str = "client_id, id, project_id, trigger, steps, source, success_count, \
@@ -202,51 +202,6 @@ fn procedure(r: Row) -> Result<Procedure> {
     })
 }
 
-/// Publishes a committed result to the in-memory index.
-type Publish<T> = Box<dyn FnOnce(&T) + Send>;
-
-/// A group op whose result is published to the in-memory index after the commit, before
-/// the caller is answered (on the writer thread, in commit order).
-struct Published<T, F> {
-    f: Option<F>,
-    out: Option<Result<T>>,
-    publish: Option<Publish<T>>,
-    reply: Option<oneshot::Sender<Result<T>>>,
-}
-
-impl<T, F> GroupOp for Published<T, F>
-where
-    T: Send + 'static,
-    F: FnOnce(&Connection) -> Result<T> + Send + 'static,
-{
-    fn apply(&mut self, conn: &Connection) -> Result<()> {
-        let f = self
-            .f
-            .take()
-            .ok_or_else(|| StoreError::corrupt("group op applied twice"))?;
-        let r = f(conn);
-        let ok = r.as_ref().map(drop).map_err(Clone::clone);
-        self.out = Some(r);
-        ok
-    }
-
-    fn answer(mut self: Box<Self>, committed: Result<()>) {
-        let answer = match committed {
-            Ok(()) => self
-                .out
-                .take()
-                .unwrap_or_else(|| Err(StoreError::corrupt("group op never ran"))),
-            Err(e) => Err(e),
-        };
-        if let (Ok(v), Some(publish)) = (&answer, self.publish.take()) {
-            publish(v);
-        }
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(answer);
-        }
-    }
-}
-
 impl EmbeddedStore {
     async fn write_published<T, F, P>(&self, f: F, publish: P) -> Result<T>
     where
@@ -256,7 +211,7 @@ impl EmbeddedStore {
     {
         let index = self.inner.procedures.clone();
         let (reply, answer) = oneshot::channel();
-        self.send_job(Job::Op(Box::new(Published {
+        self.send_job(Job::Op(Box::new(Op {
             f: Some(f),
             out: None,
             publish: Some(Box::new(move |v: &T| publish(&index, v))),

@@ -47,10 +47,17 @@ pub(crate) trait GroupOp: Send {
     fn answer(self: Box<Self>, committed: Result<()>);
 }
 
-struct Op<T, F> {
-    f: Option<F>,
-    out: Option<Result<T>>,
-    reply: Option<oneshot::Sender<Result<T>>>,
+/// Publishes a committed result to in-memory state (an index derived from SQLite).
+pub(crate) type Publish<T> = Box<dyn FnOnce(&T) + Send>;
+
+/// A small write run in a group commit: `f` in the group's transaction, then, once the
+/// group committed, `publish` (if any) on the writer thread — so derived state changes in
+/// commit order, before the caller is answered.
+pub(crate) struct Op<T, F> {
+    pub(crate) f: Option<F>,
+    pub(crate) out: Option<Result<T>>,
+    pub(crate) publish: Option<Publish<T>>,
+    pub(crate) reply: Option<oneshot::Sender<Result<T>>>,
 }
 
 impl<T, F> GroupOp for Op<T, F>
@@ -77,6 +84,9 @@ where
                 .unwrap_or_else(|| Err(StoreError::corrupt("group op never ran"))),
             Err(e) => Err(e),
         };
+        if let (Ok(v), Some(publish)) = (&answer, self.publish.take()) {
+            publish(v);
+        }
         if let Some(reply) = self.reply.take() {
             let _ = reply.send(answer);
         }
@@ -460,6 +470,7 @@ impl EmbeddedStore {
         self.send_job(Job::Op(Box::new(Op {
             f: Some(f),
             out: None,
+            publish: None,
             reply: Some(reply),
         })))?;
         answer.await.map_err(|_| {
@@ -656,6 +667,7 @@ mod tests {
                         .map_err(sqlite_err)
                 }),
                 out: None,
+                publish: None,
                 reply: Some(op_reply),
             })),
         );
