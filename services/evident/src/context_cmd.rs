@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use evident_api::bodies::RetrieveRequest;
 use evident_api::context_bodies::{ContextRequest, ProfileRequest, StructuredRequest};
@@ -101,7 +101,8 @@ pub struct StructuredScope {
     pub source_urn: Option<String>,
 }
 
-/// Sends a knowledge file (JSON) and prints what was written and each skipped item.
+/// Sends a knowledge file (JSON, or YAML by its `.yaml`/`.yml` extension: the seed's loader
+/// reads both) and prints what was written and each skipped item.
 pub async fn ingest_structured(
     client: &Client,
     path: &Path,
@@ -109,16 +110,14 @@ pub async fn ingest_structured(
 ) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    if matches!(
+    let file: Value = if matches!(
         path.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml")
     ) {
-        bail!(
-            "YAML knowledge files are not supported by this build: convert it to JSON (e.g. `yq -o json`)"
-        );
-    }
-    let file: Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+        serde_norway::from_str(&text).with_context(|| format!("{} is not YAML", path.display()))?
+    } else {
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?
+    };
     let file: KnowledgeFile = serde_json::from_value(file).with_context(|| {
         format!(
             "{}: not a knowledge file ({{metadata, pieces, graph}})",

@@ -72,6 +72,37 @@ fn profiles_typed_pieces_and_files_reach_the_prompt_sections() {
         out.contains("skipped pieces[1] (bad)") && out.contains("rumour"),
         "{out}"
     );
+    // The same loader reads YAML; a file that is not YAML is refused, nothing sent.
+    let yaml = data.path().join("knowledge.yaml");
+    std::fs::write(
+        &yaml,
+        "pieces:\n  - piece_id: warmup\n    content: Warm up the solver for 200 steps.\n    knowledge_type: procedure\n    info_type: skills\n",
+    )
+    .expect("write yaml");
+    let (ok, out, err) = server.cli(
+        &[
+            "ingest",
+            "--structured",
+            yaml.to_str().expect("utf-8"),
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("1 piece(s)"), "{out}");
+    std::fs::write(&yaml, "pieces: [unclosed").expect("write bad yaml");
+    let (ok, _, err) = server.cli(
+        &[
+            "ingest",
+            "--structured",
+            yaml.to_str().expect("utf-8"),
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(!ok && err.contains("is not YAML"), "{err}");
 
     let (ok, out, err) = server.cli(
         &[
