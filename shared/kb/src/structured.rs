@@ -7,8 +7,9 @@
 //! Field names follow the seed (`piece_id`, `entity_id`, `knowledge_type`…) or camelCase.
 //! Evidence: a piece is its own chunk; an entity's (and the global) profile is a chunk
 //! evidencing its node; an edge is evidenced by the piece its `piece_id` (top level or in
-//! `properties`) names; a node by the pieces about it, its profile and its edges — a node or
-//! edge without evidence in the file is skipped. Edge endpoints must be nodes of the file
+//! `properties`) names, or by existing chunks it cites (`chunk_ids`: visible to the writer and
+//! in its partition, [`crate::evidence::cited_chunks`]); a node by the pieces about it, its
+//! profile and its edges — a node or edge without evidence is skipped. Edge endpoints must be nodes of the file
 //! (graph nodes, entities, piece entities) or of the graph the writer sees.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -123,6 +124,9 @@ struct EdgeItem {
     properties: Map<String, Value>,
     #[serde(default, alias = "piece_id")]
     piece_id: Option<String>,
+    /// Existing chunks that state the edge, when no piece of the file does.
+    #[serde(default, alias = "chunk_ids")]
+    chunk_ids: Vec<String>,
 }
 
 /// One skipped item: where it is in the file and why.
@@ -296,30 +300,45 @@ fn add_profile(
     Ok(())
 }
 
-/// An edge's endpoints, canonical type, evidencing piece (its chunk index) and properties.
-type CheckedEdge = (NodeKey, NodeKey, String, usize, Map<String, Value>);
+/// What evidences an edge of the file.
+enum EdgeEvidence {
+    /// A piece of the file (its chunk index).
+    Piece(usize),
+    /// Existing chunks of other sources, by id (checked visible when the edge is added).
+    Chunks(Vec<String>),
+}
+
+/// An edge's endpoints, canonical type, evidence and properties.
+type CheckedEdge = (NodeKey, NodeKey, String, EdgeEvidence, Map<String, Value>);
 
 fn checked_edge(b: &Build, e: EdgeItem) -> std::result::Result<CheckedEdge, String> {
     let from = entity_key("sourceId", &e.source_id).map_err(|e| e.to_string())?;
     let to = entity_key("targetId", &e.target_id).map_err(|e| e.to_string())?;
     let edge_type = refs::canonical_relation(&e.edge_type)
         .ok_or_else(|| format!("`{}` is not an edge type", e.edge_type))?;
-    let piece = e
-        .piece_id
-        .clone()
-        .or_else(|| {
-            e.properties
-                .get("piece_id")
-                .or(e.properties.get("pieceId"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .ok_or("no evidence: name the piece of this file that states the edge (`piece_id`)")?;
-    let index = *b
-        .pieces
-        .get(&piece)
-        .ok_or(format!("piece `{piece}` is not a valid piece of this file"))?;
-    Ok((from, to, edge_type, index, e.properties))
+    let piece = e.piece_id.clone().or_else(|| {
+        e.properties
+            .get("piece_id")
+            .or(e.properties.get("pieceId"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let evidence = match piece {
+        Some(piece) => EdgeEvidence::Piece(
+            *b.pieces
+                .get(&piece)
+                .ok_or(format!("piece `{piece}` is not a valid piece of this file"))?,
+        ),
+        None if !e.chunk_ids.is_empty() => EdgeEvidence::Chunks(e.chunk_ids),
+        None => {
+            return Err(
+                "no evidence: name the piece of this file that states the edge \
+                 (`piece_id`) or existing chunks (`chunk_ids`)"
+                    .into(),
+            );
+        }
+    };
+    Ok((from, to, edge_type, evidence, e.properties))
 }
 
 /// Every piece of the file, each checked on its own.
@@ -467,7 +486,7 @@ impl Kb {
         for (i, item) in edges.iter().enumerate() {
             let id = item_id(item, &["source_id", "sourceId"]);
             let r = parse_item::<EdgeItem>("graph.edges", item).and_then(|e| checked_edge(b, e));
-            let (from, to, edge_type, index, props) = match r {
+            let (from, to, edge_type, evidence, props) = match r {
                 Ok(v) => v,
                 Err(reason) => {
                     b.skip("graph.edges", i, id, reason);
@@ -501,16 +520,32 @@ impl Kb {
                 );
                 continue;
             }
-            for key in [&from, &to] {
-                let (t, l) = (key.namespace().to_string(), key.value().replace('_', " "));
-                b.node(key, &t, &l).3.insert(index);
-            }
+            let evidence = match evidence {
+                EdgeEvidence::Piece(index) => {
+                    for key in [&from, &to] {
+                        let (t, l) = (key.namespace().to_string(), key.value().replace('_', " "));
+                        b.node(key, &t, &l).3.insert(index);
+                    }
+                    EvidenceSpec::chunk(index)
+                }
+                // The write path adds cited evidence to both endpoints itself.
+                EdgeEvidence::Chunks(ids) => {
+                    match crate::evidence::cited_chunks(self, scope, &ids).await {
+                        Ok(chunks) => EvidenceSpec::Cited(crate::evidence::evidence_of(&chunks)),
+                        Err(e @ (KbError::EvidenceNotVisible { .. } | KbError::Field(_))) => {
+                            b.skip("graph.edges", i, id, e.to_string());
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            };
             b.edges.push(PreparedEdge {
                 from,
                 to,
                 edge_type,
                 props,
-                evidence: EvidenceSpec::chunk(index),
+                evidence,
             });
             b.counts.edges += 1;
         }
@@ -527,7 +562,10 @@ impl Kb {
             counts,
             ..
         } = b;
-        if chunks.is_empty() {
+        // Nothing of the file's own and no edge citing other sources: nothing to write. (A
+        // file whose only valid items are such edges is a source without chunks, as an
+        // agent's graph write is.)
+        if chunks.is_empty() && edges.is_empty() {
             return Ok(LoadReport {
                 source_urn: urn,
                 written: LoadedCounts::default(),

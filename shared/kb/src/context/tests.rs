@@ -657,3 +657,79 @@ async fn memories_route_to_their_defaults() {
     assert_eq!(m.sections["user_profile"], "");
     assert_eq!(m.sections["context"].lines().count(), 2);
 }
+
+#[tokio::test]
+async fn loader_edges_may_cite_existing_chunks_the_writer_sees() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let kb = crate::test_kb(dir.path()).await;
+    load(&kb, fixture()).await;
+    let chunk_of = |client: &'static str, urn: &'static str| {
+        let kb = &kb;
+        async move {
+            let scope = Scope::client(client);
+            kb.stores
+                .chunks
+                .source_chunks(scope.partition(), urn)
+                .await
+                .expect("chunks")
+                .remove(0)
+                .0
+        }
+    };
+    let handbook = chunk_of("acme", "doc:handbook").await;
+    kb.ingest(
+        Document {
+            client_id: Some("other".into()),
+            source_urn: "doc:secret-plan".into(),
+            kind: "doc".into(),
+            content: "Another client's plan.".into(),
+            ..Default::default()
+        },
+        Priority::DEFAULT,
+    )
+    .await
+    .expect("other client");
+    let foreign = chunk_of("other", "doc:secret-plan").await;
+    // A file of edges only, between nodes of the graph: one citing a chunk the writer sees,
+    // one another client's.
+    let file: KnowledgeFile = serde_json::from_value(json!({"graph": {"edges": [
+        {"source_id": "user:alice", "target_id": "technique:les", "edge_type": "documents",
+         "chunk_ids": [handbook]},
+        {"source_id": "user:alice", "target_id": "technique:les", "edge_type": "relates_to",
+         "chunk_ids": [foreign]},
+    ]}}))
+    .expect("file");
+    let report = kb
+        .load_structured(
+            Scope::client("acme"),
+            "file:edges.json",
+            file,
+            Priority::DEFAULT,
+        )
+        .await
+        .expect("load");
+    assert_eq!(report.written.edges, 1, "{report:?}");
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    assert_eq!(
+        (report.skipped[0].section.as_str(), report.skipped[0].index),
+        ("graph.edges", 1)
+    );
+    assert!(
+        report.skipped[0].reason.contains("not visible"),
+        "{report:?}"
+    );
+    // The written edge is evidenced by the cited chunk, and so are its endpoints.
+    let vis = evident_core::Visibility::of(Scope::client("acme"));
+    let keys = ["user:alice", "technique:les"].map(evident_core::NodeKey::from_canonical);
+    for node in kb.stores.graph.get_nodes(&vis, &keys).await.expect("nodes") {
+        assert!(node.evidence_chunk_ids.contains(&handbook), "{node:?}");
+    }
+    let a = kb.context(&request(None)).await.expect("context");
+    assert!(
+        a.sections
+            .values()
+            .any(|t| t.contains("-[documents]-> technique:les")),
+        "{:?}",
+        a.sections
+    );
+}
