@@ -23,6 +23,7 @@ mod candidates;
 mod entities;
 mod expansion;
 mod fusion;
+pub mod history;
 mod pack;
 pub mod phrase;
 
@@ -35,8 +36,9 @@ use serde::{Deserialize, Serialize};
 
 pub use candidates::{Candidates, channel_depths};
 pub use entities::{QueryEntities, entity_hits, query_entities};
-pub use expansion::{Expansion, expansion_seeds, graph_hits};
+pub use expansion::{EdgeRelevance, Expansion, expansion_seeds, graph_hits, rank_edges};
 pub use fusion::Fusion;
+pub use history::{PackCommit, asks_about_change};
 pub use pack::{Channels, evidence_items, summary};
 pub use phrase::{Phrases, phrase_hits, phrases};
 
@@ -120,6 +122,9 @@ pub struct EvidenceItem {
     pub citation: String,
     pub graph_refs: Vec<NodeKey>,
     pub scores: ChannelScores,
+    /// For history items (`git-commit`, `git-diff`): the commit, its author and date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<PackCommit>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -217,8 +222,9 @@ impl Kb {
                 .into_iter()
                 .map(|(id, _)| id)
                 .collect();
+            let rel = EdgeRelevance::new(&req.query, &entity_nodes, asks_about_change(&req.query));
             expansion = self
-                .expand(&vis, &entity_nodes, &seed_ids, req.max_depth)
+                .expand(&vis, &entity_nodes, &seed_ids, req.max_depth, &rel)
                 .await?;
             fusion.add(&expansion.hits, W_GRAPH);
             watch.reached(Stage::Expanded {
@@ -227,9 +233,11 @@ impl Kb {
             });
         }
 
-        let fused = fusion.ranked(req.max_results * 3);
+        let mut fused = fusion.ranked(req.max_results * 3);
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
-        let chunks = self.chunks_reusing(&vis, &ids, verified).await?;
+        let mut chunks = self.chunks_reusing(&vis, &ids, verified).await?;
+        let change = asks_about_change(&req.query);
+        history::current_first(change, &mut fused, &mut chunks);
         let channels = Channels {
             bm25: &bm25,
             vector: &vector,
@@ -238,6 +246,7 @@ impl Kb {
             phrase: &phrase,
         };
         let mut items = evidence_items(chunks, &fused, channels, req.min_score, req.max_results);
+        self.commits_of(&vis, &mut items).await?;
         let claims = self.pack_claims(&vis, &mut items).await?;
         let summary = summary(&items, channels, &expansion.graph);
         let took = started.elapsed();
