@@ -408,7 +408,10 @@ mod tests {
         terms("How is parse_config() used in Příliš?", |w| {
             out.push(w.to_string())
         });
-        assert_eq!(out, vec!["parse", "config", "parse_config", "used", "prilis"]);
+        assert_eq!(
+            out,
+            vec!["parse", "config", "parse_config", "used", "prilis"]
+        );
     }
 }
 

@@ -118,7 +118,10 @@ mod tests {
     #[test]
     fn identifiers_give_their_parts_and_the_whole() {
         for (text, want) in [
-            ("retrieveWithExpansion", &["retrieve", "expansion", "retrievewithexpansion"][..]),
+            (
+                "retrieveWithExpansion",
+                &["retrieve", "expansion", "retrievewithexpansion"][..],
+            ),
             ("RetrieveQuery", &["retrieve", "query", "retrievequery"]),
             ("parse_config()", &["parse", "config", "parse_config"]),
             ("store-embedded", &["store", "embedded", "store-embedded"]),
@@ -138,7 +141,10 @@ mod tests {
     #[test]
     fn camel_parts_split_at_case_changes_only() {
         for (word, want) in [
-            ("retrieveWithExpansion", &["retrieve", "With", "Expansion"][..]),
+            (
+                "retrieveWithExpansion",
+                &["retrieve", "With", "Expansion"][..],
+            ),
             ("XMLHttpRequest", &["XML", "Http", "Request"]),
             ("ABC", &["ABC"]),
             ("lower", &["lower"]),

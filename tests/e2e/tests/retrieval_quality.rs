@@ -82,7 +82,10 @@ async fn current_code_comes_before_its_history_for_a_plain_question() {
     let first_history = kinds.iter().position(|k| is_history(k));
     let last_current = kinds.iter().rposition(|k| !is_history(k));
     if let (Some(h), Some(c)) = (first_history, last_current) {
-        assert!(c < h, "every current item before any history item: {kinds:?}");
+        assert!(
+            c < h,
+            "every current item before any history item: {kinds:?}"
+        );
     }
     // C2's hunk is the current code of Cart.java, which the pack holds: it adds nothing.
     assert!(!kinds.iter().any(|k| k == "git-diff"), "{kinds:?}");
@@ -94,7 +97,11 @@ async fn history_comes_first_with_author_and_date_for_a_who_changed_question() {
     seed(&app).await;
     let pack = retrieve(&app, "who changed the cart total items price loop").await;
     let items = pack["items"].as_array().expect("items");
-    assert!(is_history(items[0]["kind"].as_str().unwrap_or("")), "{:?}", kinds(&pack));
+    assert!(
+        is_history(items[0]["kind"].as_str().unwrap_or("")),
+        "{:?}",
+        kinds(&pack)
+    );
     let diff = items
         .iter()
         .find(|i| i["kind"] == "git-diff")
@@ -115,9 +122,18 @@ async fn history_comes_first_with_author_and_date_for_a_who_changed_question() {
 async fn identifier_splitting_finds_a_camel_case_name_from_its_words() {
     let app = TestApp::new(Embed::Hashing).await;
     for (urn, content) in [
-        ("doc:target", "Call retrieveWithExpansion when the pack needs graph context."),
-        ("doc:other-1", "Retrieval settings are documented in the operations guide."),
-        ("doc:other-2", "Expansion joints let the bridge move in summer heat."),
+        (
+            "doc:target",
+            "Call retrieveWithExpansion when the pack needs graph context.",
+        ),
+        (
+            "doc:other-1",
+            "Retrieval settings are documented in the operations guide.",
+        ),
+        (
+            "doc:other-2",
+            "Expansion joints let the bridge move in summer heat.",
+        ),
     ] {
         let body = json!({"clientId": "acme", "sourceUrn": urn, "kind": "doc", "content": content});
         let (s, v) = app.post("/api/v1/ingest", &body).await;
@@ -126,7 +142,10 @@ async fn identifier_splitting_finds_a_camel_case_name_from_its_words() {
     let pack = retrieve(&app, "retrieve with expansion").await;
     let first = &pack["items"][0];
     assert_eq!(first["sourceUrn"], "doc:target", "{pack}");
-    assert!(first["scores"]["bm25"].as_f64().is_some(), "found by BM25: {first}");
+    assert!(
+        first["scores"]["bm25"].as_f64().is_some(),
+        "found by BM25: {first}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -155,8 +155,14 @@ pub fn rank_edges(nodes: &[(Node, usize)], edges: Vec<Edge>, rel: &EdgeRelevance
             break;
         }
         if score == 0 {
-            let near = if depth(&e.from) <= depth(&e.to) { &e.from } else { &e.to };
-            let n = groups.entry((near.clone(), e.edge_type.clone())).or_insert(0);
+            let near = if depth(&e.from) <= depth(&e.to) {
+                &e.from
+            } else {
+                &e.to
+            };
+            let n = groups
+                .entry((near.clone(), e.edge_type.clone()))
+                .or_insert(0);
             if *n >= UNRELATED_PER_GROUP {
                 continue;
             }
@@ -277,7 +283,12 @@ mod tests {
             &["c1"],
         ));
         nodes.push((node("symbol:r/Cart.clear()", "clear"), 1));
-        edges.push(edge("file:r/src/Cart.java", "contains", "symbol:r/Cart.clear()", &[]));
+        edges.push(edge(
+            "file:r/src/Cart.java",
+            "contains",
+            "symbol:r/Cart.clear()",
+            &[],
+        ));
         (nodes, edges)
     }
 
@@ -290,12 +301,15 @@ mod tests {
         let imports = kept.iter().filter(|e| e.edge_type == "imports").count();
         assert_eq!(imports, UNRELATED_PER_GROUP);
         // An edge without evidence adds none.
-        assert!(kept.iter().all(|e| e.to.as_str() != "symbol:r/Cart.clear()"));
+        assert!(
+            kept.iter()
+                .all(|e| e.to.as_str() != "symbol:r/Cart.clear()")
+        );
     }
 
     #[test]
     fn named_nodes_edge_types_and_commits_for_change_questions_relate_edges() {
-        let nodes = vec![
+        let nodes = [
             (node("jira:pay-7", "PAY-7 checkout failure"), 0),
             (node("component:billing", "billing"), 1),
             (node("commit:abc", "abc Fix"), 0),

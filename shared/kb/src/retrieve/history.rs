@@ -39,10 +39,34 @@ pub const HISTORY_PROMOTION: f32 = 2.0;
 /// version control, `since`. Present-tense verbs (`change`, `remove`) are left out on
 /// purpose — "how do I remove a source" asks how things are, not what happened.
 const CHANGE_WORDS: &[&str] = &[
-    "changed", "changes", "changelog", "history", "historical", "diff", "diffs", "commit",
-    "commits", "committed", "blame", "since", "introduced", "removed", "deleted", "added",
-    "modified", "renamed", "refactored", "reverted", "rewrote", "rewritten", "regressed",
-    "regression", "authored", "wrote", "previously", "originally",
+    "changed",
+    "changes",
+    "changelog",
+    "history",
+    "historical",
+    "diff",
+    "diffs",
+    "commit",
+    "commits",
+    "committed",
+    "blame",
+    "since",
+    "introduced",
+    "removed",
+    "deleted",
+    "added",
+    "modified",
+    "renamed",
+    "refactored",
+    "reverted",
+    "rewrote",
+    "rewritten",
+    "regressed",
+    "regression",
+    "authored",
+    "wrote",
+    "previously",
+    "originally",
 ];
 
 /// Whether the query asks about change (who/when/why something changed, history, diffs,
@@ -164,10 +188,18 @@ impl Kb {
     /// Fills the commit of every history item from its commit node (author, date, subject),
     /// in one read of the visible commit nodes; items whose commit is not visible keep
     /// none.
-    pub(crate) async fn commits_of(&self, vis: &Visibility, items: &mut [EvidenceItem]) -> Result<()> {
+    pub(crate) async fn commits_of(
+        &self,
+        vis: &Visibility,
+        items: &mut [EvidenceItem],
+    ) -> Result<()> {
         let commit_of = |i: &EvidenceItem| -> Option<NodeKey> {
             is_history(&i.kind)
-                .then(|| i.graph_refs.iter().find(|k| k.as_str().starts_with("commit:")))
+                .then(|| {
+                    i.graph_refs
+                        .iter()
+                        .find(|k| k.as_str().starts_with("commit:"))
+                })
                 .flatten()
                 .cloned()
         };
@@ -230,7 +262,10 @@ mod tests {
     fn a_hunks_new_side_is_its_added_and_context_lines() {
         let diff = "--- a/a.rs\n+++ b/a.rs\n@@ -1,3 +1,3 @@ fn a()\n let x = 1;\n-let y = 2;\n+let y = 3;\n";
         assert_eq!(new_side(diff), "let x 1 let y 3");
-        assert_eq!(new_side("--- a/a.rs\n+++ b/a.rs\n@@ -1 +0,0 @@\n-gone\n"), "");
+        assert_eq!(
+            new_side("--- a/a.rs\n+++ b/a.rs\n@@ -1 +0,0 @@\n-gone\n"),
+            ""
+        );
     }
 
     fn chunk(id: &str, kind: &str, path: &str, content: &str) -> Chunk {
@@ -258,9 +293,24 @@ mod tests {
 
     fn page() -> (Vec<(String, f32)>, Vec<Chunk>) {
         let chunks = vec![
-            chunk("d1", "git-diff", "a.rs", "--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n+let y = 3;\n"),
-            chunk("d2", "git-diff", "b.rs", "--- a/b.rs\n+++ b/b.rs\n@@ -1 +1 @@\n+fn new() {}\n"),
-            chunk("d3", "git-diff", "b.rs", "--- a/b.rs\n+++ b/b.rs\n@@ -5 +5 @@\n+fn new() {}\n"),
+            chunk(
+                "d1",
+                "git-diff",
+                "a.rs",
+                "--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n+let y = 3;\n",
+            ),
+            chunk(
+                "d2",
+                "git-diff",
+                "b.rs",
+                "--- a/b.rs\n+++ b/b.rs\n@@ -1 +1 @@\n+fn new() {}\n",
+            ),
+            chunk(
+                "d3",
+                "git-diff",
+                "b.rs",
+                "--- a/b.rs\n+++ b/b.rs\n@@ -5 +5 @@\n+fn new() {}\n",
+            ),
             chunk("c1", "code", "a.rs", "fn a() {\n    let y = 3;\n}\n"),
             chunk("m1", "git-commit", "", "commit 1\nAuthor: A"),
         ];
