@@ -77,6 +77,12 @@ pub fn asks_about_change(query: &str) -> bool {
         .any(|w| CHANGE_WORDS.contains(&w.as_str()))
 }
 
+/// Whether a request is about change: its query asks ([`asks_about_change`]), or it asks
+/// for history kinds only (`kinds: ["git-diff"]` — the caller chose history).
+pub fn wants_history(query: &str, kinds: &[String]) -> bool {
+    asks_about_change(query) || (!kinds.is_empty() && kinds.iter().all(|k| is_history(k)))
+}
+
 /// Whether a chunk kind is history (see [`HISTORY_KINDS`]).
 pub fn is_history(kind: &str) -> bool {
     HISTORY_KINDS.contains(&kind)
@@ -256,6 +262,19 @@ mod tests {
         ] {
             assert_eq!(asks_about_change(q), change, "{q}");
         }
+    }
+
+    #[test]
+    fn asking_for_history_kinds_only_is_asking_about_change() {
+        let kinds = |ks: &[&str]| ks.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        assert!(wants_history("cart total", &kinds(&["git-diff"])));
+        assert!(wants_history(
+            "cart total",
+            &kinds(&["git-diff", "git-commit"])
+        ));
+        assert!(!wants_history("cart total", &kinds(&["git-diff", "code"])));
+        assert!(!wants_history("cart total", &[]));
+        assert!(wants_history("who changed the cart total", &[]));
     }
 
     #[test]

@@ -12,11 +12,14 @@
 //!   candidates ([`phrase`]); a verified match adds more than any fusion score, so exact
 //!   matches rank first.
 //!
-//! Then a per-source diversity penalty (×0.85 for each earlier item of the same source).
+//! Then current state first ([`history`]: history chunks demoted unless the query asks
+//! about change, redundant diff hunks dropped, history items given their commit) and a
+//! per-source diversity penalty (×0.85 for each earlier item of the same source).
 //! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
 //!
 //! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool),
-//! [`phrase`] verification, [`entities`], [`expansion`], [`fusion`], [`pack`];
+//! [`phrase`] verification, [`entities`], [`expansion`] (edges ranked by relevance to the
+//! query), [`fusion`], [`history`], [`pack`];
 //! [`Kb::retrieve`] runs them in that order.
 
 mod candidates;
@@ -172,7 +175,7 @@ impl RetrieveQuery {
 
 impl Kb {
     /// Answers a question with an evidence pack: candidates → entities → expansion →
-    /// fusion → pack (see the module documentation for the channels and weights).
+    /// fusion → history → pack (see the module documentation for the channels and weights).
     pub async fn retrieve(&self, req: &RetrieveQuery) -> Result<EvidencePack> {
         self.retrieve_watched(req, &Watch::default()).await
     }
@@ -191,6 +194,7 @@ impl Kb {
             kinds: req.kinds.clone(),
         };
         let phrases = phrases(&req.query);
+        let change = history::wants_history(&req.query, &req.kinds);
         let Candidates {
             bm25,
             vector,
@@ -222,7 +226,7 @@ impl Kb {
                 .into_iter()
                 .map(|(id, _)| id)
                 .collect();
-            let rel = EdgeRelevance::new(&req.query, &entity_nodes, asks_about_change(&req.query));
+            let rel = EdgeRelevance::new(&req.query, &entity_nodes, change);
             expansion = self
                 .expand(&vis, &entity_nodes, &seed_ids, req.max_depth, &rel)
                 .await?;
@@ -236,7 +240,6 @@ impl Kb {
         let mut fused = fusion.ranked(req.max_results * 3);
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
         let mut chunks = self.chunks_reusing(&vis, &ids, verified).await?;
-        let change = asks_about_change(&req.query);
         history::current_first(change, &mut fused, &mut chunks);
         let channels = Channels {
             bm25: &bm25,
