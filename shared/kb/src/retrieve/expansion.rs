@@ -1,6 +1,6 @@
 //! Step 3: graph expansion from the refs of the top fused hits and the named entities;
-//! the evidence of the edges reached is the `graph` channel, relevant and nearer edges
-//! first.
+//! the evidence of the edges kept is the `graph` channel, in the edges' rank (relevant, then
+//! nearer, first).
 //!
 //! Not every edge reached earns its place: a seed file's twenty `contains` / `imports`
 //! edges say nothing about most questions. So the edges reached are ranked
@@ -11,7 +11,7 @@
 //! edge type), and at most [`MAX_PACK_EDGES`] in all. The pack's nodes are the kept edges'
 //! endpoints and the seeds.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use evident_core::refs::NodeKey;
 use evident_core::{Chunk, Edge, Node, Visibility};
@@ -173,22 +173,11 @@ pub fn rank_edges(nodes: &[(Node, usize)], edges: Vec<Edge>, rel: &EdgeRelevance
     kept
 }
 
-/// The graph channel: evidence chunks of the subgraph's edges, nearer edges first (an
-/// edge's distance is that of its farther endpoint), each once, at most
-/// [`MAX_GRAPH_CHUNKS`].
-pub fn graph_hits(nodes: &[(Node, usize)], edges: &[Edge]) -> Vec<ScoredId> {
-    let depth_of: HashMap<&NodeKey, usize> = nodes.iter().map(|(n, d)| (&n.key, *d)).collect();
-    let mut by_distance: BTreeMap<usize, Vec<&Edge>> = BTreeMap::new();
-    for e in edges {
-        let d = depth_of
-            .get(&e.from)
-            .copied()
-            .unwrap_or(0)
-            .max(depth_of.get(&e.to).copied().unwrap_or(0));
-        by_distance.entry(d).or_default().push(e);
-    }
+/// The graph channel: evidence chunks of the kept edges in their rank ([`rank_edges`]:
+/// relevance to the query, then distance), each once, at most [`MAX_GRAPH_CHUNKS`].
+pub fn graph_hits(edges: &[Edge]) -> Vec<ScoredId> {
     let mut hits: Vec<ScoredId> = Vec::new();
-    for e in by_distance.values().flatten() {
+    for e in edges {
         for id in &e.evidence_chunk_ids {
             if !hits.iter().any(|h| &h.chunk_id == id) {
                 hits.push(ScoredId {
@@ -228,7 +217,7 @@ impl Kb {
         };
         let Subgraph { nodes, edges } = self.stores.graph.traverse(vis, &seeds, &opts).await?;
         let edges = rank_edges(&nodes, edges, rel);
-        let hits = graph_hits(&nodes, &edges);
+        let hits = graph_hits(&edges);
         let endpoints: HashSet<&NodeKey> = edges.iter().flat_map(|e| [&e.from, &e.to]).collect();
         let nodes = nodes
             .iter()
@@ -300,6 +289,8 @@ mod tests {
         assert_eq!(kept[0].to.as_str(), "symbol:r/Cart.totalPrice()");
         let imports = kept.iter().filter(|e| e.edge_type == "imports").count();
         assert_eq!(imports, UNRELATED_PER_GROUP);
+        // The graph channel follows the ranking: the method's evidence first.
+        assert_eq!(graph_hits(&kept)[0].chunk_id, "c1");
         // An edge without evidence adds none.
         assert!(
             kept.iter()
