@@ -29,6 +29,7 @@ mod schema;
 mod sources;
 mod sql;
 mod text_index;
+mod tokens;
 pub mod vectors;
 mod write;
 

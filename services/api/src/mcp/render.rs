@@ -215,7 +215,8 @@ pub fn search_schema() -> Arc<JsonObject> {
                     "locator": { "type": "object" },
                     "citation": { "type": "string" },
                     "graphRefs": { "type": "array", "items": { "type": "string" } },
-                    "scores": { "type": "object" }
+                    "scores": { "type": "object" },
+                    "commit": { "type": "object" }
                 },
                 "required": ["chunkId", "resource", "content", "citation", "sourceUrn"]
             }},

@@ -12,17 +12,21 @@
 //!   candidates ([`phrase`]); a verified match adds more than any fusion score, so exact
 //!   matches rank first.
 //!
-//! Then a per-source diversity penalty (×0.85 for each earlier item of the same source).
+//! Then current state first ([`history`]: history chunks demoted unless the query asks
+//! about change, redundant diff hunks dropped, history items given their commit) and a
+//! per-source diversity penalty (×0.85 for each earlier item of the same source).
 //! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
 //!
 //! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool),
-//! [`phrase`] verification, [`entities`], [`expansion`], [`fusion`], [`pack`];
+//! [`phrase`] verification, [`entities`], [`expansion`] (edges ranked by relevance to the
+//! query), [`fusion`], [`history`], [`pack`];
 //! [`Kb::retrieve`] runs them in that order.
 
 mod candidates;
 mod entities;
 mod expansion;
 mod fusion;
+pub mod history;
 mod pack;
 pub mod phrase;
 
@@ -35,8 +39,9 @@ use serde::{Deserialize, Serialize};
 
 pub use candidates::{Candidates, channel_depths};
 pub use entities::{QueryEntities, entity_hits, query_entities};
-pub use expansion::{Expansion, expansion_seeds, graph_hits};
+pub use expansion::{EdgeRelevance, Expansion, expansion_seeds, graph_hits, rank_edges};
 pub use fusion::Fusion;
+pub use history::{PackCommit, asks_about_change};
 pub use pack::{Channels, evidence_items, summary};
 pub use phrase::{Phrases, phrase_hits, phrases};
 
@@ -124,6 +129,9 @@ pub struct EvidenceItem {
     pub citation: String,
     pub graph_refs: Vec<NodeKey>,
     pub scores: ChannelScores,
+    /// For history items (`git-commit`, `git-diff`): the commit, its author and date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<PackCommit>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -171,7 +179,7 @@ impl RetrieveQuery {
 
 impl Kb {
     /// Answers a question with an evidence pack: candidates → entities → expansion →
-    /// fusion → pack (see the module documentation for the channels and weights).
+    /// fusion → history → pack (see the module documentation for the channels and weights).
     pub async fn retrieve(&self, req: &RetrieveQuery) -> Result<EvidencePack> {
         self.retrieve_watched(req, &Watch::default()).await
     }
@@ -191,6 +199,7 @@ impl Kb {
             typed: req.typed.clone(),
         };
         let phrases = phrases(&req.query);
+        let change = history::wants_history(&req.query, &req.kinds);
         let Candidates {
             bm25,
             vector,
@@ -222,8 +231,9 @@ impl Kb {
                 .into_iter()
                 .map(|(id, _)| id)
                 .collect();
+            let rel = EdgeRelevance::new(&req.query, &entity_nodes, change);
             expansion = self
-                .expand(&vis, &entity_nodes, &seed_ids, req.max_depth)
+                .expand(&vis, &entity_nodes, &seed_ids, req.max_depth, &rel)
                 .await?;
             fusion.add(&expansion.hits, W_GRAPH);
             watch.reached(Stage::Expanded {
@@ -232,9 +242,10 @@ impl Kb {
             });
         }
 
-        let fused = fusion.ranked(req.max_results * 3);
+        let mut fused = fusion.ranked(req.max_results * 3);
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
-        let chunks = self.chunks_reusing(&vis, &ids, verified).await?;
+        let mut chunks = self.chunks_reusing(&vis, &ids, verified).await?;
+        history::current_first(change, &mut fused, &mut chunks);
         let channels = Channels {
             bm25: &bm25,
             vector: &vector,
@@ -243,6 +254,7 @@ impl Kb {
             phrase: &phrase,
         };
         let mut items = evidence_items(chunks, &fused, channels, req.min_score, req.max_results);
+        self.commits_of(&vis, &mut items).await?;
         let claims = self.pack_claims(&vis, &mut items).await?;
         let summary = summary(&items, channels, &expansion.graph);
         let took = started.elapsed();
