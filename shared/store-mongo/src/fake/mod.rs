@@ -17,6 +17,10 @@ use parking_lot::Mutex;
 use crate::client::Transport;
 use crate::error::TransportError;
 
+mod query;
+
+use query::{Vars, cmp_docs, cmp_values, eval, matches, project, sort_docs};
+
 #[derive(Default)]
 struct State {
     collections: HashMap<String, Vec<Document>>,
@@ -159,9 +163,7 @@ fn find_and_modify(
         } else {
             Bson::Null
         };
-        Ok(
-            doc! {"lastErrorObject": {"n": 1, "updatedExisting": false}, "value": value, "ok": 1},
-        )
+        Ok(doc! {"lastErrorObject": {"n": 1, "updatedExisting": false}, "value": value, "ok": 1})
     } else {
         Ok(
             doc! {"lastErrorObject": {"n": 0, "updatedExisting": false}, "value": Bson::Null, "ok": 1},
@@ -186,7 +188,9 @@ fn insert(docs: &mut Vec<Document>, command: &Document) -> Document {
         };
         let d = with_id(d);
         if docs.iter().any(|x| x.get("_id") == d.get("_id")) {
-            errors.push(Bson::Document(doc! {"index": i as i32, "code": 11000, "errmsg": "E11000 duplicate key error"}));
+            errors.push(Bson::Document(
+                doc! {"index": i as i32, "code": 11000, "errmsg": "E11000 duplicate key error"},
+            ));
         } else {
             docs.push(d);
             n += 1;
@@ -236,7 +240,9 @@ fn update(docs: &mut Vec<Document>, command: &Document) -> Result<Document, Tran
         if !hit && u.get_bool("upsert").unwrap_or(false) {
             let after = with_id(apply_update(&upsert_seed(&q), &update, true)?);
             if docs.iter().any(|x| x.get("_id") == after.get("_id")) {
-                errors.push(Bson::Document(doc! {"index": i as i32, "code": 11000, "errmsg": "E11000 duplicate key error"}));
+                errors.push(Bson::Document(
+                    doc! {"index": i as i32, "code": 11000, "errmsg": "E11000 duplicate key error"},
+                ));
             } else {
                 upserted.push(Bson::Document(doc! {"index": i as i32, "_id": after.get("_id").cloned().unwrap_or(Bson::Null)}));
                 docs.push(after);
@@ -420,9 +426,7 @@ fn increment(cur: Option<Bson>, v: &Bson) -> Result<Bson, TransportError> {
         (None, v) => v.clone(),
         (Some(Bson::Int32(a)), Bson::Int32(b)) => Bson::Int32(a + b),
         (Some(c), v) => match (numeric(&c), numeric(v)) {
-            (Some(a), Some(b))
-                if matches!(c, Bson::Double(_)) || matches!(v, Bson::Double(_)) =>
-            {
+            (Some(a), Some(b)) if matches!(c, Bson::Double(_)) || matches!(v, Bson::Double(_)) => {
                 Bson::Double(a + b)
             }
             (Some(a), Some(b)) => Bson::Int64(a as i64 + b as i64),

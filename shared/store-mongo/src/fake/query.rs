@@ -8,7 +8,7 @@ use bson::{Bson, Document};
 
 use crate::fields::numeric;
 
-pub(super) fn get_path<'a>(d: &'a Document, path: &str) -> Option<&'a Bson> {
+fn get_path<'a>(d: &'a Document, path: &str) -> Option<&'a Bson> {
     let mut parts = path.split('.');
     let mut cur = d.get(parts.next()?)?;
     for p in parts {
@@ -17,7 +17,7 @@ pub(super) fn get_path<'a>(d: &'a Document, path: &str) -> Option<&'a Bson> {
     Some(cur)
 }
 
-pub(super) fn rank(b: Option<&Bson>) -> u8 {
+fn rank(b: Option<&Bson>) -> u8 {
     match b {
         None | Some(Bson::Null) => 1,
         Some(Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)) => 2,
@@ -109,7 +109,7 @@ pub(super) fn project(d: &Document, p: &Document) -> Document {
 
 pub(super) type Vars = HashMap<String, Bson>;
 
-pub(super) fn eq_values(a: Option<&Bson>, b: &Bson) -> bool {
+fn eq_values(a: Option<&Bson>, b: &Bson) -> bool {
     match (a, b) {
         (None, Bson::Null) | (Some(Bson::Null), Bson::Null) => true,
         (Some(x), y) => {
@@ -136,7 +136,7 @@ pub(super) fn matches(d: &Document, filter: &Document, vars: &Vars) -> bool {
     })
 }
 
-pub(super) fn field_matches(v: Option<&Bson>, cond: &Bson) -> bool {
+fn field_matches(v: Option<&Bson>, cond: &Bson) -> bool {
     if let Bson::Document(ops) = cond
         && ops.keys().next().is_some_and(|k| k.starts_with('$'))
     {
@@ -171,7 +171,7 @@ pub(super) fn field_matches(v: Option<&Bson>, cond: &Bson) -> bool {
     eq_values(v, cond)
 }
 
-pub(super) fn truthy(b: &Bson) -> bool {
+fn truthy(b: &Bson) -> bool {
     !matches!(b, Bson::Null | Bson::Boolean(false)) && numeric(b) != Some(0.0)
 }
 
