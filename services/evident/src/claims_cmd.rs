@@ -50,58 +50,11 @@ struct Change {
 #[derive(Subcommand)]
 enum ClaimsOp {
     /// Learn a claim: TEXT with at least one --evidence.
-    Learn {
-        /// The fact (`-` reads stdin).
-        text: String,
-        /// Evidence as KIND:REF (`chunk:ID`, `file:src/a.rs`, `url:https://…`); repeatable.
-        #[arg(long = "evidence")]
-        evidence: Vec<String>,
-        /// hypothesis, inferred or observed.
-        #[arg(long, default_value = "observed")]
-        status: String,
-        /// 0..=1.
-        #[arg(long, default_value_t = 1.0)]
-        confidence: f64,
-        /// What it is about, TYPE:ID (project, repo, agent, run).
-        #[arg(long)]
-        subject: Option<String>,
-        /// Who learned it, TYPE:ID.
-        #[arg(long)]
-        actor: Option<String>,
-        #[arg(long)]
-        session: Option<String>,
-        #[arg(long)]
-        domain: Option<String>,
-        #[arg(long = "tag")]
-        tags: Vec<String>,
-        /// Graph refs it is about (`service:payments`); repeatable.
-        #[arg(long = "about")]
-        about: Vec<String>,
-        /// The claim it proposes to replace.
-        #[arg(long)]
-        supersedes: Option<String>,
-    },
+    Learn(LearnArgs),
     /// A claim with its evidence resolved to citations.
     Show { id: String },
     /// Search claims.
-    Recall {
-        question: String,
-        /// Statuses to include (repeatable); active ones when absent.
-        #[arg(long = "status")]
-        status: Vec<String>,
-        #[arg(long)]
-        domain: Option<String>,
-        #[arg(long = "tag")]
-        tags: Vec<String>,
-        /// Only claims about TYPE:ID.
-        #[arg(long)]
-        subject: Option<String>,
-        /// Only claims of this actor id.
-        #[arg(long)]
-        actor: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
-    },
+    Recall(RecallArgs),
     /// Mark a claim verified.
     Verify(Change),
     /// Mark a claim disputed.
@@ -117,17 +70,76 @@ enum ClaimsOp {
     /// A claim's events, oldest first.
     History { id: String },
     /// Claims that need a person, most severe first.
-    Attention {
-        #[arg(long)]
-        actor: Option<String>,
-        #[arg(long)]
-        session: Option<String>,
-        /// TYPE:ID.
-        #[arg(long)]
-        subject: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
-    },
+    Attention(AttentionArgs),
+}
+
+// The arguments of `claims learn` (a plain comment: the variant's doc is its help).
+#[derive(Args)]
+struct LearnArgs {
+    /// The fact (`-` reads stdin).
+    text: String,
+    /// Evidence as KIND:REF (`chunk:ID`, `file:src/a.rs`, `url:https://…`); repeatable.
+    #[arg(long = "evidence")]
+    evidence: Vec<String>,
+    /// hypothesis, inferred or observed.
+    #[arg(long, default_value = "observed")]
+    status: String,
+    /// 0..=1.
+    #[arg(long, default_value_t = 1.0)]
+    confidence: f64,
+    /// What it is about, TYPE:ID (project, repo, agent, run).
+    #[arg(long)]
+    subject: Option<String>,
+    /// Who learned it, TYPE:ID.
+    #[arg(long)]
+    actor: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    #[arg(long)]
+    domain: Option<String>,
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Graph refs it is about (`service:payments`); repeatable.
+    #[arg(long = "about")]
+    about: Vec<String>,
+    /// The claim it proposes to replace.
+    #[arg(long)]
+    supersedes: Option<String>,
+}
+
+// The arguments of `claims recall` (a plain comment: the variant's doc is its help).
+#[derive(Args)]
+struct RecallArgs {
+    question: String,
+    /// Statuses to include (repeatable); active ones when absent.
+    #[arg(long = "status")]
+    status: Vec<String>,
+    #[arg(long)]
+    domain: Option<String>,
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Only claims about TYPE:ID.
+    #[arg(long)]
+    subject: Option<String>,
+    /// Only claims of this actor id.
+    #[arg(long)]
+    actor: Option<String>,
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+}
+
+// The arguments of `claims attention` (a plain comment: the variant's doc is its help).
+#[derive(Args)]
+struct AttentionArgs {
+    #[arg(long)]
+    actor: Option<String>,
+    #[arg(long)]
+    session: Option<String>,
+    /// TYPE:ID.
+    #[arg(long)]
+    subject: Option<String>,
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
 }
 
 fn split<'a>(what: &str, raw: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
@@ -225,125 +237,7 @@ fn pairs<'a>(q: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
 }
 
 pub async fn run(args: ClaimsArgs) -> anyhow::Result<()> {
-    let client = args.server.client()?;
-    let path = |id: &str, op: &str| format!("/api/v1/claims/{}{op}", encode_path(id));
-    let out = match &args.op {
-        ClaimsOp::Learn {
-            text,
-            evidence: ev,
-            status: st,
-            confidence,
-            subject,
-            actor: who,
-            session,
-            domain,
-            tags,
-            about,
-            supersedes,
-        } => {
-            let subject: Option<Subject> = subject
-                .as_deref()
-                .map(|s| {
-                    let (t, id) = split("subject", s)?;
-                    serde_json::from_value(json!({"scopeType": t, "scopeId": id}))
-                        .with_context(|| format!("subject `{s}`: project, repo, agent or run"))
-                })
-                .transpose()?;
-            let body = LearnRequest {
-                client_id: args.client_id()?,
-                project_id: args.project.clone(),
-                group_id: args.group.clone(),
-                text: text_or_stdin(text.clone())?,
-                evidence: evidence(ev)?,
-                status: status(st)?,
-                confidence: *confidence,
-                subject,
-                actor: actor(who.as_deref())?,
-                session_id: session.clone(),
-                domain: domain.clone(),
-                tags: tags.clone(),
-                about: about.clone(),
-                supersedes: supersedes.clone(),
-            };
-            client.post("/api/v1/claims", &body).await?
-        }
-        ClaimsOp::Show { id } => client.get(&path(id, ""), &pairs(&args.query()?)).await?,
-        ClaimsOp::History { id } => {
-            client
-                .get(&path(id, "/history"), &pairs(&args.query()?))
-                .await?
-        }
-        ClaimsOp::Recall {
-            question,
-            status: st,
-            domain,
-            tags,
-            subject,
-            actor,
-            limit,
-        } => {
-            let subject = subject
-                .as_deref()
-                .map(|s| {
-                    split("subject", s).map(|(t, id)| SubjectFilter {
-                        scope_type: t.into(),
-                        scope_id: id.into(),
-                    })
-                })
-                .transpose()?;
-            let body = RecallRequest {
-                client_id: args.client_id()?,
-                project_id: args.project.clone(),
-                group_id: args.group.clone(),
-                question: question.clone(),
-                status: st
-                    .iter()
-                    .map(|s| status(s))
-                    .collect::<anyhow::Result<_>>()?,
-                domain: domain.clone(),
-                tags: tags.clone(),
-                subject,
-                actor: actor.clone(),
-                limit: *limit,
-            };
-            client.post("/api/v1/claims/recall", &body).await?
-        }
-        ClaimsOp::Verify(c) => {
-            client
-                .post(&path(&c.id, "/verify"), &args.change(c)?)
-                .await?
-        }
-        ClaimsOp::Dispute(c) => {
-            client
-                .post(&path(&c.id, "/dispute"), &args.change(c)?)
-                .await?
-        }
-        ClaimsOp::Supersede { change, by } => {
-            let mut body = args.change(change)?;
-            body.by = Some(by.clone());
-            client.post(&path(&change.id, "/supersede"), &body).await?
-        }
-        ClaimsOp::Attention {
-            actor,
-            session,
-            subject,
-            limit,
-        } => {
-            let mut q = args.query()?;
-            q.push(("limit", limit.to_string()));
-            for (k, v) in [("actor", actor), ("session", session)] {
-                if let Some(v) = v {
-                    q.push((k, v.clone()));
-                }
-            }
-            if let Some(s) = subject {
-                let (t, id) = split("subject", s)?;
-                q.push(("subjectType", t.into()));
-                q.push(("subjectId", id.into()));
-            }
-            client.get("/api/v1/claims/attention", &pairs(&q)).await?
-        }
-    };
+    let out = args.send().await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
@@ -354,40 +248,164 @@ pub async fn run(args: ClaimsArgs) -> anyhow::Result<()> {
             .into_iter()
             .flatten()
             .for_each(print_claim),
-        ClaimsOp::Attention { .. } => {
-            for item in out["items"].as_array().into_iter().flatten() {
-                let reasons: Vec<&str> = item["reasons"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                print!(
-                    "[{}: {}] ",
-                    item["severity"].as_str().unwrap_or("?"),
-                    reasons.join(", ")
-                );
-                print_claim(item);
-            }
-        }
-        ClaimsOp::History { .. } => {
-            for e in out["events"].as_array().into_iter().flatten() {
-                println!(
-                    "{} {} {} → {} by {}:{}{}",
-                    e["seq"],
-                    e["change"].as_str().unwrap_or("?"),
-                    e["from"].as_str().unwrap_or("-"),
-                    e["to"].as_str().unwrap_or("?"),
-                    e["actor"]["type"].as_str().unwrap_or("?"),
-                    e["actor"]["id"].as_str().unwrap_or("?"),
-                    e["reason"]
-                        .as_str()
-                        .map(|r| format!(": {r}"))
-                        .unwrap_or_default()
-                );
-            }
-        }
+        ClaimsOp::Attention { .. } => print_attention(&out),
+        ClaimsOp::History { .. } => print_history(&out),
         _ => print_claim(&out),
     }
     Ok(())
+}
+
+impl ClaimsArgs {
+    /// Sends the request of the operation; the server's JSON answer.
+    async fn send(&self) -> anyhow::Result<Value> {
+        let client = self.server.client()?;
+        let path = |id: &str, op: &str| format!("/api/v1/claims/{}{op}", encode_path(id));
+        Ok(match &self.op {
+            ClaimsOp::Learn(l) => client.post("/api/v1/claims", &self.learn(l)?).await?,
+            ClaimsOp::Show { id } => client.get(&path(id, ""), &pairs(&self.query()?)).await?,
+            ClaimsOp::History { id } => {
+                client
+                    .get(&path(id, "/history"), &pairs(&self.query()?))
+                    .await?
+            }
+            ClaimsOp::Recall(r) => {
+                client
+                    .post("/api/v1/claims/recall", &self.recall(r)?)
+                    .await?
+            }
+            ClaimsOp::Verify(c) => {
+                client
+                    .post(&path(&c.id, "/verify"), &self.change(c)?)
+                    .await?
+            }
+            ClaimsOp::Dispute(c) => {
+                client
+                    .post(&path(&c.id, "/dispute"), &self.change(c)?)
+                    .await?
+            }
+            ClaimsOp::Supersede { change, by } => {
+                let mut body = self.change(change)?;
+                body.by = Some(by.clone());
+                client.post(&path(&change.id, "/supersede"), &body).await?
+            }
+            ClaimsOp::Attention(a) => {
+                client
+                    .get("/api/v1/claims/attention", &pairs(&self.attention(a)?))
+                    .await?
+            }
+        })
+    }
+
+    /// The body of `claims learn` (the text read from stdin when it is `-`).
+    fn learn(&self, l: &LearnArgs) -> anyhow::Result<LearnRequest> {
+        let subject: Option<Subject> = l
+            .subject
+            .as_deref()
+            .map(|s| {
+                let (t, id) = split("subject", s)?;
+                serde_json::from_value(json!({"scopeType": t, "scopeId": id}))
+                    .with_context(|| format!("subject `{s}`: project, repo, agent or run"))
+            })
+            .transpose()?;
+        Ok(LearnRequest {
+            client_id: self.client_id()?,
+            project_id: self.project.clone(),
+            group_id: self.group.clone(),
+            text: text_or_stdin(l.text.clone())?,
+            evidence: evidence(&l.evidence)?,
+            status: status(&l.status)?,
+            confidence: l.confidence,
+            subject,
+            actor: actor(l.actor.as_deref())?,
+            session_id: l.session.clone(),
+            domain: l.domain.clone(),
+            tags: l.tags.clone(),
+            about: l.about.clone(),
+            supersedes: l.supersedes.clone(),
+        })
+    }
+
+    /// The body of `claims recall`.
+    fn recall(&self, r: &RecallArgs) -> anyhow::Result<RecallRequest> {
+        let subject = r
+            .subject
+            .as_deref()
+            .map(|s| {
+                split("subject", s).map(|(t, id)| SubjectFilter {
+                    scope_type: t.into(),
+                    scope_id: id.into(),
+                })
+            })
+            .transpose()?;
+        Ok(RecallRequest {
+            client_id: self.client_id()?,
+            project_id: self.project.clone(),
+            group_id: self.group.clone(),
+            question: r.question.clone(),
+            status: r
+                .status
+                .iter()
+                .map(|s| status(s))
+                .collect::<anyhow::Result<_>>()?,
+            domain: r.domain.clone(),
+            tags: r.tags.clone(),
+            subject,
+            actor: r.actor.clone(),
+            limit: r.limit,
+        })
+    }
+
+    /// The query of `claims attention`: the scope, the limit and the filters given.
+    fn attention(&self, a: &AttentionArgs) -> anyhow::Result<Vec<(&'static str, String)>> {
+        let mut q = self.query()?;
+        q.push(("limit", a.limit.to_string()));
+        for (k, v) in [("actor", &a.actor), ("session", &a.session)] {
+            if let Some(v) = v {
+                q.push((k, v.clone()));
+            }
+        }
+        if let Some(s) = &a.subject {
+            let (t, id) = split("subject", s)?;
+            q.push(("subjectType", t.into()));
+            q.push(("subjectId", id.into()));
+        }
+        Ok(q)
+    }
+}
+
+/// `claims attention`: each item's severity and reasons, then the claim.
+fn print_attention(out: &Value) {
+    for item in out["items"].as_array().into_iter().flatten() {
+        let reasons: Vec<&str> = item["reasons"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        print!(
+            "[{}: {}] ",
+            item["severity"].as_str().unwrap_or("?"),
+            reasons.join(", ")
+        );
+        print_claim(item);
+    }
+}
+
+/// `claims history`: one line per event, `SEQ CHANGE FROM → TO by TYPE:ID: REASON`.
+fn print_history(out: &Value) {
+    for e in out["events"].as_array().into_iter().flatten() {
+        println!(
+            "{} {} {} → {} by {}:{}{}",
+            e["seq"],
+            e["change"].as_str().unwrap_or("?"),
+            e["from"].as_str().unwrap_or("-"),
+            e["to"].as_str().unwrap_or("?"),
+            e["actor"]["type"].as_str().unwrap_or("?"),
+            e["actor"]["id"].as_str().unwrap_or("?"),
+            e["reason"]
+                .as_str()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        );
+    }
 }
