@@ -426,30 +426,8 @@ pub fn commit_source(
     // redacted, as in its chunk (the knowledge base refuses credentials in any stored string).
     let message = redact(&c.message).map_or_else(|| c.message.clone(), |(clean, _)| clean);
     let mut nodes = vec![commit_node(ctx, c, &hash, &message)];
-    let mut edges = Vec::new();
-    let mut aliases = Vec::new();
-    for (edge_type, who) in [("authored_by", author), ("committed_by", committer)] {
-        if let Some((node, al)) = who {
-            edges.push(edge(
-                &commit_key,
-                edge_type,
-                node.key.clone(),
-                EvidenceSpec::chunk(0),
-                Map::new(),
-            ));
-            nodes.push(node);
-            aliases.extend(al);
-        }
-    }
-    for p in &c.parents {
-        edges.push(edge(
-            &commit_key,
-            "parent",
-            keys::commit(p),
-            EvidenceSpec::chunk(0),
-            Map::new(),
-        ));
-    }
+    let (people, mut edges, aliases) = people_and_parents(&commit_key, c, author, committer);
+    nodes.extend(people);
     push_file_changes(ctx, c, &commit_key, &file_chunks, &mut nodes, &mut edges);
     for (relation, key) in found_issues {
         edges.push(edge(
@@ -479,6 +457,44 @@ pub fn commit_source(
         aliases,
         merges: Vec::new(),
     }
+}
+
+/// The author's and committer's nodes and aliases, with `authored_by` / `committed_by` edges,
+/// then a `parent` edge per parent.
+fn people_and_parents(
+    commit_key: &NodeKey,
+    c: &CommitInfo,
+    author: Option<(PreparedNode, Vec<(NodeKey, NodeKey)>)>,
+    committer: Option<(PreparedNode, Vec<(NodeKey, NodeKey)>)>,
+) -> (
+    Vec<PreparedNode>,
+    Vec<PreparedEdge>,
+    Vec<(NodeKey, NodeKey)>,
+) {
+    let (mut nodes, mut edges, mut aliases) = (Vec::new(), Vec::new(), Vec::new());
+    for (edge_type, who) in [("authored_by", author), ("committed_by", committer)] {
+        if let Some((node, al)) = who {
+            edges.push(edge(
+                commit_key,
+                edge_type,
+                node.key.clone(),
+                EvidenceSpec::chunk(0),
+                Map::new(),
+            ));
+            nodes.push(node);
+            aliases.extend(al);
+        }
+    }
+    for p in &c.parents {
+        edges.push(edge(
+            commit_key,
+            "parent",
+            keys::commit(p),
+            EvidenceSpec::chunk(0),
+            Map::new(),
+        ));
+    }
+    (nodes, edges, aliases)
 }
 
 /// The commit's node: hash, subject, message (redacted, its first 1000 characters), author,
