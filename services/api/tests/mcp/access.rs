@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::app::*;
 
+// Long on purpose: one scenario told in order, each step reading the state the last left.
 #[tokio::test]
 async fn subjects_are_kept_apart_the_same_subject_updates_and_writes_are_audited() {
     let app = App::new().await;
@@ -143,6 +144,7 @@ async fn subjects_are_kept_apart_the_same_subject_updates_and_writes_are_audited
     assert!(routes.contains(&"mcp:memory_put"), "{routes:?}");
 }
 
+// Long on purpose: one scenario told in order, each step reading the state the last left.
 #[tokio::test]
 async fn calls_are_refused_as_rest_refuses_them() {
     let app = App::new().await;

@@ -160,6 +160,7 @@ async fn the_session_log_is_appended_and_read_per_project() {
     assert_eq!(e["data"]["status"], 403, "{e}");
 }
 
+// Long on purpose: one scenario told in order, each step reading the state the last left.
 #[tokio::test]
 async fn claims_are_learned_recalled_changed_and_audited_through_mcp() {
     let app = App::new().await;

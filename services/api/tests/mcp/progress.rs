@@ -83,6 +83,7 @@ fn progress_of(messages: &[Value]) -> Vec<(f64, Option<f64>, String)> {
         .collect()
 }
 
+// Long on purpose: one scenario told in order, each step reading the state the last left.
 #[tokio::test]
 async fn long_calls_report_progress_at_their_stages_when_asked() {
     let app = App::new().await;
