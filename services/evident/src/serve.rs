@@ -27,20 +27,10 @@ fn load(
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let mut cfg = load(args.config.as_deref(), args.data)?;
-    if let Some(l) = args.listen {
-        cfg.server.listen = l;
-    }
-    if args.no_workers {
-        cfg.queue.interactive_workers = 0;
-        cfg.queue.bulk_workers = 0;
-    }
+    let cfg = serve_config(&args)?;
     let metrics = evident_runtime::metrics_handle();
     let cancel = evident_runtime::shutdown_on_signals();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    // What the operator names on the command line may be read by sources ([sources] roots).
-    cfg.sources.roots.extend(args.index_git.iter().cloned());
-    cfg.sources.roots.extend(args.ingest.iter().cloned());
 
     // Refuse an unsafe listen address before anything is opened.
     let egress = cfg
@@ -78,33 +68,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             cors_origins: cfg.server.cors_origins.clone(),
         },
     );
-    if let Some(path) = &local_token {
-        eprintln!(
-            "local operator token in {} (the CLI reads it; curl: -H \"authorization: Bearer $(cat {})\")",
-            path.display(),
-            path.display()
-        );
-    }
-    eprintln!(
-        "evident listening on http://{addr} (data: {}, embedder: {}, workers: {} interactive + {} bulk)",
-        cfg.store.data_dir.display(),
-        opened.kb.embedder().identity(),
-        cfg.queue.interactive_workers,
-        cfg.queue.bulk_workers
-    );
+    announce(local_token.as_deref(), addr, &cfg, &opened);
     let server = tokio::spawn(evident_api::serve(listener, router, cancel.clone()));
-    let workers = tokio::spawn(evident_qualifier::run_pool(
-        opened.qualifier(&cfg, clock.clone()),
-        cancel.clone(),
-        opened.tasks.wake_signal(),
-    ));
-    let pruner = tokio::spawn(evident_qualifier::prune_loop(
-        opened.kb.stores().queue.clone(),
-        opened.kb.stores().memory.clone(),
-        clock.clone(),
-        cfg.queue.retention_hours,
-        cancel.clone(),
-    ));
+    let (workers, pruner) = spawn_workers(&opened, &cfg, &clock, &cancel);
     opened.register_config_sources(&cfg, clock.now_ms()).await;
     for repo in &args.index_git {
         register_local_repo(&opened, repo, &args.client, clock.now_ms()).await;
@@ -135,6 +101,68 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     opened.close();
     eprintln!("evident stopped");
     Ok(())
+}
+
+/// The configuration with the command line's overrides: listen address, no workers, and
+/// what the operator names to index or ingest as readable source roots.
+fn serve_config(args: &ServeArgs) -> anyhow::Result<Config> {
+    let mut cfg = load(args.config.as_deref(), args.data.clone())?;
+    if let Some(l) = args.listen {
+        cfg.server.listen = l;
+    }
+    if args.no_workers {
+        cfg.queue.interactive_workers = 0;
+        cfg.queue.bulk_workers = 0;
+    }
+    // What the operator names on the command line may be read by sources ([sources] roots).
+    cfg.sources.roots.extend(args.index_git.iter().cloned());
+    cfg.sources.roots.extend(args.ingest.iter().cloned());
+    Ok(cfg)
+}
+
+/// Starts the worker pool (claims and runs queued tasks) and the pruner of finished tasks.
+fn spawn_workers(
+    opened: &evident_runtime::Opened,
+    cfg: &Config,
+    clock: &Arc<dyn Clock>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> (tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>) {
+    let workers = tokio::spawn(evident_qualifier::run_pool(
+        opened.qualifier(cfg, clock.clone()),
+        cancel.clone(),
+        opened.tasks.wake_signal(),
+    ));
+    let pruner = tokio::spawn(evident_qualifier::prune_loop(
+        opened.kb.stores().queue.clone(),
+        opened.kb.stores().memory.clone(),
+        clock.clone(),
+        cfg.queue.retention_hours,
+        cancel.clone(),
+    ));
+    (workers, pruner)
+}
+
+/// Tells the operator where the local token is and what is listening, with what.
+fn announce(
+    local_token: Option<&std::path::Path>,
+    addr: std::net::SocketAddr,
+    cfg: &Config,
+    opened: &evident_runtime::Opened,
+) {
+    if let Some(path) = local_token {
+        eprintln!(
+            "local operator token in {} (the CLI reads it; curl: -H \"authorization: Bearer $(cat {})\")",
+            path.display(),
+            path.display()
+        );
+    }
+    eprintln!(
+        "evident listening on http://{addr} (data: {}, embedder: {}, workers: {} interactive + {} bulk)",
+        cfg.store.data_dir.display(),
+        opened.kb.embedder().identity(),
+        cfg.queue.interactive_workers,
+        cfg.queue.bulk_workers
+    );
 }
 
 /// Workers only (no HTTP API), for scale-out deployments.

@@ -292,6 +292,80 @@ fn prepare(scope: Scope, o: &TaskOutcome, c: &Checked) -> Result<PreparedSource>
     let urn = outcome_urn(&o.task_id);
     let category = o.category.map(TaskCategory::as_str).unwrap_or_default();
     let title = format!("Task outcome: {}", one_line(&o.task_id));
+    let doc = section_chunks(o, c, &urn, &title, category);
+    let outcome_key = normalize_ref(&format!("task_outcome:{}", o.task_id)).ok_or_else(|| {
+        KbError::Field(validate::FieldError::Invalid {
+            field: "taskId",
+            reason: "has no letters or digits".into(),
+        })
+    })?;
+    let mut links = Links {
+        nodes: vec![PreparedNode {
+            key: outcome_key.clone(),
+            node_type: OUTCOME_KIND.into(),
+            label: title.clone(),
+            props: evident_core::prepared::props([
+                ("taskId", o.task_id.clone().into()),
+                ("category", category.into()),
+                ("action", o.action.clone().into()),
+            ]),
+            evidence: EvidenceSpec::AllChunks,
+        }],
+        edges: Vec::new(),
+        outcome_key,
+        section_index: doc.section_index,
+        chunks: doc.chunks,
+    };
+    let artifacts = c
+        .artifacts
+        .iter()
+        .filter_map(|a| artifact_key(a).map(|(k, t)| (k, t, a.clone())))
+        .collect();
+    links.link("Artifacts", artifacts, "touched");
+    links.link("Summary", keyed("topic", &c.topics, "topic"), "about");
+    links.link(
+        "Patterns",
+        keyed("pattern", &c.patterns, "pattern"),
+        "used_pattern",
+    );
+    links.link("Key Decisions", decisions(o, c), "decided");
+    let markdown = doc.markdown;
+    let fingerprint = content_hash(&format!(
+        "task-outcome/v1\n{}\n{category}\n{}\n{markdown}",
+        serde_json::to_string(&scope).unwrap_or_default(),
+        o.action
+    ));
+    Ok(PreparedSource {
+        scope,
+        source_urn: urn,
+        kind: OUTCOME_KIND.into(),
+        title: Some(title),
+        fingerprint,
+        observed_at: None,
+        chunks: links.chunks,
+        nodes: links.nodes,
+        edges: links.edges,
+        aliases: Vec::new(),
+        merges: Vec::new(),
+    })
+}
+
+/// An outcome as Markdown, its chunks (one per section) and which chunk holds each section.
+struct SectionChunks {
+    markdown: String,
+    chunks: Vec<PreparedChunk>,
+    section_index: std::collections::HashMap<&'static str, usize>,
+}
+
+/// Writes the outcome's Markdown (title, then each section) with one chunk per section,
+/// located by its exact character span and carrying the task's id, category and action.
+fn section_chunks(
+    o: &TaskOutcome,
+    c: &Checked,
+    urn: &str,
+    title: &str,
+    category: &str,
+) -> SectionChunks {
     let mut markdown = format!("# {title}\n\n");
     let mut chunks = Vec::new();
     let mut metadata = Map::new();
@@ -308,7 +382,7 @@ fn prepare(scope: Scope, o: &TaskOutcome, c: &Checked) -> Result<PreparedSource>
         let mut chunk = PreparedChunk::new(
             text,
             Locator::Document {
-                uri: urn.clone(),
+                uri: urn.to_string(),
                 char_start,
                 char_end,
                 page: None,
@@ -319,29 +393,32 @@ fn prepare(scope: Scope, o: &TaskOutcome, c: &Checked) -> Result<PreparedSource>
         section_index.insert(s.heading, chunks.len());
         chunks.push(chunk);
     }
-    let outcome_key = normalize_ref(&format!("task_outcome:{}", o.task_id)).ok_or_else(|| {
-        KbError::Field(validate::FieldError::Invalid {
-            field: "taskId",
-            reason: "has no letters or digits".into(),
-        })
-    })?;
-    let mut nodes = vec![PreparedNode {
-        key: outcome_key.clone(),
-        node_type: OUTCOME_KIND.into(),
-        label: title.clone(),
-        props: evident_core::prepared::props([
-            ("taskId", o.task_id.clone().into()),
-            ("category", category.into()),
-            ("action", o.action.clone().into()),
-        ]),
-        evidence: EvidenceSpec::AllChunks,
-    }];
-    let mut edges = Vec::new();
-    let mut link = |section: &str,
-                    targets: Vec<(NodeKey, &'static str, String)>,
-                    edge_type: &str,
-                    chunks: &mut Vec<PreparedChunk>| {
-        let Some(&i) = section_index.get(section) else {
+    SectionChunks {
+        markdown,
+        chunks,
+        section_index,
+    }
+}
+
+/// The outcome's nodes and edges as they are linked, and the chunks that evidence them.
+struct Links {
+    nodes: Vec<PreparedNode>,
+    edges: Vec<PreparedEdge>,
+    outcome_key: NodeKey,
+    section_index: std::collections::HashMap<&'static str, usize>,
+    chunks: Vec<PreparedChunk>,
+}
+
+impl Links {
+    /// Links the outcome to each target (once) by `edge_type`, evidenced by the chunk of
+    /// `section`, which refers to the target; nothing when the outcome has no such section.
+    fn link(
+        &mut self,
+        section: &str,
+        targets: Vec<(NodeKey, &'static str, String)>,
+        edge_type: &str,
+    ) {
+        let Some(&i) = self.section_index.get(section) else {
             return;
         };
         let mut seen = BTreeSet::new();
@@ -349,49 +426,40 @@ fn prepare(scope: Scope, o: &TaskOutcome, c: &Checked) -> Result<PreparedSource>
             if !seen.insert(key.clone()) {
                 continue;
             }
-            chunks[i].refs.push(key.clone());
-            nodes.push(PreparedNode {
+            self.chunks[i].refs.push(key.clone());
+            self.nodes.push(PreparedNode {
                 key: key.clone(),
                 node_type: node_type.into(),
                 label,
                 props: Map::new(),
                 evidence: EvidenceSpec::chunk(i),
             });
-            edges.push(PreparedEdge {
-                from: outcome_key.clone(),
+            self.edges.push(PreparedEdge {
+                from: self.outcome_key.clone(),
                 to: key,
                 edge_type: edge_type.into(),
                 props: Map::new(),
                 evidence: EvidenceSpec::chunk(i),
             });
         }
-    };
-    let keyed = |ns: &str, list: &[String], node_type: &'static str| {
-        list.iter()
-            .filter_map(|i| normalize_ref(&format!("{ns}:{i}")).map(|k| (k, node_type, i.clone())))
-            .collect::<Vec<_>>()
-    };
-    let artifacts = c
-        .artifacts
-        .iter()
-        .filter_map(|a| artifact_key(a).map(|(k, t)| (k, t, a.clone())))
-        .collect();
-    link("Artifacts", artifacts, "touched", &mut chunks);
-    link(
-        "Summary",
-        keyed("topic", &c.topics, "topic"),
-        "about",
-        &mut chunks,
-    );
-    link(
-        "Patterns",
-        keyed("pattern", &c.patterns, "pattern"),
-        "used_pattern",
-        &mut chunks,
-    );
-    // A decision is identified by its task and its text (reordering keeps its node).
-    let decisions = c
-        .decisions
+    }
+}
+
+/// Link targets named in namespace `ns` (`topic:…`, `pattern:…`) that make keys.
+fn keyed(
+    ns: &str,
+    list: &[String],
+    node_type: &'static str,
+) -> Vec<(NodeKey, &'static str, String)> {
+    list.iter()
+        .filter_map(|i| normalize_ref(&format!("{ns}:{i}")).map(|k| (k, node_type, i.clone())))
+        .collect::<Vec<_>>()
+}
+
+/// The outcome's decisions as link targets. A decision is identified by its task and its
+/// text (reordering keeps its node).
+fn decisions(o: &TaskOutcome, c: &Checked) -> Vec<(NodeKey, &'static str, String)> {
+    c.decisions
         .iter()
         .filter_map(|d| {
             let hash = content_hash(d);
@@ -402,26 +470,7 @@ fn prepare(scope: Scope, o: &TaskOutcome, c: &Checked) -> Result<PreparedSource>
                 (k, "decision", label)
             })
         })
-        .collect();
-    link("Key Decisions", decisions, "decided", &mut chunks);
-    let fingerprint = content_hash(&format!(
-        "task-outcome/v1\n{}\n{category}\n{}\n{markdown}",
-        serde_json::to_string(&scope).unwrap_or_default(),
-        o.action
-    ));
-    Ok(PreparedSource {
-        scope,
-        source_urn: urn,
-        kind: OUTCOME_KIND.into(),
-        title: Some(title),
-        fingerprint,
-        observed_at: None,
-        chunks,
-        nodes,
-        edges,
-        aliases: Vec::new(),
-        merges: Vec::new(),
-    })
+        .collect()
 }
 
 /// Resolves the artifact keys through the alias registry now: code keys (`file:`, `symbol:`)

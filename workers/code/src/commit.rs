@@ -297,26 +297,91 @@ fn diff_pieces(f: &FileChange, max_tokens: usize) -> Vec<DiffPiece> {
     pieces
 }
 
-/// Adds a chunk, its credential lines redacted (`withheld` records that some were).
-fn push_chunk(
-    chunks: &mut Vec<PreparedChunk>,
-    withheld: &mut bool,
-    text: String,
-    locator: Locator,
-    kind: &str,
-    refs: Vec<NodeKey>,
-) {
-    let text = match redact(&text) {
-        Some((clean, _)) => {
-            *withheld = true;
-            clean
+/// The chunks of a commit's source as they are built, and whether credential lines were
+/// withheld from any of them.
+struct Chunks {
+    chunks: Vec<PreparedChunk>,
+    withheld: bool,
+}
+
+impl Chunks {
+    /// Adds a chunk, its credential lines redacted (`withheld` records that some were).
+    fn push(&mut self, text: String, locator: Locator, kind: &str, refs: Vec<NodeKey>) {
+        let text = match redact(&text) {
+            Some((clean, _)) => {
+                self.withheld = true;
+                clean
+            }
+            None => text,
+        };
+        let mut pc = PreparedChunk::new(text, locator);
+        pc.kind = Some(kind.into());
+        pc.refs = refs;
+        self.chunks.push(pc);
+    }
+
+    /// Adds the diff chunks of every text file the commit changes; per file (in order), the
+    /// indices of the chunks that evidence its change.
+    fn push_diffs(
+        &mut self,
+        repository: &str,
+        c: &CommitInfo,
+        hash: &str,
+        max_tokens: usize,
+    ) -> Vec<Vec<usize>> {
+        let commit_key = keys::commit(hash);
+        let mut file_chunks: Vec<Vec<usize>> = Vec::with_capacity(c.files.len());
+        for f in &c.files {
+            let mut mine = Vec::new();
+            if !f.binary {
+                let file_key = keys::file(repository, &f.path);
+                for piece in diff_pieces(f, max_tokens) {
+                    let (path, span, at) = match (piece.new_span, piece.old_span) {
+                        (Some(span), _) => (f.path.clone(), span, Some(hash.to_string())),
+                        // Only removed lines: cite them where they still exist, in the parent.
+                        (None, Some(span)) => (
+                            f.old_path.clone().unwrap_or_else(|| f.path.clone()),
+                            span,
+                            c.parents.first().cloned().or(Some(hash.to_string())),
+                        ),
+                        (None, None) => continue,
+                    };
+                    mine.push(self.chunks.len());
+                    self.push(
+                        piece.text,
+                        Locator::File {
+                            path,
+                            line_start: span.0,
+                            line_end: span.1,
+                            commit: at,
+                            symbol: None,
+                        },
+                        "git-diff",
+                        vec![commit_key.clone(), file_key.clone()],
+                    );
+                }
+            }
+            file_chunks.push(mine);
         }
-        None => text,
-    };
-    let mut pc = PreparedChunk::new(text, locator);
-    pc.kind = Some(kind.into());
-    pc.refs = refs;
-    chunks.push(pc);
+        file_chunks
+    }
+}
+
+/// An edge of the commit's source.
+fn edge(
+    from: &NodeKey,
+    t: &str,
+    to: NodeKey,
+    evidence: EvidenceSpec,
+    props: Map<String, Value>,
+) -> PreparedEdge {
+    PreparedEdge {
+        from: from.clone(),
+        to,
+        edge_type: t.into(),
+        props,
+        evidence,
+    }
 }
 
 /// Builds the prepared source of a commit. `issues` says where `#12` points.
@@ -328,8 +393,10 @@ pub fn commit_source(
 ) -> PreparedSource {
     let hash = c.hash.to_ascii_lowercase();
     let commit_key = keys::commit(&hash);
-    let mut chunks = Vec::new();
-    let mut withheld = false;
+    let mut chunks = Chunks {
+        chunks: Vec::new(),
+        withheld: false,
+    };
     // The message chunk cites the commit; its refs lead expansion to author and issues.
     let author = person(&c.author_name, &c.author_email);
     let committer = match (&c.committer_name, &c.committer_email) {
@@ -343,9 +410,7 @@ pub fn commit_source(
     let mut refs = vec![commit_key.clone()];
     refs.extend(author.iter().map(|(n, _)| n.key.clone()));
     refs.extend(found_issues.iter().map(|(_, k)| k.clone()));
-    push_chunk(
-        &mut chunks,
-        &mut withheld,
+    chunks.push(
         message_chunk_text(c),
         Locator::Commit {
             repository: ctx.repository.clone(),
@@ -354,54 +419,94 @@ pub fn commit_source(
         "git-commit",
         refs,
     );
-
     // Diff chunks, and which chunks evidence each file's change.
-    let mut file_chunks: Vec<Vec<usize>> = Vec::with_capacity(c.files.len());
-    for f in &c.files {
-        let mut mine = Vec::new();
-        if !f.binary {
-            let file_key = keys::file(&ctx.repository, &f.path);
-            for piece in diff_pieces(f, max_tokens) {
-                let (path, span, at) = match (piece.new_span, piece.old_span) {
-                    (Some(span), _) => (f.path.clone(), span, Some(hash.clone())),
-                    // Only removed lines: cite them where they still exist, in the parent.
-                    (None, Some(span)) => (
-                        f.old_path.clone().unwrap_or_else(|| f.path.clone()),
-                        span,
-                        c.parents.first().cloned().or(Some(hash.clone())),
-                    ),
-                    (None, None) => continue,
-                };
-                mine.push(chunks.len());
-                push_chunk(
-                    &mut chunks,
-                    &mut withheld,
-                    piece.text,
-                    Locator::File {
-                        path,
-                        line_start: span.0,
-                        line_end: span.1,
-                        commit: at,
-                        symbol: None,
-                    },
-                    "git-diff",
-                    vec![commit_key.clone(), file_key.clone()],
-                );
-            }
-        }
-        file_chunks.push(mine);
-    }
+    let file_chunks = chunks.push_diffs(&ctx.repository, c, &hash, max_tokens);
 
     // The message is stored in the commit's props and title too: with its credential lines
     // redacted, as in its chunk (the knowledge base refuses credentials in any stored string).
     let message = redact(&c.message).map_or_else(|| c.message.clone(), |(clean, _)| clean);
-    let mut nodes = vec![PreparedNode {
-        key: commit_key.clone(),
+    let mut nodes = vec![commit_node(ctx, c, &hash, &message)];
+    let (people, mut edges, aliases) = people_and_parents(&commit_key, c, author, committer);
+    nodes.extend(people);
+    push_file_changes(ctx, c, &commit_key, &file_chunks, &mut nodes, &mut edges);
+    for (relation, key) in found_issues {
+        edges.push(edge(
+            &commit_key,
+            relation.edge_type(),
+            key,
+            EvidenceSpec::chunk(0),
+            Map::new(),
+        ));
+    }
+    PreparedSource {
+        scope: ctx.scope.clone(),
+        source_urn: commit_urn(&ctx.source_id, &hash),
+        kind: "git-commit".into(),
+        title: Some(format!("{} {}", short(&hash), subject(&message))),
+        fingerprint: content_hash(&format!(
+            "{COMMIT_VERSION}\0{}\0{hash}\0{}\0{}\0{max_tokens}\0{withheld}",
+            ctx.repository,
+            issues.tracker,
+            issues.project,
+            withheld = chunks.withheld
+        )),
+        observed_at: humantime_rfc3339(&c.date),
+        chunks: chunks.chunks,
+        nodes,
+        edges,
+        aliases,
+        merges: Vec::new(),
+    }
+}
+
+/// The author's and committer's nodes and aliases, with `authored_by` / `committed_by` edges,
+/// then a `parent` edge per parent.
+fn people_and_parents(
+    commit_key: &NodeKey,
+    c: &CommitInfo,
+    author: Option<(PreparedNode, Vec<(NodeKey, NodeKey)>)>,
+    committer: Option<(PreparedNode, Vec<(NodeKey, NodeKey)>)>,
+) -> (
+    Vec<PreparedNode>,
+    Vec<PreparedEdge>,
+    Vec<(NodeKey, NodeKey)>,
+) {
+    let (mut nodes, mut edges, mut aliases) = (Vec::new(), Vec::new(), Vec::new());
+    for (edge_type, who) in [("authored_by", author), ("committed_by", committer)] {
+        if let Some((node, al)) = who {
+            edges.push(edge(
+                commit_key,
+                edge_type,
+                node.key.clone(),
+                EvidenceSpec::chunk(0),
+                Map::new(),
+            ));
+            nodes.push(node);
+            aliases.extend(al);
+        }
+    }
+    for p in &c.parents {
+        edges.push(edge(
+            commit_key,
+            "parent",
+            keys::commit(p),
+            EvidenceSpec::chunk(0),
+            Map::new(),
+        ));
+    }
+    (nodes, edges, aliases)
+}
+
+/// The commit's node: hash, subject, message (redacted, its first 1000 characters), author,
+/// committer, date, parents and repository, evidenced by all its chunks.
+fn commit_node(ctx: &RepoContext, c: &CommitInfo, hash: &str, message: &str) -> PreparedNode {
+    PreparedNode {
+        key: keys::commit(hash),
         node_type: "commit".into(),
-        label: format!("{} {}", short(&hash), subject(&message)),
+        label: format!("{} {}", short(hash), subject(message)),
         props: props([
-            ("hash", hash.clone().into()),
-            ("subject", subject(&message).into()),
+            ("hash", hash.into()),
+            ("subject", subject(message).into()),
             (
                 "message",
                 message.chars().take(1000).collect::<String>().into(),
@@ -427,52 +532,21 @@ pub fn commit_source(
             ("repository", ctx.repository.clone().into()),
         ]),
         evidence: EvidenceSpec::AllChunks,
-    }];
-    let mut edges = Vec::new();
-    let mut aliases = Vec::new();
-    let edge = |from: &NodeKey,
-                t: &str,
-                to: NodeKey,
-                evidence: EvidenceSpec,
-                props: Map<String, Value>| PreparedEdge {
-        from: from.clone(),
-        to,
-        edge_type: t.into(),
-        props,
-        evidence,
-    };
-    if let Some((node, al)) = author {
-        edges.push(edge(
-            &commit_key,
-            "authored_by",
-            node.key.clone(),
-            EvidenceSpec::chunk(0),
-            Map::new(),
-        ));
-        nodes.push(node);
-        aliases.extend(al);
     }
-    if let Some((node, al)) = committer {
-        edges.push(edge(
-            &commit_key,
-            "committed_by",
-            node.key.clone(),
-            EvidenceSpec::chunk(0),
-            Map::new(),
-        ));
-        nodes.push(node);
-        aliases.extend(al);
-    }
-    for p in &c.parents {
-        edges.push(edge(
-            &commit_key,
-            "parent",
-            keys::commit(p),
-            EvidenceSpec::chunk(0),
-            Map::new(),
-        ));
-    }
-    for (f, mine) in c.files.iter().zip(&file_chunks) {
+}
+
+/// A node per file the commit changes and an edge from the commit saying how
+/// (`modifies`, `creates`, …), evidenced by the file's diff chunks (`file_chunks`, in file
+/// order) or, without any, by the message.
+fn push_file_changes(
+    ctx: &RepoContext,
+    c: &CommitInfo,
+    commit_key: &NodeKey,
+    file_chunks: &[Vec<usize>],
+    nodes: &mut Vec<PreparedNode>,
+    edges: &mut Vec<PreparedEdge>,
+) {
+    for (f, mine) in c.files.iter().zip(file_chunks) {
         // A deleted file is the one at its old path; others at their new path.
         let target_path = match f.status {
             ChangeStatus::Deleted => f.old_path.as_deref().unwrap_or(&f.path),
@@ -502,37 +576,12 @@ pub fn commit_source(
             ),
         ]);
         edges.push(edge(
-            &commit_key,
+            commit_key,
             f.status.edge_type(),
             file_key,
             evidence,
             p,
         ));
-    }
-    for (relation, key) in found_issues {
-        edges.push(edge(
-            &commit_key,
-            relation.edge_type(),
-            key,
-            EvidenceSpec::chunk(0),
-            Map::new(),
-        ));
-    }
-    PreparedSource {
-        scope: ctx.scope.clone(),
-        source_urn: commit_urn(&ctx.source_id, &hash),
-        kind: "git-commit".into(),
-        title: Some(format!("{} {}", short(&hash), subject(&message))),
-        fingerprint: content_hash(&format!(
-            "{COMMIT_VERSION}\0{}\0{hash}\0{}\0{}\0{max_tokens}\0{withheld}",
-            ctx.repository, issues.tracker, issues.project
-        )),
-        observed_at: humantime_rfc3339(&c.date),
-        chunks,
-        nodes,
-        edges,
-        aliases,
-        merges: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@
 //! list items become `- ` lines; `<pre>` keeps its whitespace. The page `<title>` is returned
 //! separately. Malformed HTML never fails: the tokenizer recovers and so does this.
 
-use html5gum::{DefaultEmitter, Token, Tokenizer};
+use html5gum::{DefaultEmitter, EndTag, StartTag, Token, Tokenizer};
 
 /// What an HTML page says, as text.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -127,128 +127,159 @@ impl Out {
 pub fn html_to_text(html: &str) -> HtmlText {
     let mut emitter = DefaultEmitter::default();
     emitter.naively_switch_states(true);
-    let mut out = Out {
-        text: String::new(),
-        space: false,
+    let mut c = Converter {
+        out: Out {
+            text: String::new(),
+            space: false,
+        },
+        title: None,
+        in_title: false,
+        links: Vec::new(),
+        dropped: Vec::new(),
+        pre: 0,
     };
-    let mut title: Option<String> = None;
-    let mut in_title = false;
-    let mut links = Vec::new();
-    // Open dropped (or hidden) elements, by name, so their end tags close them; and whether
-    // links inside still count (page furniture like `nav` links the site; scripts do not).
-    let mut dropped: Vec<(String, bool)> = Vec::new();
-    let mut pre = 0usize;
     for token in Tokenizer::new_with_emitter(html, emitter).flatten() {
         match token {
-            Token::StartTag(tag) => {
-                let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                if let Some((open, links_ok)) = dropped.last().cloned() {
-                    // Nested element of the same name inside a dropped one: count it.
-                    if open == name && !tag.self_closing && !is_void(&name) {
-                        dropped.push((name.clone(), links_ok));
-                    }
-                    if links_ok && name == "a" {
-                        links.extend(href(&tag.attributes));
-                    }
-                    continue;
-                }
-                if name == "title" {
-                    in_title = true;
-                    continue;
-                }
-                let hidden = is_hidden(&tag.attributes);
-                if (DROPPED.contains(&name.as_str()) || hidden)
-                    && !tag.self_closing
-                    && !is_void(&name)
-                {
-                    let links_ok = !hidden && FURNITURE.contains(&name.as_str());
-                    dropped.push((name, links_ok));
-                    continue;
-                }
-                match name.as_str() {
-                    "br" => out.breaks(1),
-                    "li" => {
-                        out.breaks(1);
-                        out.raw("- ");
-                    }
-                    "td" | "th" if !out.text.ends_with('\n') && !out.text.is_empty() => {
-                        out.raw(" | ");
-                    }
-                    "pre" => {
-                        out.breaks(2);
-                        pre += 1;
-                    }
-                    "img" => {
-                        let alt = tag
-                            .attributes
-                            .iter()
-                            .find(|(k, _)| k.as_slice() == b"alt")
-                            .map(|(_, v)| String::from_utf8_lossy(&v.value).trim().to_string());
-                        if let Some(alt) = alt.filter(|a| !a.is_empty()) {
-                            out.word_text(&format!(" {alt} "));
-                        }
-                    }
-                    "a" => links.extend(href(&tag.attributes)),
-                    h if heading_level(h).is_some() => {
-                        out.breaks(2);
-                        out.raw(&"#".repeat(heading_level(h).unwrap_or(1)));
-                        out.raw(" ");
-                    }
-                    b if BLOCKS.contains(&b) => out.breaks(2),
-                    _ => {}
-                }
-            }
-            Token::EndTag(tag) => {
-                let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
-                if let Some((open, _)) = dropped.last() {
-                    if *open == name {
-                        dropped.pop();
-                    }
-                    continue;
-                }
-                match name.as_str() {
-                    "title" => in_title = false,
-                    "pre" => {
-                        pre = pre.saturating_sub(1);
-                        out.breaks(2);
-                    }
-                    "li" | "tr" => out.breaks(1),
-                    h if heading_level(h).is_some() => out.breaks(2),
-                    b if BLOCKS.contains(&b) => out.breaks(2),
-                    _ => {}
-                }
-            }
-            Token::String(s) => {
-                if !dropped.is_empty() {
-                    continue;
-                }
-                let s = String::from_utf8_lossy(&s.value).to_string();
-                if in_title {
-                    let t = title.get_or_insert_with(String::new);
-                    t.push_str(&s);
-                } else if pre > 0 {
-                    out.raw(&s);
-                } else {
-                    out.word_text(&s);
-                }
-            }
+            Token::StartTag(tag) => c.start_tag(&tag),
+            Token::EndTag(tag) => c.end_tag(&tag),
+            Token::String(s) => c.string(&String::from_utf8_lossy(&s.value)),
             Token::Comment(_) | Token::Doctype(_) | Token::Error(_) => {}
         }
     }
-    let text = out
-        .text
-        .lines()
-        .map(str::trim_end)
-        .collect::<Vec<_>>()
-        .join("\n")
-        .trim()
-        .to_string();
-    HtmlText {
-        title: title
-            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
-            .filter(|t| !t.is_empty()),
-        text,
-        links,
+    c.finish()
+}
+
+/// The state of one conversion: the text so far and where the tokenizer is in the page.
+struct Converter {
+    out: Out,
+    title: Option<String>,
+    in_title: bool,
+    links: Vec<String>,
+    /// Open dropped (or hidden) elements, by name, so their end tags close them; and whether
+    /// links inside still count (page furniture like `nav` links the site; scripts do not).
+    dropped: Vec<(String, bool)>,
+    /// How many `<pre>` elements are open (their whitespace is kept).
+    pre: usize,
+}
+
+impl Converter {
+    /// A start tag: opens a dropped element, the title, or emits the element's breaks and
+    /// markers (`- `, `#`, ` | `, image alt text); links are collected.
+    fn start_tag(&mut self, tag: &StartTag<()>) {
+        let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
+        if let Some((open, links_ok)) = self.dropped.last().cloned() {
+            // Nested element of the same name inside a dropped one: count it.
+            if open == name && !tag.self_closing && !is_void(&name) {
+                self.dropped.push((name.clone(), links_ok));
+            }
+            if links_ok && name == "a" {
+                self.links.extend(href(&tag.attributes));
+            }
+            return;
+        }
+        if name == "title" {
+            self.in_title = true;
+            return;
+        }
+        let hidden = is_hidden(&tag.attributes);
+        if (DROPPED.contains(&name.as_str()) || hidden) && !tag.self_closing && !is_void(&name) {
+            let links_ok = !hidden && FURNITURE.contains(&name.as_str());
+            self.dropped.push((name, links_ok));
+            return;
+        }
+        let out = &mut self.out;
+        match name.as_str() {
+            "br" => out.breaks(1),
+            "li" => {
+                out.breaks(1);
+                out.raw("- ");
+            }
+            "td" | "th" if !out.text.ends_with('\n') && !out.text.is_empty() => {
+                out.raw(" | ");
+            }
+            "pre" => {
+                out.breaks(2);
+                self.pre += 1;
+            }
+            "img" => {
+                let alt = tag
+                    .attributes
+                    .iter()
+                    .find(|(k, _)| k.as_slice() == b"alt")
+                    .map(|(_, v)| String::from_utf8_lossy(&v.value).trim().to_string());
+                if let Some(alt) = alt.filter(|a| !a.is_empty()) {
+                    out.word_text(&format!(" {alt} "));
+                }
+            }
+            "a" => self.links.extend(href(&tag.attributes)),
+            h if heading_level(h).is_some() => {
+                out.breaks(2);
+                out.raw(&"#".repeat(heading_level(h).unwrap_or(1)));
+                out.raw(" ");
+            }
+            b if BLOCKS.contains(&b) => out.breaks(2),
+            _ => {}
+        }
+    }
+
+    /// An end tag: closes a dropped element, the title or a `<pre>`, or ends a block.
+    fn end_tag(&mut self, tag: &EndTag<()>) {
+        let name = String::from_utf8_lossy(&tag.name).to_ascii_lowercase();
+        if let Some((open, _)) = self.dropped.last() {
+            if *open == name {
+                self.dropped.pop();
+            }
+            return;
+        }
+        match name.as_str() {
+            "title" => self.in_title = false,
+            "pre" => {
+                self.pre = self.pre.saturating_sub(1);
+                self.out.breaks(2);
+            }
+            "li" | "tr" => self.out.breaks(1),
+            h if heading_level(h).is_some() => self.out.breaks(2),
+            b if BLOCKS.contains(&b) => self.out.breaks(2),
+            _ => {}
+        }
+    }
+
+    /// Text: into the title, kept as is inside `<pre>`, else flowing; none inside dropped
+    /// elements.
+    fn string(&mut self, s: &str) {
+        if !self.dropped.is_empty() {
+            return;
+        }
+        if self.in_title {
+            let t = self.title.get_or_insert_with(String::new);
+            t.push_str(s);
+        } else if self.pre > 0 {
+            self.out.raw(s);
+        } else {
+            self.out.word_text(s);
+        }
+    }
+
+    /// The text with trailing spaces of lines and surrounding blank lines trimmed, and the
+    /// title's whitespace collapsed.
+    fn finish(self) -> HtmlText {
+        let text = self
+            .out
+            .text
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_string();
+        HtmlText {
+            title: self
+                .title
+                .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+                .filter(|t| !t.is_empty()),
+            text,
+            links: self.links,
+        }
     }
 }
 

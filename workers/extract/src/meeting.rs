@@ -206,83 +206,13 @@ pub fn transcript_source(t: &Transcript, ctx: &MeetingContext<'_>) -> Option<Pre
         .clone()
         .or_else(|| ctx.fallback_title.map(str::to_string))
         .unwrap_or_else(|| ctx.meeting_id.to_string());
-    let person_of = |speaker: &str| -> Option<NodeKey> {
-        (!is_generic_speaker(speaker))
-            .then(|| keys::person(Some(speaker), None))
-            .flatten()
-    };
-
-    let cues = with_carried_speakers(&t.cues);
-    let mut chunks = Vec::new();
-    let mut redacted = false;
-    // Which chunks each speaker (person) speaks in: their participation's evidence.
-    let mut spoke_in: BTreeMap<NodeKey, (String, Vec<usize>)> = BTreeMap::new();
-    for piece in pieces(&cues, ctx.chunking) {
-        let speakers = piece.speakers();
-        let (start_ms, end_ms) = piece.span();
-        let raw = piece.text();
-        let text = match redact(&raw) {
-            Some((clean, _)) => {
-                redacted = true;
-                clean
-            }
-            None => raw,
-        };
-        let mut c = PreparedChunk::new(
-            text,
-            Locator::Transcript {
-                meeting_id: ctx.meeting_id.to_string(),
-                start_ms,
-                end_ms,
-                speaker: (speakers.len() == 1).then(|| speakers[0].to_string()),
-            },
-        );
-        c.context = Some(title.clone());
-        c.refs.push(meeting.clone());
-        for s in &speakers {
-            if let Some(k) = person_of(s) {
-                spoke_in
-                    .entry(k.clone())
-                    .or_insert_with(|| (s.to_string(), Vec::new()))
-                    .1
-                    .push(chunks.len());
-                c.refs.push(k);
-            }
-        }
-        c.refs
-            .extend(refs::extract_refs(&c.text).into_iter().map(|f| f.key));
-        if !speakers.is_empty() {
-            c.metadata.insert(
-                "speakers".into(),
-                Value::from(speakers.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
-            );
-        }
-        chunks.push(c);
-    }
-
+    let Chunked {
+        chunks,
+        redacted,
+        spoke_in,
+    } = chunk_cues(t, ctx, &meeting, &title);
     let date = t.date.as_deref().or(ctx.date);
-    let speakers = t.speakers();
-    let mut nodes = vec![PreparedNode {
-        key: meeting.clone(),
-        node_type: "meeting".into(),
-        label: title.clone(),
-        props: props([
-            ("title", title.clone().into()),
-            ("date", date.map(Value::from).unwrap_or(Value::Null)),
-            ("uri", ctx.uri.into()),
-            ("durationMs", t.duration_ms().into()),
-            ("cues", t.cues.len().into()),
-            (
-                "speakers",
-                if speakers.is_empty() {
-                    Value::Null
-                } else {
-                    Value::from(speakers)
-                },
-            ),
-        ]),
-        evidence: EvidenceSpec::AllChunks,
-    }];
+    let mut nodes = vec![meeting_node(t, ctx, &meeting, &title, date)];
     let mut edges = Vec::new();
     for (key, (name, at)) in spoke_in {
         nodes.push(PreparedNode {
@@ -300,19 +230,7 @@ pub fn transcript_source(t: &Transcript, ctx: &MeetingContext<'_>) -> Option<Pre
             evidence: EvidenceSpec::Chunks(at),
         });
     }
-    let cues_digest: String = t
-        .cues
-        .iter()
-        .map(|c| {
-            format!(
-                "{}\u{1}{}\u{1}{}\u{1}{}\u{2}",
-                c.start_ms,
-                c.end_ms,
-                c.speaker.as_deref().unwrap_or(""),
-                c.text
-            )
-        })
-        .collect();
+    let cues_digest = cues_digest(t);
     Some(PreparedSource {
         scope: ctx.scope.clone(),
         source_urn: meeting_urn(ctx.source_id, ctx.meeting_id),
@@ -331,6 +249,123 @@ pub fn transcript_source(t: &Transcript, ctx: &MeetingContext<'_>) -> Option<Pre
         aliases: Vec::new(),
         merges: Vec::new(),
     })
+}
+
+/// The person a speaker label names; none for generic labels (`Speaker 1`, `Unknown`).
+fn person_of(speaker: &str) -> Option<NodeKey> {
+    (!is_generic_speaker(speaker))
+        .then(|| keys::person(Some(speaker), None))
+        .flatten()
+}
+
+/// A transcript's chunks, whether any secret was redacted from them, and which chunks each
+/// speaker (person) speaks in: their participation's evidence.
+struct Chunked {
+    chunks: Vec<PreparedChunk>,
+    redacted: bool,
+    spoke_in: BTreeMap<NodeKey, (String, Vec<usize>)>,
+}
+
+/// Chunks the cues (speakers carried over unlabelled cues), each chunk located by its time
+/// span, referring to the meeting, its speakers and what its text names.
+fn chunk_cues(t: &Transcript, ctx: &MeetingContext<'_>, meeting: &NodeKey, title: &str) -> Chunked {
+    let cues = with_carried_speakers(&t.cues);
+    let mut out = Chunked {
+        chunks: Vec::new(),
+        redacted: false,
+        spoke_in: BTreeMap::new(),
+    };
+    for piece in pieces(&cues, ctx.chunking) {
+        let speakers = piece.speakers();
+        let (start_ms, end_ms) = piece.span();
+        let raw = piece.text();
+        let text = match redact(&raw) {
+            Some((clean, _)) => {
+                out.redacted = true;
+                clean
+            }
+            None => raw,
+        };
+        let mut c = PreparedChunk::new(
+            text,
+            Locator::Transcript {
+                meeting_id: ctx.meeting_id.to_string(),
+                start_ms,
+                end_ms,
+                speaker: (speakers.len() == 1).then(|| speakers[0].to_string()),
+            },
+        );
+        c.context = Some(title.to_string());
+        c.refs.push(meeting.clone());
+        for s in &speakers {
+            if let Some(k) = person_of(s) {
+                out.spoke_in
+                    .entry(k.clone())
+                    .or_insert_with(|| (s.to_string(), Vec::new()))
+                    .1
+                    .push(out.chunks.len());
+                c.refs.push(k);
+            }
+        }
+        c.refs
+            .extend(refs::extract_refs(&c.text).into_iter().map(|f| f.key));
+        if !speakers.is_empty() {
+            c.metadata.insert(
+                "speakers".into(),
+                Value::from(speakers.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+            );
+        }
+        out.chunks.push(c);
+    }
+    out
+}
+
+/// The meeting's node: title, date, uri, duration, cue count and speakers.
+fn meeting_node(
+    t: &Transcript,
+    ctx: &MeetingContext<'_>,
+    meeting: &NodeKey,
+    title: &str,
+    date: Option<&str>,
+) -> PreparedNode {
+    let speakers = t.speakers();
+    PreparedNode {
+        key: meeting.clone(),
+        node_type: "meeting".into(),
+        label: title.to_string(),
+        props: props([
+            ("title", title.into()),
+            ("date", date.map(Value::from).unwrap_or(Value::Null)),
+            ("uri", ctx.uri.into()),
+            ("durationMs", t.duration_ms().into()),
+            ("cues", t.cues.len().into()),
+            (
+                "speakers",
+                if speakers.is_empty() {
+                    Value::Null
+                } else {
+                    Value::from(speakers)
+                },
+            ),
+        ]),
+        evidence: EvidenceSpec::AllChunks,
+    }
+}
+
+/// Every cue's times, speaker and text: what the fingerprint covers of the transcript.
+fn cues_digest(t: &Transcript) -> String {
+    t.cues
+        .iter()
+        .map(|c| {
+            format!(
+                "{}\u{1}{}\u{1}{}\u{1}{}\u{2}",
+                c.start_ms,
+                c.end_ms,
+                c.speaker.as_deref().unwrap_or(""),
+                c.text
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! ones that storage format allows, numeric ones).
 
 use quick_xml::Reader;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesStart, Event};
 
 /// Resolves an entity reference's name (`amp`, `nbsp`, `#233`, `#xE9`); `None` when unknown.
 pub(crate) fn entity(name: &str) -> Option<String> {
@@ -123,110 +123,138 @@ pub struct Section {
 pub fn storage_to_text(xml: &str) -> Result<String, String> {
     let mut r = Reader::from_str(xml);
     r.config_mut().check_end_names = false;
-    let mut out = String::new();
-    // Inside an `ac:parameter` (macro settings: not content).
-    let mut skip = 0usize;
-    let block = |out: &mut String| {
-        while out.ends_with(' ') {
-            out.pop();
-        }
-        if !out.is_empty() && !out.ends_with("\n\n") {
-            out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
-        }
+    let mut st = Storage {
+        out: String::new(),
+        skip: 0,
     };
     loop {
         let ev = r.read_event().map_err(|e| format!("storage format: {e}"))?;
         match ev {
-            Event::Start(e) => {
-                let name = e.name().as_ref().to_vec();
-                match name.as_slice() {
-                    b"ac:parameter" => skip += 1,
-                    b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" if skip == 0 => {
-                        block(&mut out);
-                        let level = (name[1] - b'0') as usize;
-                        out.push_str(&"#".repeat(level));
-                        out.push(' ');
-                    }
-                    b"p"
-                    | b"div"
-                    | b"table"
-                    | b"tr"
-                    | b"blockquote"
-                    | b"ul"
-                    | b"ol"
-                    | b"pre"
-                    | b"ac:plain-text-body" => block(&mut out),
-                    b"li" => {
-                        if !out.is_empty() && !out.ends_with('\n') {
-                            out.push('\n');
-                        }
-                        out.push_str("- ");
-                    }
-                    b"td" | b"th" if !out.is_empty() && !out.ends_with('\n') => {
-                        out.push_str(" | ");
-                    }
-                    _ => {}
-                }
-            }
-            Event::Empty(e) => match e.name().as_ref() {
-                b"br" => out.push('\n'),
-                b"ri:user" => {
-                    let id = e
-                        .attributes()
-                        .flatten()
-                        .find(|a| {
-                            local(a.key.as_ref()) == b"account-id"
-                                || local(a.key.as_ref()) == b"username"
-                        })
-                        .map(|a| String::from_utf8_lossy(&a.value).to_string());
-                    if let Some(id) = id {
-                        out.push_str(&format!("@{id} "));
-                    }
-                }
-                _ => {}
-            },
-            Event::End(e) => match e.name().as_ref() {
-                b"ac:parameter" => skip = skip.saturating_sub(1),
-                b"h1"
-                | b"h2"
-                | b"h3"
-                | b"h4"
-                | b"h5"
-                | b"h6"
-                | b"p"
-                | b"div"
-                | b"table"
-                | b"blockquote"
-                | b"ul"
-                | b"ol"
-                | b"pre"
-                | b"ac:plain-text-body" => block(&mut out),
-                b"tr" | b"li" if !out.ends_with('\n') => {
-                    out.push('\n');
-                }
-                _ => {}
-            },
-            Event::Text(t) if skip == 0 => {
+            Event::Start(e) => st.start(e.name().as_ref()),
+            Event::Empty(e) => st.empty(&e),
+            Event::End(e) => st.end(e.name().as_ref()),
+            Event::Text(t) if st.skip == 0 => {
                 let s = t.decode().map_err(|e| e.to_string())?;
-                out.push_str(&collapse(&s));
+                st.out.push_str(&collapse(&s));
             }
-            Event::CData(c) if skip == 0 => {
-                out.push_str(&String::from_utf8_lossy(&c));
+            Event::CData(c) if st.skip == 0 => {
+                st.out.push_str(&String::from_utf8_lossy(&c));
             }
-            Event::GeneralRef(g) if skip == 0 => {
-                out.push_str(&entity(&g.decode().map_err(|e| e.to_string())?).unwrap_or_default());
+            Event::GeneralRef(g) if st.skip == 0 => {
+                st.out
+                    .push_str(&entity(&g.decode().map_err(|e| e.to_string())?).unwrap_or_default());
             }
             Event::Eof => break,
             _ => {}
         }
     }
-    Ok(out
+    Ok(st
+        .out
         .lines()
         .map(str::trim_end)
         .collect::<Vec<_>>()
         .join("\n")
         .trim()
         .to_string())
+}
+
+/// The text of a storage-format page so far, and how deep inside `ac:parameter` elements
+/// (macro settings: not content) the reader is.
+struct Storage {
+    out: String,
+    skip: usize,
+}
+
+impl Storage {
+    /// Ends the current block with a blank line (trailing spaces dropped).
+    fn block(&mut self) {
+        let out = &mut self.out;
+        while out.ends_with(' ') {
+            out.pop();
+        }
+        if !out.is_empty() && !out.ends_with("\n\n") {
+            out.push_str(if out.ends_with('\n') { "\n" } else { "\n\n" });
+        }
+    }
+
+    /// A start tag: headings start `#` lines, blocks a new paragraph, list items `- `, cells
+    /// ` | `; `ac:parameter` starts skipping.
+    fn start(&mut self, name: &[u8]) {
+        match name {
+            b"ac:parameter" => self.skip += 1,
+            b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" if self.skip == 0 => {
+                self.block();
+                let level = (name[1] - b'0') as usize;
+                self.out.push_str(&"#".repeat(level));
+                self.out.push(' ');
+            }
+            b"p"
+            | b"div"
+            | b"table"
+            | b"tr"
+            | b"blockquote"
+            | b"ul"
+            | b"ol"
+            | b"pre"
+            | b"ac:plain-text-body" => self.block(),
+            b"li" => {
+                if !self.out.is_empty() && !self.out.ends_with('\n') {
+                    self.out.push('\n');
+                }
+                self.out.push_str("- ");
+            }
+            b"td" | b"th" if !self.out.is_empty() && !self.out.ends_with('\n') => {
+                self.out.push_str(" | ");
+            }
+            _ => {}
+        }
+    }
+
+    /// An empty element: `br` breaks the line, a user mention becomes `@account-id`.
+    fn empty(&mut self, e: &BytesStart<'_>) {
+        match e.name().as_ref() {
+            b"br" => self.out.push('\n'),
+            b"ri:user" => {
+                let id = e
+                    .attributes()
+                    .flatten()
+                    .find(|a| {
+                        local(a.key.as_ref()) == b"account-id"
+                            || local(a.key.as_ref()) == b"username"
+                    })
+                    .map(|a| String::from_utf8_lossy(&a.value).to_string());
+                if let Some(id) = id {
+                    self.out.push_str(&format!("@{id} "));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An end tag: ends a block, a row or a list item; `ac:parameter` stops skipping.
+    fn end(&mut self, name: &[u8]) {
+        match name {
+            b"ac:parameter" => self.skip = self.skip.saturating_sub(1),
+            b"h1"
+            | b"h2"
+            | b"h3"
+            | b"h4"
+            | b"h5"
+            | b"h6"
+            | b"p"
+            | b"div"
+            | b"table"
+            | b"blockquote"
+            | b"ul"
+            | b"ol"
+            | b"pre"
+            | b"ac:plain-text-body" => self.block(),
+            b"tr" | b"li" if !self.out.ends_with('\n') => {
+                self.out.push('\n');
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Whitespace runs to single spaces (flowing XHTML text).

@@ -179,18 +179,7 @@ impl TranscriptsPoller {
         rcfg: &RecordingsConfig,
     ) -> Result<RecordingsReport, PollError> {
         let now = self.ctx.clock.now_ms();
-        let mut known: BTreeMap<String, Recording> = self
-            .ctx
-            .cursors(&source.id, REC_PREFIX)
-            .await?
-            .into_iter()
-            .filter_map(|(k, v)| {
-                Some((
-                    k.strip_prefix(REC_PREFIX)?.to_string(),
-                    serde_json::from_value(v).ok()?,
-                ))
-            })
-            .collect();
+        let mut known = self.known_recordings(source).await?;
         let root = cfg.path.clone();
         let r2 = rcfg.clone();
         let files: Vec<(String, PathBuf, i64, u64)> =
@@ -200,21 +189,7 @@ impl TranscriptsPoller {
         let mut present = HashSet::new();
         for (rel, path, mtime_ms, len) in files {
             present.insert(rel.clone());
-            let changed = known
-                .get(&rel)
-                .is_none_or(|r| r.mtime_ms != mtime_ms || r.len != len);
-            let mut rec = match known.get(&rel) {
-                Some(r) if !changed => r.clone(),
-                _ => Recording {
-                    state: RecordingState::Uploaded,
-                    since: now,
-                    mtime_ms,
-                    len,
-                    attempts: 0,
-                    error: None,
-                    transcript: None,
-                },
-            };
+            let mut rec = current(known.get(&rel), mtime_ms, len, now);
             let job = format!("{}/{rel}", source.id);
             if rec.state == RecordingState::Transcribing
                 && !self.running.lock().contains(&job)
@@ -269,22 +244,26 @@ impl TranscriptsPoller {
                 .await?;
             known.remove(&rel);
         }
-        let mut by_state: BTreeMap<String, u64> = BTreeMap::new();
-        let mut failed = Vec::new();
-        for (rel, r) in &known {
-            let state = serde_json::to_value(r.state)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            *by_state.entry(state).or_default() += 1;
-            if r.state == RecordingState::Failed {
-                failed.push(format!("{rel}: {}", r.error.as_deref().unwrap_or("failed")));
-            }
-        }
-        Ok(RecordingsReport {
-            recordings: by_state,
-            failed_examples: examples(failed),
-        })
+        Ok(report(&known))
+    }
+
+    /// The recordings seen before, by path relative to the folder, from the source's cursors.
+    async fn known_recordings(
+        &self,
+        source: &IndexerSource,
+    ) -> Result<BTreeMap<String, Recording>, PollError> {
+        Ok(self
+            .ctx
+            .cursors(&source.id, REC_PREFIX)
+            .await?
+            .into_iter()
+            .filter_map(|(k, v)| {
+                Some((
+                    k.strip_prefix(REC_PREFIX)?.to_string(),
+                    serde_json::from_value(v).ok()?,
+                ))
+            })
+            .collect())
     }
 
     /// Runs the command in the background and records the outcome as the next state.
@@ -421,6 +400,44 @@ impl LeasedPoller for TranscriptsPoller {
             report.recordings = Some(self.poll_recordings(source, &cfg, r).await?);
         }
         Ok(report.into())
+    }
+}
+
+/// A recording as last recorded, or as just uploaded when it is new or its file changed
+/// (modification time or length).
+fn current(known: Option<&Recording>, mtime_ms: i64, len: u64, now: i64) -> Recording {
+    let changed = known.is_none_or(|r| r.mtime_ms != mtime_ms || r.len != len);
+    match known {
+        Some(r) if !changed => r.clone(),
+        _ => Recording {
+            state: RecordingState::Uploaded,
+            since: now,
+            mtime_ms,
+            len,
+            attempts: 0,
+            error: None,
+            transcript: None,
+        },
+    }
+}
+
+/// How many recordings are in each state, with examples of failures.
+fn report(known: &BTreeMap<String, Recording>) -> RecordingsReport {
+    let mut by_state: BTreeMap<String, u64> = BTreeMap::new();
+    let mut failed = Vec::new();
+    for (rel, r) in known {
+        let state = serde_json::to_value(r.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *by_state.entry(state).or_default() += 1;
+        if r.state == RecordingState::Failed {
+            failed.push(format!("{rel}: {}", r.error.as_deref().unwrap_or("failed")));
+        }
+    }
+    RecordingsReport {
+        recordings: by_state,
+        failed_examples: examples(failed),
     }
 }
 

@@ -27,7 +27,7 @@ use crate::items::ItemTask;
 use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
 use crate::report::{Skips, WikiReport};
 use crate::sources::config_of;
-use crate::tracker::http::{Api, TokenStyle};
+use crate::tracker::http::{Api, Reply, TokenStyle};
 use crate::tracker::jql_minute;
 pub use evident_sources::kinds::wiki::ConfluenceConfig;
 
@@ -380,48 +380,9 @@ impl ConfluencePoller {
             .cursor(&source.id, CURSOR)
             .await?
             .and_then(|v| v.as_str().map(str::to_string));
-        let mut reply = match &since {
-            None => {
-                api.get(
-                    "/rest/api/content",
-                    &[
-                        ("spaceKey", cfg.space.clone()),
-                        ("type", "page".into()),
-                        ("expand", EXPAND.into()),
-                        ("limit", cfg.limit.to_string()),
-                        ("start", "0".into()),
-                    ],
-                )
-                .await?
-            }
-            Some(when) => {
-                api.get(
-                    "/rest/api/content/search",
-                    &[
-                        (
-                            "cql",
-                            format!(
-                                "space = \"{}\" and type = page and lastmodified >= \"{}\" order by lastmodified asc",
-                                cfg.space,
-                                jql_minute(when)
-                            ),
-                        ),
-                        ("expand", EXPAND.into()),
-                        ("limit", cfg.limit.to_string()),
-                    ],
-                )
-                .await?
-            }
-        };
+        let mut reply = first_listing(&api, &cfg, since.as_deref()).await?;
         let mut tally = Tally {
-            versions: self
-                .ctx
-                .cursors(&source.id, "")
-                .await?
-                .into_iter()
-                .filter(|(k, _)| k.starts_with(PAGE_PREFIX) || k.starts_with("att:"))
-                .filter_map(|(k, v)| Some((k, v.as_u64()?)))
-                .collect(),
+            versions: self.known_versions(source).await?,
             ..Tally::default()
         };
         let mut newest = since.clone();
@@ -468,22 +429,9 @@ impl ConfluencePoller {
         {
             self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
         }
-        // The first poll listed the whole space; later ones check when the check is due.
-        let now = self.ctx.clock.now_ms();
-        let complete = if since.is_none() {
-            Some(listed)
-        } else if self.deletion_check_due(source, &cfg, now).await? {
-            Some(self.page_ids(&api, &cfg).await?)
-        } else {
-            None
-        };
-        let mut deleted = 0;
-        if let Some(present) = complete {
-            deleted = self.purge_missing(source, &present, &mut tally).await?;
-            self.ctx
-                .set_cursor(&source.id, CHECKED, &json!(now))
-                .await?;
-        }
+        let deleted = self
+            .check_deletions(&api, source, &cfg, since.is_none(), listed, &mut tally)
+            .await?;
         Ok(WikiReport {
             deleted,
             pages: tally.pages,
@@ -492,6 +440,92 @@ impl ConfluencePoller {
             attachments: tally.attachments,
             skipped: Skips::of(tally.skipped),
         })
+    }
+
+    /// The versions queued before (pages and attachments), from the source's cursors.
+    async fn known_versions(
+        &self,
+        source: &IndexerSource,
+    ) -> Result<std::collections::HashMap<String, u64>, PollError> {
+        Ok(self
+            .ctx
+            .cursors(&source.id, "")
+            .await?
+            .into_iter()
+            .filter(|(k, _)| k.starts_with(PAGE_PREFIX) || k.starts_with("att:"))
+            .filter_map(|(k, v)| Some((k, v.as_u64()?)))
+            .collect())
+    }
+
+    /// Purges the pages no longer in the space; the count. The first poll (`first`) listed
+    /// the whole space (`listed`); later ones list it again when the check is due.
+    async fn check_deletions(
+        &self,
+        api: &Api,
+        source: &IndexerSource,
+        cfg: &ConfluenceConfig,
+        first: bool,
+        listed: std::collections::HashSet<String>,
+        tally: &mut Tally,
+    ) -> Result<u64, PollError> {
+        let now = self.ctx.clock.now_ms();
+        let complete = if first {
+            Some(listed)
+        } else if self.deletion_check_due(source, cfg, now).await? {
+            Some(self.page_ids(api, cfg).await?)
+        } else {
+            None
+        };
+        let mut deleted = 0;
+        if let Some(present) = complete {
+            deleted = self.purge_missing(source, &present, tally).await?;
+            self.ctx
+                .set_cursor(&source.id, CHECKED, &json!(now))
+                .await?;
+        }
+        Ok(deleted)
+    }
+}
+
+/// The first page of the listing: the whole space on the first poll, else the pages
+/// modified since the cursor's minute (CQL), oldest first.
+async fn first_listing(
+    api: &Api,
+    cfg: &ConfluenceConfig,
+    since: Option<&str>,
+) -> Result<Reply, PollError> {
+    match since {
+        None => {
+            api.get(
+                "/rest/api/content",
+                &[
+                    ("spaceKey", cfg.space.clone()),
+                    ("type", "page".into()),
+                    ("expand", EXPAND.into()),
+                    ("limit", cfg.limit.to_string()),
+                    ("start", "0".into()),
+                ],
+            )
+            .await
+        }
+        Some(when) => {
+            api.get(
+                "/rest/api/content/search",
+                &[
+                    (
+                        "cql",
+                        format!(
+                            "space = \"{}\" and type = page and lastmodified >= \"{}\" order by lastmodified asc",
+                            cfg.space,
+                            jql_minute(when)
+                        ),
+                    ),
+                    ("expand", EXPAND.into()),
+                    ("limit", cfg.limit.to_string()),
+                ],
+            )
+            .await
+        }
     }
 }
 

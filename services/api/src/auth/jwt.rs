@@ -211,13 +211,24 @@ impl JwtVerifier {
             .map_err(|e| JwtError::Malformed(format!("header: {e}")))?;
         let signed = &token.as_bytes()[..h.len() + 1 + p.len()];
         let sig = b64(s, "signature")?;
+        self.check_signature(header, signed, &sig)?;
+        let claims: Claims = serde_json::from_slice(&b64(p, "payload")?)
+            .map_err(|e| JwtError::Malformed(format!("claims: {e}")))?;
+        self.check_claims(&claims, now_ms)?;
+        principal(claims)
+    }
+
+    /// Checks the signature over `signed` by the header's algorithm: HS256 with the shared
+    /// secret, RS256 / ES256 with a key of the set (the header's `kid`, or any key of the
+    /// algorithm's type when it names none).
+    fn check_signature(&self, header: Header, signed: &[u8], sig: &[u8]) -> Result<(), JwtError> {
         match header.alg.as_str() {
             "HS256" => {
                 let key = self
                     .hs256
                     .as_ref()
                     .ok_or_else(|| JwtError::Algorithm(header.alg.clone()))?;
-                ring::hmac::verify(key, signed, &sig).map_err(|_| JwtError::Signature)?;
+                ring::hmac::verify(key, signed, sig).map_err(|_| JwtError::Signature)?;
             }
             "RS256" | "ES256" => {
                 let keys = self.keys.read();
@@ -237,11 +248,11 @@ impl JwtVerifier {
                 }
                 let ok = candidates.iter().any(|k| match k {
                     Key::Rsa { n, e } => signature::RsaPublicKeyComponents { n, e }
-                        .verify(&signature::RSA_PKCS1_2048_8192_SHA256, signed, &sig)
+                        .verify(&signature::RSA_PKCS1_2048_8192_SHA256, signed, sig)
                         .is_ok(),
                     Key::P256(point) => {
                         UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, point)
-                            .verify(signed, &sig)
+                            .verify(signed, sig)
                             .is_ok()
                     }
                 });
@@ -251,8 +262,12 @@ impl JwtVerifier {
             }
             other => return Err(JwtError::Algorithm(other.to_string())),
         }
-        let claims: Claims = serde_json::from_slice(&b64(p, "payload")?)
-            .map_err(|e| JwtError::Malformed(format!("claims: {e}")))?;
+        Ok(())
+    }
+
+    /// Checks the registered claims: expiry and not-before (with the allowed skew), and the
+    /// issuer and audience when configured.
+    fn check_claims(&self, claims: &Claims, now_ms: i64) -> Result<(), JwtError> {
         if now_ms >= claims.exp.saturating_mul(1000).saturating_add(SKEW_MS) {
             return Err(JwtError::Expired);
         }
@@ -277,28 +292,33 @@ impl JwtVerifier {
                 return Err(JwtError::Claim("aud"));
             }
         }
-        let role = match claims.evident_role.as_deref() {
-            None => Role::Read,
-            Some(r) => Role::parse(r)
-                .ok_or_else(|| JwtError::Grant(format!("evident_role `{r}` is not a role")))?,
-        };
-        let grant = Grant {
-            role,
-            client_id: claims.evident_client,
-            projects: claims.evident_projects,
-            groups: claims.evident_groups,
-        };
-        if !grant.is_well_formed() {
-            return Err(JwtError::Grant(
-                "evident_client is required (and only operators name none)".into(),
-            ));
-        }
-        Ok(Principal {
-            id: format!("jwt:{}", claims.sub),
-            name: claims.sub,
-            grant,
-        })
+        Ok(())
     }
+}
+
+/// The principal the `evident_*` claims grant (read by default); a grant must be well formed.
+fn principal(claims: Claims) -> Result<Principal, JwtError> {
+    let role = match claims.evident_role.as_deref() {
+        None => Role::Read,
+        Some(r) => Role::parse(r)
+            .ok_or_else(|| JwtError::Grant(format!("evident_role `{r}` is not a role")))?,
+    };
+    let grant = Grant {
+        role,
+        client_id: claims.evident_client,
+        projects: claims.evident_projects,
+        groups: claims.evident_groups,
+    };
+    if !grant.is_well_formed() {
+        return Err(JwtError::Grant(
+            "evident_client is required (and only operators name none)".into(),
+        ));
+    }
+    Ok(Principal {
+        id: format!("jwt:{}", claims.sub),
+        name: claims.sub,
+        grant,
+    })
 }
 
 /// Keys by id, for tests that build JWKS documents.

@@ -114,23 +114,63 @@ pub fn attachment_skip(a: &Attachment, max_bytes: usize) -> Option<String> {
 pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
     let msg_key = message_key(&e.message_id);
     let urn = message_urn(ctx.source_id, &e.message_id);
-    let mut chunks = Vec::new();
-    let mut redacted = false;
-    let people: Vec<(&str, &EmailAddress)> = e
-        .from
-        .iter()
-        .map(|a| ("sent_by", a))
-        .chain(e.to.iter().map(|a| ("sent_to", a)))
-        .chain(e.cc.iter().map(|a| ("cc", a)))
-        .collect();
-    let mut person_keys: Vec<(&str, NodeKey, &EmailAddress)> = Vec::new();
-    for (rel, a) in &people {
-        if let Some(k) = keys::person(a.name.as_deref(), a.email.as_deref()) {
-            person_keys.push((rel, k, a));
-        }
-    }
+    let person_keys = person_keys(e);
+    let header = header_text(e);
+    let mut chunks = vec![header_chunk(e, ctx, &header, &msg_key, &person_keys)];
+    let redacted = push_body_chunks(e, ctx, &msg_key, &mut chunks);
+    let attachments = attachment_sources(e, ctx, &urn);
 
-    // Chunk 0: the header, so who wrote to whom, when, about what is itself citable.
+    let mut graph = Graph {
+        nodes: vec![message_node(e, ctx, &attachments.skipped)],
+        ..Graph::default()
+    };
+    graph.add_people(&msg_key, &person_keys);
+    graph.add_thread(e, &msg_key);
+    graph.add_links(e, &msg_key, &chunks);
+    for att in &attachments.keys {
+        // The attachment's node is evidenced by its own source; the message names it.
+        graph.edges.push(edge(
+            &msg_key,
+            "has_attachment",
+            att.clone(),
+            EvidenceSpec::chunk(0),
+        ));
+    }
+    let mut out = vec![PreparedSource {
+        scope: ctx.scope.clone(),
+        source_urn: urn,
+        kind: "mail".into(),
+        title: e.subject.clone(),
+        fingerprint: fingerprint(e, ctx, redacted, &header, &attachments),
+        observed_at: e.date.clone(),
+        chunks,
+        nodes: graph.nodes,
+        edges: graph.edges,
+        aliases: graph.aliases,
+        merges: Some(thread_keys(e))
+            .filter(|k| k.len() > 1)
+            .into_iter()
+            .collect(),
+    }];
+    out.extend(attachments.sources);
+    out
+}
+
+/// The people a message names, with how (`sent_by`, `sent_to`, `cc`) and their node keys:
+/// senders, then recipients, then copies; addresses without a usable key are left out.
+fn person_keys(e: &Email) -> Vec<(&'static str, NodeKey, &EmailAddress)> {
+    let people = (e.from.iter().map(|a| ("sent_by", a)))
+        .chain(e.to.iter().map(|a| ("sent_to", a)))
+        .chain(e.cc.iter().map(|a| ("cc", a)));
+    people
+        .filter_map(|(rel, a)| {
+            keys::person(a.name.as_deref(), a.email.as_deref()).map(|k| (rel, k, a))
+        })
+        .collect()
+}
+
+/// The message's header lines (`From`, `To`, `Cc`, `Date`, `Subject`), each ending in a newline.
+fn header_text(e: &Email) -> String {
     let mut header = String::new();
     for (label, list) in [("From", &e.from), ("To", &e.to), ("Cc", &e.cc)] {
         if !list.is_empty() {
@@ -150,6 +190,18 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
         "Subject: {}\n",
         e.subject.as_deref().unwrap_or("(no subject)")
     ));
+    header
+}
+
+/// Chunk 0: the header, so who wrote to whom, when, about what is itself citable. It refers
+/// to the message and to every person named.
+fn header_chunk(
+    e: &Email,
+    ctx: &MailContext<'_>,
+    header: &str,
+    msg_key: &NodeKey,
+    person_keys: &[(&str, NodeKey, &EmailAddress)],
+) -> PreparedChunk {
     let mut head = PreparedChunk::new(
         header.trim_end().to_string(),
         Locator::Email {
@@ -164,8 +216,18 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
         .chain(person_keys.iter().map(|(_, k, _)| k.clone()))
         .collect();
     head.kind = Some("mail-header".into());
-    chunks.push(head);
+    head
+}
 
+/// Appends the chunks of the message's text parts (secrets redacted), each referring to the
+/// message and to what its text names. Whether anything was redacted.
+fn push_body_chunks(
+    e: &Email,
+    ctx: &MailContext<'_>,
+    msg_key: &NodeKey,
+    chunks: &mut Vec<PreparedChunk>,
+) -> bool {
+    let mut redacted = false;
     for part in &e.texts {
         let text = match redact(&part.text) {
             Some((clean, _)) => {
@@ -192,10 +254,24 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
             chunks.push(c);
         }
     }
+    redacted
+}
 
-    let mut skipped_attachments = Vec::new();
-    let mut attachment_sources = Vec::new();
-    let mut attachment_edges = Vec::new();
+/// A message's attachments: the sources of those extracted, their node keys, and why the
+/// others were not (`name: reason`).
+struct Attachments {
+    sources: Vec<PreparedSource>,
+    keys: Vec<NodeKey>,
+    skipped: Vec<String>,
+}
+
+/// Extracts each attachment as a document source of its own, or says why it was skipped.
+fn attachment_sources(e: &Email, ctx: &MailContext<'_>, urn: &str) -> Attachments {
+    let mut out = Attachments {
+        sources: Vec::new(),
+        keys: Vec::new(),
+        skipped: Vec::new(),
+    };
     for (i, a) in e.attachments.iter().enumerate() {
         let name = a
             .filename
@@ -203,13 +279,13 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
             .unwrap_or_else(|| format!("part {}", a.part));
         let cut_off = ctx.truncated_at.filter(|_| i + 1 == e.attachments.len());
         if let Some(limit) = cut_off {
-            skipped_attachments.push(format!(
+            out.skipped.push(format!(
                 "{name}: cut off (the message is larger than the {limit}-byte limit)"
             ));
             continue;
         }
         if let Some(why) = attachment_skip(a, ctx.max_attachment_bytes) {
-            skipped_attachments.push(format!("{name}: {why}"));
+            out.skipped.push(format!("{name}: {why}"));
             continue;
         }
         let format = Format::from_mime(&a.content_type)
@@ -218,7 +294,7 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
         let doc = match extract(format, &a.data) {
             Ok(d) => d,
             Err(err) => {
-                skipped_attachments.push(format!("{name}: {err}"));
+                out.skipped.push(format!("{name}: {err}"));
                 continue;
             }
         };
@@ -236,13 +312,18 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
             node: Some(att_key.clone()),
         };
         if let Some(src) = document_source(&meta, &doc, ctx.chunking) {
-            attachment_edges.push(att_key);
-            attachment_sources.push(src);
+            out.keys.push(att_key);
+            out.sources.push(src);
         }
     }
+    out
+}
 
-    let mut nodes = vec![PreparedNode {
-        key: msg_key.clone(),
+/// The message's own node: id, subject, date, mailbox, links, truncation and skipped
+/// attachments, evidenced by all its chunks.
+fn message_node(e: &Email, ctx: &MailContext<'_>, skipped_attachments: &[String]) -> PreparedNode {
+    PreparedNode {
+        key: message_key(&e.message_id),
         node_type: "message".into(),
         label: e.subject.clone().unwrap_or_else(|| "(no subject)".into()),
         props: props([
@@ -273,131 +354,145 @@ pub fn email_sources(e: &Email, ctx: &MailContext<'_>) -> Vec<PreparedSource> {
                 if skipped_attachments.is_empty() {
                     Value::Null
                 } else {
-                    Value::from(skipped_attachments.clone())
+                    Value::from(skipped_attachments.to_vec())
                 },
             ),
         ]),
         evidence: EvidenceSpec::AllChunks,
-    }];
-    let mut edges = Vec::new();
-    let mut aliases = Vec::new();
-    let edge = |from: &NodeKey, t: &str, to: NodeKey, evidence: EvidenceSpec| PreparedEdge {
+    }
+}
+
+/// An edge without properties.
+fn edge(from: &NodeKey, t: &str, to: NodeKey, evidence: EvidenceSpec) -> PreparedEdge {
+    PreparedEdge {
         from: from.clone(),
         to,
         edge_type: t.into(),
         props: Map::new(),
         evidence,
-    };
-    for (rel, key, a) in &person_keys {
-        nodes.push(PreparedNode {
-            key: key.clone(),
-            node_type: "person".into(),
-            label: a.name.clone().or(a.email.clone()).unwrap_or_default(),
-            props: props([
-                (
-                    "name",
-                    a.name.clone().map(Value::from).unwrap_or(Value::Null),
-                ),
-                (
-                    "email",
-                    a.email
-                        .as_ref()
-                        .map(|m| Value::from(m.to_lowercase()))
-                        .unwrap_or(Value::Null),
-                ),
-            ]),
-            evidence: EvidenceSpec::chunk(0),
-        });
-        if a.email.is_some() {
-            aliases.extend(keys::person_aliases(key, a.name.as_deref(), &[]));
-        }
-        edges.push(edge(&msg_key, rel, key.clone(), EvidenceSpec::chunk(0)));
     }
-    if let Some(parent) = parent_of(e) {
-        edges.push(edge(
-            &msg_key,
-            "replies_to",
-            message_key(parent),
-            EvidenceSpec::chunk(0),
-        ));
-    }
-    // JWZ's placeholder containers: `References` is the chain from the root down, so each of
-    // its ids answers the one before it, received or not (an absent message is a `message`
-    // node evidenced by the header that names it).
-    let mut seen = std::collections::HashSet::from([e.message_id.as_str()]);
-    let chain: Vec<&str> = (e.references.iter().map(String::as_str))
-        .filter(|id| !id.is_empty() && seen.insert(id))
-        .collect();
-    for pair in chain.windows(2).take(MAX_ANCESTORS) {
-        edges.push(edge(
-            &message_key(pair[1]),
-            "replies_to",
-            message_key(pair[0]),
-            EvidenceSpec::chunk(0),
-        ));
-    }
-    edges.push(edge(
-        &msg_key,
-        "in_thread",
-        thread_key(thread_root(e)),
-        EvidenceSpec::chunk(0),
-    ));
-    for link in e.links.iter().take(200) {
-        if let Some(url_key) = refs::normalize_ref(&format!("url:{link}")) {
-            let at = chunks
-                .iter()
-                .position(|c| c.text.contains(link.as_str()))
-                .unwrap_or(0);
-            nodes.push(PreparedNode {
-                key: url_key.clone(),
-                node_type: "url".into(),
-                label: link.clone(),
-                props: props([("url", link.clone().into())]),
-                evidence: EvidenceSpec::chunk(at),
+}
+
+/// The nodes, edges and aliases of the message's source, built up in order.
+#[derive(Default)]
+struct Graph {
+    nodes: Vec<PreparedNode>,
+    edges: Vec<PreparedEdge>,
+    aliases: Vec<(NodeKey, NodeKey)>,
+}
+
+impl Graph {
+    /// A node per person named, their aliases, and an edge from the message saying how.
+    fn add_people(&mut self, msg_key: &NodeKey, person_keys: &[(&str, NodeKey, &EmailAddress)]) {
+        for (rel, key, a) in person_keys {
+            self.nodes.push(PreparedNode {
+                key: key.clone(),
+                node_type: "person".into(),
+                label: a.name.clone().or(a.email.clone()).unwrap_or_default(),
+                props: props([
+                    (
+                        "name",
+                        a.name.clone().map(Value::from).unwrap_or(Value::Null),
+                    ),
+                    (
+                        "email",
+                        a.email
+                            .as_ref()
+                            .map(|m| Value::from(m.to_lowercase()))
+                            .unwrap_or(Value::Null),
+                    ),
+                ]),
+                evidence: EvidenceSpec::chunk(0),
             });
-            edges.push(edge(&msg_key, "links_to", url_key, EvidenceSpec::chunk(at)));
+            if a.email.is_some() {
+                self.aliases
+                    .extend(keys::person_aliases(key, a.name.as_deref(), &[]));
+            }
+            self.edges
+                .push(edge(msg_key, rel, key.clone(), EvidenceSpec::chunk(0)));
         }
     }
-    for att in &attachment_edges {
-        // The attachment's node is evidenced by its own source; the message names it.
-        edges.push(edge(
-            &msg_key,
-            "has_attachment",
-            att.clone(),
+
+    /// `replies_to` from the message to its parent and along its `References` chain, and
+    /// `in_thread` to its thread.
+    fn add_thread(&mut self, e: &Email, msg_key: &NodeKey) {
+        if let Some(parent) = parent_of(e) {
+            self.edges.push(edge(
+                msg_key,
+                "replies_to",
+                message_key(parent),
+                EvidenceSpec::chunk(0),
+            ));
+        }
+        // JWZ's placeholder containers: `References` is the chain from the root down, so each
+        // of its ids answers the one before it, received or not (an absent message is a
+        // `message` node evidenced by the header that names it).
+        let mut seen = std::collections::HashSet::from([e.message_id.as_str()]);
+        let chain: Vec<&str> = (e.references.iter().map(String::as_str))
+            .filter(|id| !id.is_empty() && seen.insert(id))
+            .collect();
+        for pair in chain.windows(2).take(MAX_ANCESTORS) {
+            self.edges.push(edge(
+                &message_key(pair[1]),
+                "replies_to",
+                message_key(pair[0]),
+                EvidenceSpec::chunk(0),
+            ));
+        }
+        self.edges.push(edge(
+            msg_key,
+            "in_thread",
+            thread_key(thread_root(e)),
             EvidenceSpec::chunk(0),
         ));
     }
-    let mut out = vec![PreparedSource {
-        scope: ctx.scope.clone(),
-        source_urn: urn,
-        kind: "mail".into(),
-        title: e.subject.clone(),
-        fingerprint: content_hash(&format!(
-            "{MAIL_VERSION}\0{}\0{redacted}\0{header}\0{}\0{:?}\0{:?}",
-            e.message_id,
-            e.texts
-                .iter()
-                .map(|t| t.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\u{c}"),
-            (
-                &e.in_reply_to,
-                &e.references,
-                &skipped_attachments,
-                &attachment_edges
-            ),
-            ctx.truncated_at
-        )),
-        observed_at: e.date.clone(),
-        chunks,
-        nodes,
-        edges,
-        aliases,
-        merges: Some(thread_keys(e))
-            .filter(|k| k.len() > 1)
-            .into_iter()
-            .collect(),
-    }];
-    out.extend(attachment_sources);
-    out
+
+    /// A `url` node per link (the first 200), evidenced by the first chunk that contains it,
+    /// and `links_to` from the message.
+    fn add_links(&mut self, e: &Email, msg_key: &NodeKey, chunks: &[PreparedChunk]) {
+        for link in e.links.iter().take(200) {
+            if let Some(url_key) = refs::normalize_ref(&format!("url:{link}")) {
+                let at = chunks
+                    .iter()
+                    .position(|c| c.text.contains(link.as_str()))
+                    .unwrap_or(0);
+                self.nodes.push(PreparedNode {
+                    key: url_key.clone(),
+                    node_type: "url".into(),
+                    label: link.clone(),
+                    props: props([("url", link.clone().into())]),
+                    evidence: EvidenceSpec::chunk(at),
+                });
+                self.edges
+                    .push(edge(msg_key, "links_to", url_key, EvidenceSpec::chunk(at)));
+            }
+        }
+    }
+}
+
+/// The message source's fingerprint: what it was prepared from, so a change to any of it
+/// (or to the preparation, `MAIL_VERSION`) re-ingests it.
+fn fingerprint(
+    e: &Email,
+    ctx: &MailContext<'_>,
+    redacted: bool,
+    header: &str,
+    attachments: &Attachments,
+) -> String {
+    content_hash(&format!(
+        "{MAIL_VERSION}\0{}\0{redacted}\0{header}\0{}\0{:?}\0{:?}",
+        e.message_id,
+        e.texts
+            .iter()
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\u{c}"),
+        (
+            &e.in_reply_to,
+            &e.references,
+            &attachments.skipped,
+            &attachments.keys
+        ),
+        ctx.truncated_at
+    ))
 }

@@ -97,16 +97,7 @@ pub fn page_source(page: &WikiPage, ctx: &WikiContext<'_>) -> PreparedSource {
     let links = page_links(&page.storage, page.space.as_deref());
 
     let mut chunks = page_chunks(page, ctx.chunking);
-    for c in &mut chunks {
-        let mut found = vec![key.clone()];
-        for m in mentioned.iter().filter(|m| has_marker(&c.text, &m.marker)) {
-            push_unique(&mut found, m.key.clone());
-        }
-        for r in refs::extract_refs(&c.text) {
-            push_unique(&mut found, r.key);
-        }
-        c.refs = found;
-    }
+    add_refs(&mut chunks, &key, &mentioned);
 
     let mut nodes = vec![page_node(page, &key)];
     let mut edges = Vec::new();
@@ -137,15 +128,7 @@ pub fn page_source(page: &WikiPage, ctx: &WikiContext<'_>) -> PreparedSource {
         edge(space_node, "in_space", EvidenceSpec::chunk(0));
     }
     if let Some((person, p)) = &author {
-        let mut evidence = vec![0];
-        for m in mentioned.iter().filter(|m| m.key == *person) {
-            for i in chunks_where(&chunks, |c| has_marker(&c.text, &m.marker)) {
-                if !evidence.contains(&i) {
-                    evidence.push(i);
-                }
-            }
-        }
-        evidence.sort_unstable();
+        let evidence = author_evidence(&chunks, &mentioned, person);
         nodes.push(person_node(person, p, evidence));
         let handles: Vec<&str> = p.account_id.as_deref().into_iter().collect();
         aliases.extend(keys::person_aliases(person, p.name.as_deref(), &handles));
@@ -159,17 +142,9 @@ pub fn page_source(page: &WikiPage, ctx: &WikiContext<'_>) -> PreparedSource {
         let at = chunks_where(&chunks, |c| c.text.contains(&l.title));
         edge(l.key.clone(), "links_to", EvidenceSpec::Chunks(at));
     }
-    for name in &page.labels {
-        if let Some(label) = label_key(name) {
-            nodes.push(PreparedNode {
-                key: label.clone(),
-                node_type: "label".into(),
-                label: name.clone(),
-                props: props([("name", name.clone().into())]),
-                evidence: EvidenceSpec::chunk(0),
-            });
-            edge(label, "labeled", EvidenceSpec::chunk(0));
-        }
+    for (label, node) in label_nodes(&page.labels) {
+        nodes.push(node);
+        edge(label, "labeled", EvidenceSpec::chunk(0));
     }
     if let Some(by_title) = page_title_key(page.space.as_deref(), &page.title) {
         aliases.push((by_title, key.clone()));
@@ -188,4 +163,54 @@ pub fn page_source(page: &WikiPage, ctx: &WikiContext<'_>) -> PreparedSource {
         aliases,
         merges: Vec::new(),
     }
+}
+
+/// Each chunk refers to the page, the people it mentions and what its text names (each once).
+fn add_refs(chunks: &mut [PreparedChunk], key: &NodeKey, mentioned: &[Mention]) {
+    for c in chunks {
+        let mut found = vec![key.clone()];
+        for m in mentioned.iter().filter(|m| has_marker(&c.text, &m.marker)) {
+            push_unique(&mut found, m.key.clone());
+        }
+        for r in refs::extract_refs(&c.text) {
+            push_unique(&mut found, r.key);
+        }
+        c.refs = found;
+    }
+}
+
+/// The chunks that evidence the author: the first, and those that mention them, in order.
+fn author_evidence(
+    chunks: &[PreparedChunk],
+    mentioned: &[Mention],
+    person: &NodeKey,
+) -> Vec<usize> {
+    let mut evidence = vec![0];
+    for m in mentioned.iter().filter(|m| m.key == *person) {
+        for i in chunks_where(chunks, |c| has_marker(&c.text, &m.marker)) {
+            if !evidence.contains(&i) {
+                evidence.push(i);
+            }
+        }
+    }
+    evidence.sort_unstable();
+    evidence
+}
+
+/// A node per label of the page that has a key, with that key.
+fn label_nodes(labels: &[String]) -> Vec<(NodeKey, PreparedNode)> {
+    labels
+        .iter()
+        .filter_map(|name| {
+            let label = label_key(name)?;
+            let node = PreparedNode {
+                key: label.clone(),
+                node_type: "label".into(),
+                label: name.clone(),
+                props: props([("name", name.clone().into())]),
+                evidence: EvidenceSpec::chunk(0),
+            };
+            Some((label, node))
+        })
+        .collect()
 }

@@ -386,63 +386,13 @@ impl GitRepo {
     /// diff is omitted and the reason said.
     pub fn commit_info(&self, oid: Oid, max_diff_bytes: u64) -> Result<CommitInfo, GitError> {
         let c = self.repo.find_commit(oid).map_err(repo_err)?;
-        let tree = c.tree().map_err(repo_err)?;
-        let parent_tree = match c.parent(0) {
-            Ok(p) => Some(p.tree().map_err(repo_err)?),
-            Err(_) => None,
-        };
-        let mut opts = DiffOptions::new();
-        opts.ignore_submodules(true).context_lines(3);
-        let mut diff = self
-            .repo
-            .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))
-            .map_err(repo_err)?;
-        let mut find = DiffFindOptions::new();
-        find.renames(true).rename_limit(400);
-        diff.find_similar(Some(&mut find)).map_err(repo_err)?;
-
+        let diff = self.first_parent_diff(&c)?;
         let mut files: Vec<FileChange> = Vec::new();
         let mut diffable: Vec<bool> = Vec::new();
         for d in diff.deltas() {
-            let new_path = d
-                .new_file()
-                .path()
-                .and_then(|p| p.to_str())
-                .unwrap_or("")
-                .to_string();
-            let old_path = d
-                .old_file()
-                .path()
-                .and_then(|p| p.to_str())
-                .unwrap_or("")
-                .to_string();
-            let status = match d.status() {
-                Delta::Added => ChangeStatus::Added,
-                Delta::Deleted => ChangeStatus::Deleted,
-                Delta::Renamed => ChangeStatus::Renamed,
-                Delta::Copied => ChangeStatus::Copied,
-                Delta::Typechange => ChangeStatus::TypeChanged,
-                _ => ChangeStatus::Modified,
-            };
-            let path = if status == ChangeStatus::Deleted {
-                old_path.clone()
-            } else {
-                new_path.clone()
-            };
-            let size = d.new_file().size().max(d.old_file().size());
-            let omitted: Option<SkipReason> = skip_by_path(&path)
-                .filter(|r| matches!(r, SkipReason::Vendored | SkipReason::Generated))
-                .or((size > max_diff_bytes).then_some(SkipReason::Oversized));
-            diffable.push(omitted.is_none());
-            files.push(FileChange {
-                old_path: matches!(status, ChangeStatus::Renamed | ChangeStatus::Copied)
-                    .then_some(old_path),
-                path,
-                status,
-                binary: d.flags().is_binary(),
-                omitted: omitted.map(|r| r.as_str().to_string()),
-                hunks: Vec::new(),
-            });
+            let (file, keep) = file_change(&d, max_diff_bytes);
+            diffable.push(keep);
+            files.push(file);
         }
         // Hunks and lines of the files whose diff is kept (deltas are in `deltas()` order).
         for (i, f) in files.iter_mut().enumerate() {
@@ -456,34 +406,7 @@ impl GitRepo {
                 f.binary = true;
                 continue;
             }
-            for h in 0..patch.num_hunks() {
-                let (hunk, n_lines) = patch.hunk(h).map_err(repo_err)?;
-                let header = String::from_utf8_lossy(hunk.header());
-                let section = header
-                    .rsplit_once("@@")
-                    .map(|(_, s)| s.trim().to_string())
-                    .unwrap_or_default();
-                let mut lines = Vec::with_capacity(n_lines);
-                for l in 0..n_lines {
-                    let line = patch.line_in_hunk(h, l).map_err(repo_err)?;
-                    match line.origin() {
-                        o @ ('+' | '-' | ' ') => {
-                            let content = String::from_utf8_lossy(line.content());
-                            lines.push(format!("{o}{}", content.trim_end_matches(['\n', '\r'])));
-                        }
-                        '<' | '>' | '=' => lines.push("\\ No newline at end of file".to_string()),
-                        _ => {}
-                    }
-                }
-                f.hunks.push(Hunk {
-                    old_start: hunk.old_start() as usize,
-                    old_lines: hunk.old_lines() as usize,
-                    new_start: hunk.new_start() as usize,
-                    new_lines: hunk.new_lines() as usize,
-                    section,
-                    lines,
-                });
-            }
+            f.hunks = hunks(&patch)?;
         }
 
         let author = c.author();
@@ -500,6 +423,98 @@ impl GitRepo {
             files,
         })
     }
+
+    /// The diff of a commit against its first parent (the whole tree for a root commit),
+    /// with renames found and submodules ignored.
+    fn first_parent_diff(&self, c: &git2::Commit<'_>) -> Result<git2::Diff<'_>, GitError> {
+        let tree = c.tree().map_err(repo_err)?;
+        let parent_tree = match c.parent(0) {
+            Ok(p) => Some(p.tree().map_err(repo_err)?),
+            Err(_) => None,
+        };
+        let mut opts = DiffOptions::new();
+        opts.ignore_submodules(true).context_lines(3);
+        let mut diff = self
+            .repo
+            .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))
+            .map_err(repo_err)?;
+        let mut find = DiffFindOptions::new();
+        find.renames(true).rename_limit(400);
+        diff.find_similar(Some(&mut find)).map_err(repo_err)?;
+        Ok(diff)
+    }
+}
+
+/// One changed file of a diff, without hunks, and whether its diff is kept (not skipped by
+/// rule as vendored or generated, nor over `max_diff_bytes`).
+fn file_change(d: &git2::DiffDelta<'_>, max_diff_bytes: u64) -> (FileChange, bool) {
+    let path_of =
+        |f: git2::DiffFile<'_>| f.path().and_then(|p| p.to_str()).unwrap_or("").to_string();
+    let new_path = path_of(d.new_file());
+    let old_path = path_of(d.old_file());
+    let status = match d.status() {
+        Delta::Added => ChangeStatus::Added,
+        Delta::Deleted => ChangeStatus::Deleted,
+        Delta::Renamed => ChangeStatus::Renamed,
+        Delta::Copied => ChangeStatus::Copied,
+        Delta::Typechange => ChangeStatus::TypeChanged,
+        _ => ChangeStatus::Modified,
+    };
+    let path = if status == ChangeStatus::Deleted {
+        old_path.clone()
+    } else {
+        new_path.clone()
+    };
+    let size = d.new_file().size().max(d.old_file().size());
+    let omitted: Option<SkipReason> = skip_by_path(&path)
+        .filter(|r| matches!(r, SkipReason::Vendored | SkipReason::Generated))
+        .or((size > max_diff_bytes).then_some(SkipReason::Oversized));
+    let keep = omitted.is_none();
+    let file = FileChange {
+        old_path: matches!(status, ChangeStatus::Renamed | ChangeStatus::Copied)
+            .then_some(old_path),
+        path,
+        status,
+        binary: d.flags().is_binary(),
+        omitted: omitted.map(|r| r.as_str().to_string()),
+        hunks: Vec::new(),
+    };
+    (file, keep)
+}
+
+/// A file's hunks with their lines as in a unified diff (`+`, `-`, ` `, and `\ No newline at
+/// end of file`).
+fn hunks(patch: &git2::Patch<'_>) -> Result<Vec<Hunk>, GitError> {
+    let mut out = Vec::with_capacity(patch.num_hunks());
+    for h in 0..patch.num_hunks() {
+        let (hunk, n_lines) = patch.hunk(h).map_err(repo_err)?;
+        let header = String::from_utf8_lossy(hunk.header());
+        let section = header
+            .rsplit_once("@@")
+            .map(|(_, s)| s.trim().to_string())
+            .unwrap_or_default();
+        let mut lines = Vec::with_capacity(n_lines);
+        for l in 0..n_lines {
+            let line = patch.line_in_hunk(h, l).map_err(repo_err)?;
+            match line.origin() {
+                o @ ('+' | '-' | ' ') => {
+                    let content = String::from_utf8_lossy(line.content());
+                    lines.push(format!("{o}{}", content.trim_end_matches(['\n', '\r'])));
+                }
+                '<' | '>' | '=' => lines.push("\\ No newline at end of file".to_string()),
+                _ => {}
+            }
+        }
+        out.push(Hunk {
+            old_start: hunk.old_start() as usize,
+            old_lines: hunk.old_lines() as usize,
+            new_start: hunk.new_start() as usize,
+            new_lines: hunk.new_lines() as usize,
+            section,
+            lines,
+        });
+    }
+    Ok(out)
 }
 
 /// Seconds since the epoch as RFC 3339 (UTC).

@@ -231,6 +231,33 @@ impl GitTasks {
         }))
     }
 
+    /// Starts the blocking reader of a `structure` task: it parses `paths` at `commit` one
+    /// after another and sends each outcome to `tx`, stopping when the consumer has gone.
+    fn spawn_reader(
+        &self,
+        src: &Source,
+        branch: &str,
+        commit: &str,
+        paths: Vec<String>,
+        tx: tokio::sync::mpsc::Sender<FileOutcome>,
+    ) -> tokio::task::JoinHandle<Result<(), GitError>> {
+        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
+        let (branch_s, commit_s) = (branch.to_string(), commit.to_string());
+        tokio::task::spawn_blocking(move || -> Result<(), GitError> {
+            let repo = open_with(&cfg, &mirrors, &id, std::slice::from_ref(&commit_s))?;
+            let at = repo.oid(&commit_s)?;
+            for path in paths {
+                let outcome =
+                    prepare_file(&repo, at, &cfg, &ctx, &chunking, &branch_s, &commit_s, path)?;
+                if tx.blocking_send(outcome).is_err() {
+                    break; // the consumer failed; its error is reported
+                }
+            }
+            Ok(())
+        })
+    }
+
     async fn structure(
         &self,
         src: &Source,
@@ -249,44 +276,15 @@ impl GitTasks {
         // source over a bounded channel, while up to `parallel` ingests (embedding, writing)
         // run on the other core. Memory stays bounded by the channel, not by the task.
         let (tx, mut rx) = tokio::sync::mpsc::channel::<FileOutcome>(2 * self.parallel.max(1));
-        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
-        let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
-        let (branch_s, commit_s) = (branch.to_string(), commit.to_string());
-        let reader = tokio::task::spawn_blocking(move || -> Result<(), GitError> {
-            let repo = open_with(&cfg, &mirrors, &id, std::slice::from_ref(&commit_s))?;
-            let at = repo.oid(&commit_s)?;
-            for path in paths {
-                let outcome =
-                    prepare_file(&repo, at, &cfg, &ctx, &chunking, &branch_s, &commit_s, path)?;
-                if tx.blocking_send(outcome).is_err() {
-                    break; // the consumer failed; its error is reported
-                }
-            }
-            Ok(())
-        });
+        let reader = self.spawn_reader(src, branch, commit, paths, tx);
         let mut ingests = tokio::task::JoinSet::new();
         let mut failure: Option<TaskError> = None;
-        let record = |r: Result<Result<IngestStatus, KbError>, tokio::task::JoinError>,
-                      failure: &mut Option<TaskError>| {
-            match r {
-                Ok(Ok(_)) => metrics::counter!("evident_git_files_indexed_total").increment(1),
-                Ok(Err(e)) if e.is_retryable() => *failure = Some(TaskError::from(e)),
-                Ok(Err(e)) => {
-                    // One bad file never stops the rest.
-                    tracing::warn!(error = %e, "file not indexed");
-                    metrics::counter!("evident_git_files_failed_total").increment(1);
-                }
-                Err(e) => {
-                    *failure = Some(TaskError::Retryable(format!("ingest worker failed: {e}")))
-                }
-            }
-        };
         while let Some(outcome) = rx.recv().await {
             match outcome {
                 FileOutcome::Prepared(p) => {
                     while ingests.len() >= self.parallel.max(1) {
                         if let Some(r) = ingests.join_next().await {
-                            record(r, &mut failure);
+                            record_ingest(r, &mut failure);
                         }
                     }
                     let kb = self.kb.clone();
@@ -309,7 +307,7 @@ impl GitTasks {
         }
         drop(rx);
         while let Some(r) = ingests.join_next().await {
-            record(r, &mut failure);
+            record_ingest(r, &mut failure);
         }
         reader
             .await
@@ -639,5 +637,23 @@ impl TaskHandler for GitTasks {
                 "unsupported version of a git task: {other:?}"
             ))),
         }
+    }
+}
+
+/// Counts one finished file ingest; a retryable failure (or a crashed ingest) becomes the
+/// task's failure, any other is logged and counted: one bad file never stops the rest.
+fn record_ingest(
+    r: Result<Result<IngestStatus, KbError>, tokio::task::JoinError>,
+    failure: &mut Option<TaskError>,
+) {
+    match r {
+        Ok(Ok(_)) => metrics::counter!("evident_git_files_indexed_total").increment(1),
+        Ok(Err(e)) if e.is_retryable() => *failure = Some(TaskError::from(e)),
+        Ok(Err(e)) => {
+            // One bad file never stops the rest.
+            tracing::warn!(error = %e, "file not indexed");
+            metrics::counter!("evident_git_files_failed_total").increment(1);
+        }
+        Err(e) => *failure = Some(TaskError::Retryable(format!("ingest worker failed: {e}"))),
     }
 }

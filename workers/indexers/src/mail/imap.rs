@@ -194,6 +194,73 @@ struct MailboxReport {
     uid_validity_changed: bool,
 }
 
+/// The UIDs above `last_uid` with their sizes, in UID order.
+async fn new_sizes(session: &mut ImapSession, last_uid: u32) -> Result<Vec<(u32, u32)>, PollError> {
+    // `n:*` also answers the highest message when no UID is above n: filter.
+    let mut sizes: Vec<(u32, u32)> = timed("fetch sizes", COMMAND_TIMEOUT, async {
+        session
+            .uid_fetch(format!("{}:*", last_uid + 1), "(UID RFC822.SIZE)")
+            .await?
+            .try_collect::<Vec<_>>()
+            .await
+    })
+    .await?
+    .iter()
+    .filter_map(|f| Some((f.uid?, f.size.unwrap_or(0))))
+    .filter(|(uid, _)| *uid > last_uid)
+    .collect();
+    sizes.sort_unstable();
+    Ok(sizes)
+}
+
+/// Fetches a batch of (UID, size): messages within the size limit whole, in one command;
+/// larger ones only their head (their text comes first), one by one. (UID, bytes, size).
+async fn fetch_batch(
+    session: &mut ImapSession,
+    cfg: &ImapConfig,
+    batch: &[(u32, u32)],
+) -> Result<Vec<(u32, Vec<u8>, u64)>, PollError> {
+    let (small, large): (Vec<_>, Vec<_>) = batch
+        .iter()
+        .copied()
+        .partition(|(_, size)| u64::from(*size) <= cfg.max_message_bytes);
+    let mut fetched: Vec<(u32, Vec<u8>, u64)> = Vec::with_capacity(batch.len());
+    if !small.is_empty() {
+        let uids: Vec<u32> = small.iter().map(|(u, _)| *u).collect();
+        let got = timed("fetch", COMMAND_TIMEOUT, async {
+            session
+                .uid_fetch(uid_set(&uids), "(UID BODY.PEEK[])")
+                .await?
+                .try_collect::<Vec<_>>()
+                .await
+        })
+        .await?;
+        for f in &got {
+            if let (Some(uid), Some(body)) = (f.uid, f.body()) {
+                fetched.push((uid, body.to_vec(), body.len() as u64));
+            }
+        }
+    }
+    for (uid, size) in large {
+        // Only the head of an oversized message: its text comes first.
+        let got = timed("fetch", COMMAND_TIMEOUT, async {
+            session
+                .uid_fetch(
+                    uid.to_string(),
+                    format!("(UID BODY.PEEK[]<0.{}>)", cfg.max_message_bytes),
+                )
+                .await?
+                .try_collect::<Vec<_>>()
+                .await
+        })
+        .await?;
+        if let Some(body) = got.iter().find_map(|f| f.body()) {
+            fetched.push((uid, body.to_vec(), u64::from(size)));
+        }
+    }
+    Ok(fetched)
+}
+
 impl ImapPoller {
     async fn poll_mailbox(
         &self,
@@ -225,60 +292,9 @@ impl ImapPoller {
             };
         }
         if mb.exists > 0 {
-            // `n:*` also answers the highest message when no UID is above n: filter.
-            let sizes: Vec<(u32, u32)> = timed("fetch sizes", COMMAND_TIMEOUT, async {
-                session
-                    .uid_fetch(format!("{}:*", cursor.last_uid + 1), "(UID RFC822.SIZE)")
-                    .await?
-                    .try_collect::<Vec<_>>()
-                    .await
-            })
-            .await?
-            .iter()
-            .filter_map(|f| Some((f.uid?, f.size.unwrap_or(0))))
-            .filter(|(uid, _)| *uid > cursor.last_uid)
-            .collect();
-            let mut sizes = sizes;
-            sizes.sort_unstable();
+            let sizes = new_sizes(session, cursor.last_uid).await?;
             for batch in sizes.chunks(cfg.batch as usize) {
-                let (small, large): (Vec<_>, Vec<_>) = batch
-                    .iter()
-                    .copied()
-                    .partition(|(_, size)| u64::from(*size) <= cfg.max_message_bytes);
-                let mut fetched: Vec<(u32, Vec<u8>, u64)> = Vec::with_capacity(batch.len());
-                if !small.is_empty() {
-                    let uids: Vec<u32> = small.iter().map(|(u, _)| *u).collect();
-                    let got = timed("fetch", COMMAND_TIMEOUT, async {
-                        session
-                            .uid_fetch(uid_set(&uids), "(UID BODY.PEEK[])")
-                            .await?
-                            .try_collect::<Vec<_>>()
-                            .await
-                    })
-                    .await?;
-                    for f in &got {
-                        if let (Some(uid), Some(body)) = (f.uid, f.body()) {
-                            fetched.push((uid, body.to_vec(), body.len() as u64));
-                        }
-                    }
-                }
-                for (uid, size) in large {
-                    // Only the head of an oversized message: its text comes first.
-                    let got = timed("fetch", COMMAND_TIMEOUT, async {
-                        session
-                            .uid_fetch(
-                                uid.to_string(),
-                                format!("(UID BODY.PEEK[]<0.{}>)", cfg.max_message_bytes),
-                            )
-                            .await?
-                            .try_collect::<Vec<_>>()
-                            .await
-                    })
-                    .await?;
-                    if let Some(body) = got.iter().find_map(|f| f.body()) {
-                        fetched.push((uid, body.to_vec(), u64::from(size)));
-                    }
-                }
+                let mut fetched = fetch_batch(session, cfg, batch).await?;
                 fetched.sort_by_key(|(uid, _, _)| *uid);
                 let messages = fetched
                     .into_iter()

@@ -122,6 +122,90 @@ pub struct MboxPoller {
     pub ctx: PollContext,
 }
 
+impl MboxPoller {
+    /// Reads `path` from `start` on the blocking pool and queues its messages as they come
+    /// (bounded channel: the reader waits for the queue, so memory holds one block and a few
+    /// messages); the start of the last message read, and how many were queued.
+    async fn queue_from(
+        &self,
+        source: &IndexerSource,
+        cfg: &MboxConfig,
+        path: &std::path::Path,
+        name: &str,
+        start: u64,
+    ) -> Result<(u64, u64), PollError> {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, Vec<u8>)>(64);
+        let p = path.to_path_buf();
+        let reader = tokio::task::spawn_blocking(move || {
+            read_mbox(&p, start, MBOX_BLOCK_BYTES, |offset, bytes| {
+                let _ = tx.blocking_send((offset, bytes));
+            })
+        });
+        let mut last_start = start;
+        let mut queued = 0u64;
+        // Enqueues in flight together share the store's group commits.
+        let mut in_flight = futures_util::stream::FuturesUnordered::new();
+        while let Some((offset, bytes)) = rx.recv().await {
+            last_start = last_start.max(offset);
+            let size = bytes.len() as u64;
+            in_flight.push(queue_message(
+                &self.ctx,
+                source,
+                name,
+                bytes,
+                size,
+                cfg.max_message_bytes,
+            ));
+            if in_flight.len() >= ENQUEUE_IN_FLIGHT
+                && let Some(done) = in_flight.next().await
+            {
+                done?;
+                queued += 1;
+            }
+        }
+        while let Some(done) = in_flight.next().await {
+            done?;
+            queued += 1;
+        }
+        reader
+            .await
+            .map_err(|e| PollError::internal(format!("reading {name}"), e))??;
+        Ok((last_start, queued))
+    }
+}
+
+/// Where to read an mbox from, given its cursor: `None` when it is unchanged; else the
+/// offset and whether it is read from scratch (it was rewritten, not appended to: the bytes
+/// at the cursor's resume point are no longer the ones seen).
+async fn resume_point(
+    path: &std::path::Path,
+    cursor: Option<&MboxCursor>,
+    len: u64,
+    mtime: i64,
+) -> Option<(u64, bool)> {
+    match cursor {
+        Some(c) if c.len == len && c.mtime_ms == mtime => None,
+        Some(c) if len >= c.len && c.len > c.resume => {
+            let p = path.to_path_buf();
+            let (resume, check_len, check) = (
+                c.resume,
+                (c.len - c.resume).min(CHECK_BYTES),
+                c.check.clone(),
+            );
+            let same = tokio::task::spawn_blocking(move || {
+                std::fs::File::open(&p)
+                    .and_then(|mut f| hash_at(&mut f, resume, check_len))
+                    .is_ok_and(|h| h == check)
+            })
+            .await
+            .unwrap_or(false);
+            Some(if same { (resume, false) } else { (0, true) })
+        }
+        Some(_) => Some((0, true)),
+        None => Some((0, false)),
+    }
+}
+
 #[async_trait]
 impl LeasedPoller for MboxPoller {
     const KIND: &'static str = "mbox";
@@ -149,75 +233,16 @@ impl LeasedPoller for MboxPoller {
                 .cursor(&source.id, &key)
                 .await?
                 .and_then(|v| serde_json::from_value(v).ok());
-            let start = match &cursor {
-                Some(c) if c.len == len && c.mtime_ms == mtime => {
-                    unchanged += 1;
-                    continue;
-                }
-                Some(c) if len >= c.len && c.len > c.resume => {
-                    let p = path.clone();
-                    let (resume, check_len, check) = (
-                        c.resume,
-                        (c.len - c.resume).min(CHECK_BYTES),
-                        c.check.clone(),
-                    );
-                    let same = tokio::task::spawn_blocking(move || {
-                        std::fs::File::open(&p)
-                            .and_then(|mut f| hash_at(&mut f, resume, check_len))
-                            .is_ok_and(|h| h == check)
-                    })
-                    .await
-                    .unwrap_or(false);
-                    if same {
-                        resume
-                    } else {
-                        reread += 1;
-                        0
-                    }
-                }
-                Some(_) => {
-                    reread += 1;
-                    0
-                }
-                None => 0,
+            let Some((start, from_scratch)) = resume_point(path, cursor.as_ref(), len, mtime).await
+            else {
+                unchanged += 1;
+                continue;
             };
-            // Read on the blocking pool, queue as messages come (bounded channel: the reader
-            // waits for the queue, so memory holds one block and a few messages).
-            let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, Vec<u8>)>(64);
-            let p = path.clone();
-            let reader = tokio::task::spawn_blocking(move || {
-                read_mbox(&p, start, MBOX_BLOCK_BYTES, |offset, bytes| {
-                    let _ = tx.blocking_send((offset, bytes));
-                })
-            });
-            let mut last_start = start;
-            // Enqueues in flight together share the store's group commits.
-            let mut in_flight = futures_util::stream::FuturesUnordered::new();
-            while let Some((offset, bytes)) = rx.recv().await {
-                last_start = last_start.max(offset);
-                let size = bytes.len() as u64;
-                in_flight.push(queue_message(
-                    &self.ctx,
-                    source,
-                    &name,
-                    bytes,
-                    size,
-                    cfg.max_message_bytes,
-                ));
-                if in_flight.len() >= ENQUEUE_IN_FLIGHT
-                    && let Some(done) = in_flight.next().await
-                {
-                    done?;
-                    queued += 1;
-                }
+            if from_scratch {
+                reread += 1;
             }
-            while let Some(done) = in_flight.next().await {
-                done?;
-                queued += 1;
-            }
-            reader
-                .await
-                .map_err(|e| PollError::internal(format!("reading {name}"), e))??;
+            let (last_start, n) = self.queue_from(source, &cfg, path, &name, start).await?;
+            queued += n;
             let p = path.clone();
             let check_len = len.saturating_sub(last_start).min(CHECK_BYTES);
             let check = tokio::task::spawn_blocking(move || {

@@ -1,0 +1,454 @@
+//! What each syntax node means for the outline, one table (a `match` over node kinds) per
+//! language.
+
+use tree_sitter::Node;
+
+use super::syntax::{
+    base_type_name, field, field_text, first_named_of, has_child_token, is_require, rust_use_paths,
+    text, trait_segment, unquote,
+};
+use super::{Ctx, Decl, SymbolKind};
+use crate::lang::Language;
+
+/// What `node` declares in `lang`, given where it sits (`ctx`).
+pub(super) fn classify<'t>(lang: Language, node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
+    match lang {
+        Language::Rust => rust(node, src, ctx),
+        Language::Python => python(node, src, ctx),
+        Language::Java => java(node, src),
+        Language::Kotlin => kotlin(node, src, ctx),
+        Language::Go => go(node, src),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => js(node, src, ctx),
+    }
+}
+
+/// The node's `name` field as text (absent or empty: `None`).
+fn name(node: Node<'_>, src: &str) -> Option<String> {
+    field_text(node, "name", src)
+}
+
+/// A symbol of `kind` named `name` whose body is the node's `body` field; nothing without a
+/// name.
+fn symbol<'t>(kind: SymbolKind, node: Node<'t>, name: Option<String>) -> Decl<'t> {
+    match name {
+        Some(name) => Decl::Symbol {
+            kind,
+            name,
+            body: field(node, "body"),
+        },
+        None => Decl::Skip,
+    }
+}
+
+/// What a function declared at `ctx` is: inside a type body, a method.
+fn callable_kind(ctx: &Ctx) -> SymbolKind {
+    if ctx.in_type {
+        SymbolKind::Method
+    } else {
+        SymbolKind::Function
+    }
+}
+
+/// Rust: items, `impl` blocks (plain and trait), inline modules, `use` and `extern crate`.
+fn rust<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
+    match node.kind() {
+        "struct_item" | "union_item" => symbol(SymbolKind::Struct, node, name(node, src)),
+        "enum_item" => symbol(SymbolKind::Enum, node, name(node, src)),
+        "trait_item" => symbol(SymbolKind::Trait, node, name(node, src)),
+        // `type X = …;`, and associated types of traits (`type Item;`) and impls.
+        "type_item" | "associated_type" => match name(node, src) {
+            Some(name) => Decl::Symbol {
+                kind: SymbolKind::Type,
+                name,
+                body: None,
+            },
+            None => Decl::Skip,
+        },
+        "function_item" | "function_signature_item" => {
+            symbol(callable_kind(ctx), node, name(node, src))
+        }
+        "impl_item" => match (
+            field_text(node, "type", src),
+            field_text(node, "trait", src),
+        ) {
+            (Some(t), Some(trait_name)) => Decl::TraitImpl {
+                type_name: base_type_name(&t),
+                trait_name: trait_segment(&trait_name),
+                body: field(node, "body"),
+            },
+            (Some(t), None) => Decl::Scope {
+                name: base_type_name(&t),
+                in_type: true,
+                body: field(node, "body"),
+            },
+            _ => Decl::Skip,
+        },
+        "mod_item" => match (name(node, src), field(node, "body")) {
+            (Some(n), Some(body)) => Decl::Scope {
+                name: n,
+                in_type: false,
+                body: Some(body),
+            },
+            _ => Decl::Skip,
+        },
+        "use_declaration" => match field(node, "argument") {
+            Some(a) => {
+                let mut targets = Vec::new();
+                rust_use_paths(a, src, "", &mut targets);
+                Decl::Imports(targets)
+            }
+            None => Decl::Skip,
+        },
+        "extern_crate_declaration" => match name(node, src) {
+            Some(n) => Decl::Imports(vec![n]),
+            None => Decl::Skip,
+        },
+        "source_file" | "declaration_list" | "foreign_mod_item" => Decl::Descend,
+        _ => Decl::Skip,
+    }
+}
+
+/// Python: classes, functions, imports, and the compound statements that may hold them.
+fn python<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
+    match node.kind() {
+        "class_definition" => symbol(SymbolKind::Class, node, name(node, src)),
+        "function_definition" => symbol(callable_kind(ctx), node, name(node, src)),
+        "import_statement" => {
+            let mut cursor = node.walk();
+            let targets = node
+                .children_by_field_name("name", &mut cursor)
+                .map(|n| match n.kind() {
+                    "aliased_import" => field_text(n, "name", src).unwrap_or_default(),
+                    _ => text(n, src).to_string(),
+                })
+                .filter(|t| !t.is_empty())
+                .collect();
+            Decl::Imports(targets)
+        }
+        "import_from_statement" => match field_text(node, "module_name", src) {
+            Some(m) => Decl::Imports(vec![m]),
+            None => Decl::Skip,
+        },
+        "module" | "decorated_definition" | "block" => Decl::Descend,
+        // `if TYPE_CHECKING:` / `try: import x` / `with …:` blocks hold imports and
+        // definitions too.
+        "if_statement" | "elif_clause" | "else_clause" | "try_statement" | "except_clause"
+        | "finally_clause" | "with_statement" | "for_statement" | "while_statement" => {
+            Decl::Descend
+        }
+        _ => Decl::Skip,
+    }
+}
+
+/// Java: the package, imports, classes, records, interfaces, enums, methods and constructors.
+fn java<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    match node.kind() {
+        "package_declaration" => match first_named_of(node, &["scoped_identifier", "identifier"]) {
+            Some(n) => Decl::Package(text(n, src).to_string()),
+            None => Decl::Skip,
+        },
+        "import_declaration" => match first_named_of(node, &["scoped_identifier", "identifier"]) {
+            Some(n) => {
+                let mut t = text(n, src).to_string();
+                if first_named_of(node, &["asterisk"]).is_some() {
+                    t.push_str(".*");
+                }
+                Decl::Imports(vec![t])
+            }
+            None => Decl::Skip,
+        },
+        "class_declaration" | "record_declaration" => {
+            symbol(SymbolKind::Class, node, name(node, src))
+        }
+        "interface_declaration" | "annotation_type_declaration" => {
+            symbol(SymbolKind::Interface, node, name(node, src))
+        }
+        "enum_declaration" => symbol(SymbolKind::Enum, node, name(node, src)),
+        "method_declaration" | "constructor_declaration" | "compact_constructor_declaration" => {
+            symbol(SymbolKind::Method, node, name(node, src))
+        }
+        "program"
+        | "class_body"
+        | "interface_body"
+        | "enum_body"
+        | "enum_body_declarations"
+        | "annotation_type_body" => Decl::Descend,
+        _ => Decl::Skip,
+    }
+}
+
+/// Kotlin: the package, imports, classes (and enum classes, interfaces), objects, companion
+/// objects, type aliases and functions.
+fn kotlin<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
+    match node.kind() {
+        "package_header" => match first_named_of(node, &["identifier"]) {
+            Some(n) => Decl::Package(text(n, src).to_string()),
+            None => Decl::Skip,
+        },
+        "import_header" => match first_named_of(node, &["identifier"]) {
+            Some(n) => {
+                let mut t = text(n, src).to_string();
+                if first_named_of(node, &["wildcard_import"]).is_some() {
+                    t.push_str(".*");
+                }
+                Decl::Imports(vec![t])
+            }
+            None => Decl::Skip,
+        },
+        "class_declaration" => kotlin_class(node, src),
+        "type_alias" => match first_named_of(node, &["type_identifier"]) {
+            Some(n) => Decl::Symbol {
+                kind: SymbolKind::Type,
+                name: text(n, src).to_string(),
+                body: None,
+            },
+            None => Decl::Skip,
+        },
+        "object_declaration" => match first_named_of(node, &["type_identifier"]) {
+            Some(n) => Decl::Symbol {
+                kind: SymbolKind::Class,
+                name: text(n, src).to_string(),
+                body: first_named_of(node, &["class_body"]),
+            },
+            None => Decl::Skip,
+        },
+        "companion_object" => Decl::Scope {
+            name: first_named_of(node, &["type_identifier"])
+                .map(|n| text(n, src).to_string())
+                .unwrap_or_else(|| "Companion".into()),
+            in_type: true,
+            body: first_named_of(node, &["class_body"]),
+        },
+        "function_declaration" => {
+            let nm = first_named_of(node, &["simple_identifier"]).map(|n| text(n, src).to_string());
+            match nm {
+                Some(name) => Decl::Symbol {
+                    kind: callable_kind(ctx),
+                    name,
+                    body: first_named_of(node, &["function_body"]),
+                },
+                None => Decl::Skip,
+            }
+        }
+        "source_file" | "class_body" | "enum_class_body" | "import_list" => Decl::Descend,
+        _ => Decl::Skip,
+    }
+}
+
+/// A Kotlin `class` declaration: an interface, an enum class or a class.
+fn kotlin_class<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    let nm = first_named_of(node, &["type_identifier"]).map(|n| text(n, src).to_string());
+    // `enum class X` (the keyword is a token child) or its enum body.
+    let is_enum =
+        has_child_token(node, "enum") || first_named_of(node, &["enum_class_body"]).is_some();
+    let kind = if has_child_token(node, "interface") {
+        SymbolKind::Interface
+    } else if is_enum {
+        SymbolKind::Enum
+    } else {
+        SymbolKind::Class
+    };
+    match nm {
+        Some(name) => Decl::Symbol {
+            kind,
+            name,
+            body: first_named_of(node, &["class_body", "enum_class_body"]),
+        },
+        None => Decl::Skip,
+    }
+}
+
+/// Go: the package, imports, functions, methods, and named types (struct, interface, other).
+fn go<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    match node.kind() {
+        "package_clause" => match first_named_of(node, &["package_identifier"]) {
+            Some(n) => Decl::Package(text(n, src).to_string()),
+            None => Decl::Skip,
+        },
+        "import_spec" => match field_text(node, "path", src) {
+            Some(p) => Decl::Imports(vec![unquote(&p)]),
+            None => Decl::Skip,
+        },
+        "function_declaration" => symbol(SymbolKind::Function, node, name(node, src)),
+        "method_declaration" | "method_elem" => symbol(SymbolKind::Method, node, name(node, src)),
+        "type_spec" => {
+            let (kind, body) = match field(node, "type") {
+                Some(t) if t.kind() == "struct_type" => (SymbolKind::Struct, Some(t)),
+                Some(t) if t.kind() == "interface_type" => (SymbolKind::Interface, Some(t)),
+                // A named type over any other type: `type ID int`, `type F func(…)`.
+                _ => (SymbolKind::Type, None),
+            };
+            match name(node, src) {
+                // The "body" is the struct or interface type: its method elements are
+                // walked, and the signature reads `Store struct`.
+                Some(name) => Decl::Symbol { kind, name, body },
+                None => Decl::Skip,
+            }
+        }
+        "type_alias" => match name(node, src) {
+            Some(name) => Decl::Symbol {
+                kind: SymbolKind::Type,
+                name,
+                body: None,
+            },
+            None => Decl::Skip,
+        },
+        "source_file" | "import_declaration" | "import_spec_list" | "type_declaration" => {
+            Decl::Descend
+        }
+        _ => Decl::Skip,
+    }
+}
+
+/// JavaScript and TypeScript: classes, interfaces, enums, type aliases, functions, methods,
+/// function-valued fields and bindings, object literals bound to a name, namespaces, imports
+/// (`import` and `require`).
+fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
+    match node.kind() {
+        "class_declaration" | "abstract_class_declaration" => {
+            symbol(SymbolKind::Class, node, name(node, src))
+        }
+        "interface_declaration" => symbol(SymbolKind::Interface, node, name(node, src)),
+        "enum_declaration" => symbol(SymbolKind::Enum, node, name(node, src)),
+        "type_alias_declaration" => match name(node, src) {
+            Some(name) => Decl::Symbol {
+                kind: SymbolKind::Type,
+                name,
+                body: None,
+            },
+            None => Decl::Skip,
+        },
+        "function_declaration" | "generator_function_declaration" | "function_signature" => {
+            symbol(callable_kind(ctx), node, name(node, src))
+        }
+        // Names may be quoted (`'=' (a) {…}`): the name is what is between the quotes.
+        "method_definition" | "method_signature" | "abstract_method_signature" => symbol(
+            SymbolKind::Method,
+            node,
+            name(node, src).map(|n| unquote(&n)),
+        ),
+        "variable_declarator" if is_require(node, src) => js_require(node, src),
+        // A class field holding a function (`onClick = () => {…}`) is a method.
+        "field_definition" | "public_field_definition" if ctx.in_type => js_field_method(node, src),
+        "variable_declarator" | "assignment_expression" | "pair"
+            if field(node, "value")
+                .or_else(|| field(node, "right"))
+                .is_some_and(|v| v.kind() == "object") =>
+        {
+            js_object_binding(node, src)
+        }
+        // A member of an object literal holding a function: `{ run: function () {…} }`.
+        "pair" if ctx.in_type => js_member_function(node, src),
+        "variable_declarator" => js_function_binding(node, src, ctx),
+        "internal_module" | "module" => match field(node, "name") {
+            Some(n) => Decl::Scope {
+                name: unquote(text(n, src)),
+                in_type: false,
+                body: field(node, "body"),
+            },
+            None => Decl::Skip,
+        },
+        "import_statement" => match field_text(node, "source", src) {
+            Some(s) => Decl::Imports(vec![unquote(&s)]),
+            None => Decl::Skip,
+        },
+        "program"
+        | "export_statement"
+        | "expression_statement"
+        | "class_body"
+        | "interface_body"
+        | "object_type"
+        | "statement_block"
+        | "lexical_declaration"
+        | "variable_declaration"
+        | "ambient_declaration"
+        | "enum_body" => Decl::Descend,
+        _ => Decl::Skip,
+    }
+}
+
+/// Whether the node's `value` field is one of `kinds` (a function expression, say).
+fn value_is(node: Node<'_>, kinds: &[&str]) -> bool {
+    field(node, "value").is_some_and(|v| kinds.contains(&v.kind()))
+}
+
+/// `const x = require("m")`: an import of `m`.
+fn js_require<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    let module = field(node, "value")
+        .and_then(|call| field(call, "arguments"))
+        .and_then(|args| first_named_of(args, &["string"]))
+        .map(|s| unquote(text(s, src)));
+    match module {
+        Some(m) => Decl::Imports(vec![m]),
+        None => Decl::Skip,
+    }
+}
+
+/// A class field holding a function (`onClick = () => {…}`): a method named by the field.
+fn js_field_method<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    let is_fn = value_is(node, &["arrow_function", "function_expression", "function"]);
+    let name = field(node, "property").or_else(|| field(node, "name"));
+    match (is_fn, name) {
+        (true, Some(n))
+            if matches!(
+                n.kind(),
+                "property_identifier" | "private_property_identifier"
+            ) =>
+        {
+            Decl::Symbol {
+                kind: SymbolKind::Method,
+                name: text(n, src).to_string(),
+                body: None,
+            }
+        }
+        _ => Decl::Skip,
+    }
+}
+
+/// An object literal bound to a name (`const api = {…}`, `module.exports = {…}`, `a: {…}`):
+/// its members are qualified by the name.
+fn js_object_binding<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    let name = field(node, "name")
+        .or_else(|| field(node, "left"))
+        .or_else(|| field(node, "key"))
+        .map(|n| unquote(text(n, src)));
+    let body = field(node, "value").or_else(|| field(node, "right"));
+    match (name, body) {
+        (Some(name), Some(body)) if !name.is_empty() => Decl::Object { name, body },
+        _ => Decl::Skip,
+    }
+}
+
+/// What a function value may be written as, for members and bindings.
+const FUNCTION_VALUES: &[&str] = &[
+    "arrow_function",
+    "function_expression",
+    "function",
+    "generator_function",
+];
+
+/// A member of an object literal holding a function (`{ run: function () {…} }`): a method.
+fn js_member_function<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    let name = field(node, "key")
+        .filter(|k| matches!(k.kind(), "property_identifier" | "string" | "number"));
+    match (value_is(node, FUNCTION_VALUES), name) {
+        (true, Some(n)) => Decl::Symbol {
+            kind: SymbolKind::Method,
+            name: unquote(text(n, src)),
+            body: None,
+        },
+        _ => Decl::Skip,
+    }
+}
+
+/// A variable bound to a function (`const run = () => {…}`): a function (a method in a type).
+fn js_function_binding<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
+    match (value_is(node, FUNCTION_VALUES), field(node, "name")) {
+        (true, Some(n)) if n.kind() == "identifier" => Decl::Symbol {
+            kind: callable_kind(ctx),
+            name: text(n, src).to_string(),
+            body: None,
+        },
+        _ => Decl::Skip,
+    }
+}
