@@ -11,6 +11,7 @@
 
 pub mod poller;
 pub mod repo;
+mod similarity;
 pub mod tasks;
 
 use evident_core::Scope;

@@ -386,20 +386,54 @@ impl GitRepo {
     /// diff is omitted and the reason said.
     pub fn commit_info(&self, oid: Oid, max_diff_bytes: u64) -> Result<CommitInfo, GitError> {
         let c = self.repo.find_commit(oid).map_err(repo_err)?;
-        let diff = self.first_parent_diff(&c)?;
+        let diff = self.first_parent_diff(&c, true)?;
+        // Renames git would not call renames are reported as git reports them: a deletion and
+        // an addition, taken from the same diff without rename detection.
+        let split: Vec<(String, String)> = self.renames_git_refuses(&diff)?;
+        let plain = if split.is_empty() {
+            None
+        } else {
+            Some(self.first_parent_diff(&c, false)?)
+        };
+        let is_split = |d: &git2::DiffDelta<'_>| {
+            let path =
+                |f: git2::DiffFile<'_>| f.path().and_then(|p| p.to_str()).map(str::to_string);
+            split.iter().any(|(old, new)| match d.status() {
+                Delta::Renamed => path(d.old_file()).as_ref() == Some(old),
+                Delta::Deleted => path(d.old_file()).as_ref() == Some(old),
+                Delta::Added => path(d.new_file()).as_ref() == Some(new),
+                _ => false,
+            })
+        };
         let mut files: Vec<FileChange> = Vec::new();
         let mut diffable: Vec<bool> = Vec::new();
-        for d in diff.deltas() {
+        let mut sources: Vec<(&git2::Diff<'_>, usize)> = Vec::new();
+        for (i, d) in diff.deltas().enumerate() {
+            if d.status() == Delta::Renamed && is_split(&d) {
+                continue;
+            }
             let (file, keep) = file_change(&d, max_diff_bytes);
             diffable.push(keep);
             files.push(file);
+            sources.push((&diff, i));
         }
-        // Hunks and lines of the files whose diff is kept (deltas are in `deltas()` order).
+        if let Some(plain) = &plain {
+            for (i, d) in plain.deltas().enumerate() {
+                if matches!(d.status(), Delta::Added | Delta::Deleted) && is_split(&d) {
+                    let (file, keep) = file_change(&d, max_diff_bytes);
+                    diffable.push(keep);
+                    files.push(file);
+                    sources.push((plain, i));
+                }
+            }
+        }
+        // Hunks and lines of the files whose diff is kept.
         for (i, f) in files.iter_mut().enumerate() {
             if !diffable[i] || f.binary {
                 continue;
             }
-            let Some(patch) = git2::Patch::from_diff(&diff, i).map_err(repo_err)? else {
+            let (from, index) = sources[i];
+            let Some(patch) = git2::Patch::from_diff(from, index).map_err(repo_err)? else {
                 continue;
             };
             if patch.delta().flags().is_binary() {
@@ -424,9 +458,39 @@ impl GitRepo {
         })
     }
 
+    /// Renames of `diff` between different blobs that git's own similarity estimate scores
+    /// below its 50% minimum, as (old path, new path) ([`super::similarity`]).
+    fn renames_git_refuses(
+        &self,
+        diff: &git2::Diff<'_>,
+    ) -> Result<Vec<(String, String)>, GitError> {
+        let mut out = Vec::new();
+        for d in diff.deltas() {
+            let (old, new) = (d.old_file(), d.new_file());
+            if d.status() != Delta::Renamed || old.id() == new.id() {
+                continue;
+            }
+            let (Ok(a), Ok(b)) = (self.repo.find_blob(old.id()), self.repo.find_blob(new.id()))
+            else {
+                continue;
+            };
+            if !super::similarity::git_would_rename(a.content(), b.content()) {
+                let path = |f: git2::DiffFile<'_>| {
+                    f.path().and_then(|p| p.to_str()).unwrap_or("").to_string()
+                };
+                out.push((path(old), path(new)));
+            }
+        }
+        Ok(out)
+    }
+
     /// The diff of a commit against its first parent (the whole tree for a root commit),
-    /// with renames found and submodules ignored.
-    fn first_parent_diff(&self, c: &git2::Commit<'_>) -> Result<git2::Diff<'_>, GitError> {
+    /// with renames found (when `renames`) and submodules ignored.
+    fn first_parent_diff(
+        &self,
+        c: &git2::Commit<'_>,
+        renames: bool,
+    ) -> Result<git2::Diff<'_>, GitError> {
         let tree = c.tree().map_err(repo_err)?;
         let parent_tree = match c.parent(0) {
             Ok(p) => Some(p.tree().map_err(repo_err)?),
@@ -438,9 +502,11 @@ impl GitRepo {
             .repo
             .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))
             .map_err(repo_err)?;
-        let mut find = DiffFindOptions::new();
-        find.renames(true).rename_limit(400);
-        diff.find_similar(Some(&mut find)).map_err(repo_err)?;
+        if renames {
+            let mut find = DiffFindOptions::new();
+            find.renames(true).rename_limit(400);
+            diff.find_similar(Some(&mut find)).map_err(repo_err)?;
+        }
         Ok(diff)
     }
 }
