@@ -51,17 +51,28 @@ pub(super) fn render(sections: BTreeMap<String, Routed>) -> ContextAnswer {
     answer
 }
 
-/// The best-ranked lines that fit the budget: (text, citations, tokens, truncated).
+/// The best-ranked lines that fit the budget: (text, citations, tokens, truncated). When
+/// even the best line does not fit, its text is cut at a word to fit, marked `…`, and keeps
+/// its citation marker, so a small budget still gets its best item.
 fn fill(routed: Routed) -> (String, Vec<ContextItem>, usize, bool) {
     let mut lines: Vec<String> = Vec::new();
     let mut items = Vec::new();
     let mut used = 0usize; // the sum of the lines' tokens
+    let mut cut = false;
     let total = routed.candidates.len();
     for mut c in routed.candidates {
         let marker = format!("[{}]", lines.len() + 1);
         let line = format!("{} {marker}", c.line);
         let cost = tokens::count(&line);
         if used + cost > routed.budget {
+            if lines.is_empty()
+                && let Some(short) = shortened(&c.line, &marker, routed.budget)
+            {
+                c.item.marker = marker;
+                items.push(c.item);
+                lines.push(short);
+                cut = true;
+            }
             break;
         }
         used += cost;
@@ -78,6 +89,23 @@ fn fill(routed: Routed) -> (String, Vec<ContextItem>, usize, bool) {
         text = lines.join("\n");
         used_exact = tokens::count(&text);
     }
-    let truncated = lines.len() < total;
+    let truncated = cut || lines.len() < total;
     (text, items, used_exact, truncated)
+}
+
+/// The longest prefix of `line`'s words that, with ` … {marker}`, fits `budget` tokens.
+fn shortened(line: &str, marker: &str, budget: usize) -> Option<String> {
+    let words: Vec<&str> = line.split(' ').collect();
+    let with = |k: usize| format!("{} … {marker}", words[..k].join(" "));
+    let fits = |k: usize| tokens::count(&with(k)) <= budget;
+    if !fits(1) {
+        return None;
+    }
+    // Tokens only grow with more words: the largest k that fits, by bisection.
+    let (mut lo, mut hi) = (1, words.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    Some(with(lo))
 }

@@ -415,6 +415,31 @@ async fn budgets_hold_to_the_token_and_keep_the_best_ranked() {
             assert_eq!(cut.truncated[section], keep < lines.len());
         }
     }
+    // A budget below the best line: that line, cut at a word, keeps its citation marker.
+    for (section, text) in &wide.sections {
+        let Some(first) = text.lines().next() else {
+            continue;
+        };
+        let budget = tokens::count(first) - 1;
+        let q = ContextQuery {
+            sections: Some(BTreeMap::from([(
+                section.clone(),
+                SectionSpec {
+                    info_types: None,
+                    budget_tokens: budget,
+                },
+            )])),
+            ..request(Some("LES"))
+        };
+        let cut = kb.context(&q).await.expect("cut");
+        let got = &cut.sections[section];
+        assert!(cut.tokens[section] <= budget, "{section}: {got}");
+        assert!(got.ends_with(" … [1]"), "{section}: {got}");
+        let kept = got.trim_end_matches(" … [1]");
+        assert!(first.starts_with(kept), "{section}: {got} from {first}");
+        assert_eq!(cut.items[section].len(), 1);
+        assert!(cut.truncated[section]);
+    }
     let bad = ContextQuery {
         sections: Some(BTreeMap::from([(
             "x".to_string(),
