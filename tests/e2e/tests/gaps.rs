@@ -298,6 +298,22 @@ async fn the_gap_loop_from_report_to_constructed_and_the_builtin_acquirer() {
     assert_eq!(s, 200, "{c}");
     assert_eq!(c["gap"]["gapId"], first.as_str());
     let epoch = c["epoch"].as_i64().expect("epoch");
+    // A failure reason with a credential is refused and the claim stands.
+    let (s, v) = app
+        .post(
+            &format!("/api/v1/gaps/{first}/fail"),
+            &json!({"clientId": "acme", "epoch": epoch, "reason": "login with AKIAZ3MHQ7RT2LQKXW5P failed"}),
+        )
+        .await;
+    assert_eq!(
+        (s.as_u16(), v["code"].as_str()),
+        (422, Some("credential_detected")),
+        "{v}"
+    );
+    let (_, g) = app
+        .get(&format!("/api/v1/gaps/{first}?clientId=acme"))
+        .await;
+    assert_eq!(g["state"], "acquiring", "{g}");
     let (s, f) = app
         .post(
             &format!("/api/v1/gaps/{first}/findings"),

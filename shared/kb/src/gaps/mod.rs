@@ -483,8 +483,10 @@ impl Kb {
         retry: bool,
         now: Millis,
     ) -> Result<GapRecord> {
-        let gap = self.gap(scope, gap_id).await?;
         validate::bounded_text("reason", reason, 4096)?;
+        // The reason is kept in the gap's history: no credential may be stored there.
+        crate::credentials::Scan::default().text("reason", reason)?;
+        let gap = self.gap(scope, gap_id).await?;
         let epoch = match gap.state {
             GapState::Acquiring => Some(Self::holder_epoch(&gap, actor, epoch)?),
             _ => None,
