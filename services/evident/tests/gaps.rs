@@ -120,6 +120,15 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
     };
     assert_eq!(claim["gap"]["gapId"], first.as_str(), "{claim}");
     let epoch = claim["epoch"].as_i64().expect("epoch");
+    // Giving the gap up with a credential in the reason is refused; the claim stands.
+    let code = refused(
+        &agent,
+        "fail_gap",
+        json!({"clientId": "acme", "gapId": first, "epoch": epoch,
+               "reason": "login with AKIAZ3MHQ7RT2LQKXW5P failed"}),
+    )
+    .await;
+    assert_eq!(code, "credential_detected");
     let findings = call(
         &agent,
         "submit_findings",

@@ -127,13 +127,14 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 33] = [
+const TOOLS: [&str; 34] = [
     "add_graph_edge",
     "add_graph_node",
     "claim_gap",
     "claim_history",
     "delete_procedure",
     "dispute",
+    "fail_gap",
     "gap_status",
     "get_context",
     "get_node",
@@ -208,6 +209,7 @@ async fn check_server_and_tools(client: &Client) {
                 | "report_gaps"
                 | "claim_gap"
                 | "submit_findings"
+                | "fail_gap"
                 | "add_graph_node"
                 | "add_graph_edge"
         );
@@ -225,6 +227,7 @@ async fn check_server_and_tools(client: &Client) {
                 | "report_gaps"
                 | "claim_gap"
                 | "submit_findings"
+                | "fail_gap"
                 | "add_graph_node"
                 | "add_graph_edge"
         );

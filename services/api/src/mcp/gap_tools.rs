@@ -1,5 +1,5 @@
 //! The knowledge-gap tools (README *Knowledge gaps*; seed 004's loop): `report_gaps`,
-//! `claim_gap`, `submit_findings`, `gap_status`, and the graph-construction tools
+//! `claim_gap`, `submit_findings`, `fail_gap`, `gap_status`, and the graph-construction tools
 //! `query_graph`, `add_graph_node`, `add_graph_edge`. Each checks the caller's grant for its
 //! scope and role as its REST route does, calls `evident-kb`, and audits writes.
 
@@ -83,6 +83,20 @@ pub struct SubmitFindingsArgs {
     #[serde(default)]
     pub sources: Vec<String>,
     /// The epoch `claim_gap` answered.
+    #[serde(default)]
+    pub epoch: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailGapArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    pub gap_id: String,
+    pub reason: String,
+    /// Give the gap back (open again after a backoff) instead of failing it.
+    #[serde(default)]
+    pub retry: bool,
     #[serde(default)]
     pub epoch: Option<i64>,
 }
@@ -276,6 +290,42 @@ impl EvidentMcp {
         .await;
         self.audited(&caller, "submit_findings", scope.ok(), r)
             .await
+    }
+
+    /// End your acquisition of a claimed gap: `failed` with its reason, or with `retry`
+    /// give it back (open again after a backoff) so another agent can take it.
+    #[tool(annotations(
+        title = "Fail or give back a gap",
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = false
+    ))]
+    async fn fail_gap(
+        &self,
+        Parameters(a): Parameters<FailGapArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let caller = Caller::of(&ctx)?;
+        let scope = caller.resolve(&a.scope);
+        let r = async {
+            let scope = scope.clone()?;
+            caller.authorize(Role::Write, &scope, Intent::Write)?;
+            let s = &self.state;
+            Ok(s.kb
+                .fail_gap(
+                    &scope,
+                    &a.gap_id,
+                    &caller.principal.id,
+                    a.epoch,
+                    &a.reason,
+                    a.retry,
+                    s.clock.now_ms(),
+                )
+                .await?)
+        }
+        .await;
+        self.audited(&caller, "fail_gap", scope.ok(), r).await
     }
 
     /// A gap's state, findings, graph changes and history; without `gapId`, the client's
