@@ -127,9 +127,10 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 34] = [
+const TOOLS: [&str; 35] = [
     "add_graph_edge",
     "add_graph_node",
+    "claim_attention",
     "claim_gap",
     "claim_history",
     "delete_procedure",

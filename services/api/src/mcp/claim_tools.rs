@@ -145,6 +145,28 @@ pub struct HistoryArgs {
     pub id: String,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttentionArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// Lenses: only claims of this actor id, session, or subject (`{scopeType, scopeId}`).
+    #[serde(default)]
+    pub actor: Option<String>,
+    #[serde(default)]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub subject_type: Option<String>,
+    #[serde(default)]
+    pub subject_id: Option<String>,
+    #[serde(default = "default_attention_limit")]
+    pub limit: usize,
+}
+
+fn default_attention_limit() -> usize {
+    20
+}
+
 fn invalid(field: &str, e: impl std::fmt::Display) -> ApiError {
     ApiError::bad_request("invalid_field", format!("`{field}`: {e}"))
 }
@@ -408,5 +430,36 @@ impl EvidentMcp {
         Ok(render::json_result(
             json!({ "claimId": a.id, "events": events }),
         ))
+    }
+
+    /// Claims that need attention, most severe first: disputed ones, ones whose evidence
+    /// changed or went away, and low-confidence ones older than a week; optionally only an
+    /// actor's, a session's or a subject's.
+    #[tool(annotations(
+        title = "Claims needing attention",
+        read_only_hint = true,
+        open_world_hint = false
+    ))]
+    async fn claim_attention(
+        &self,
+        Parameters(a): Parameters<AttentionArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let caller = Caller::of(&ctx)?;
+        let scope = caller
+            .scope(&a.scope, Role::Read, Intent::Read)
+            .map_err(mcp_error)?;
+        let q = evident_kb::claims::AttentionQuery {
+            actor_id: a.actor,
+            session_id: a.session,
+            subject: a.subject_type.zip(a.subject_id),
+            limit: a.limit,
+        };
+        let s = &self.state;
+        let items =
+            s.kb.claim_attention(&evident_core::Visibility::of(scope), q, s.clock.now_ms())
+                .await
+                .map_err(kb_error)?;
+        Ok(render::json_result(json!({ "items": items })))
     }
 }

@@ -229,6 +229,13 @@ async fn claims_are_learned_recalled_changed_and_audited_through_mcp() {
         json!({ "id": a, "reason": "the code says ten" }),
     )
     .await;
+    // The disputed claim is what needs attention, first.
+    let at = app.call(&w, "claim_attention", json!({})).await;
+    assert_eq!(
+        at["structuredContent"]["items"][0]["id"],
+        a.as_str(),
+        "{at}"
+    );
     let s = app.call(&w, "supersede", json!({ "id": a, "by": b })).await;
     assert_eq!(s["structuredContent"]["supersededBy"], b.as_str(), "{s}");
     let h = app.call(&w, "claim_history", json!({ "id": a })).await;
@@ -261,6 +268,8 @@ async fn claims_are_learned_recalled_changed_and_audited_through_mcp() {
         .call(&other, "recall", json!({ "question": "retry cap" }))
         .await;
     assert_eq!(r["structuredContent"]["claims"], json!([]), "{r}");
+    let at = app.call(&other, "claim_attention", json!({})).await;
+    assert_eq!(at["structuredContent"]["items"], json!([]), "{at}");
     let e = app
         .call_err(&other, "claim_history", json!({ "id": a }))
         .await;
