@@ -127,7 +127,7 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 35] = [
+const TOOLS: [&str; 36] = [
     "add_graph_edge",
     "add_graph_node",
     "claim_attention",
@@ -147,6 +147,7 @@ const TOOLS: [&str; 35] = [
     "memory_get",
     "memory_list",
     "memory_put",
+    "put_profile",
     "query_graph",
     "queue_status",
     "recall",
@@ -203,6 +204,7 @@ async fn check_server_and_tools(client: &Client) {
                 | "save_procedure"
                 | "record_procedure_outcome"
                 | "delete_procedure"
+                | "put_profile"
                 | "learn"
                 | "verify"
                 | "dispute"
@@ -357,12 +359,24 @@ async fn call_every_tool(client: &Client, subject: &str) {
     assert_eq!(meta["sourceUrn"], urn.as_str(), "{meta}");
     assert!(meta["locator"].is_object(), "{meta}");
 
+    call(
+        client,
+        "put_profile",
+        json!({ "clientId": "acme", "key": "service:ledger", "properties": {"owner": "payments team"} }),
+    )
+    .await;
     let context = call(
         client,
         "get_context",
         json!({ "clientId": "acme", "activeEntity": "service:ledger", "query": "ledger" }),
     )
     .await;
+    assert!(
+        context["structuredContent"]["sections"]["user_profile"]
+            .as_str()
+            .is_some_and(|t| t.contains("owner: payments team")),
+        "{context}"
+    );
     assert!(
         context["structuredContent"]["sections"]["context"].is_string(),
         "{context}"

@@ -141,8 +141,59 @@ fn render_context(answer: &ContextAnswer) -> CallToolResult {
     render::result(text, json!(answer))
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PutProfileArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The entity (node key, e.g. `user:alice`) the profile describes.
+    pub key: String,
+    #[serde(default)]
+    pub node_type: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The profile's properties (they replace the previous profile).
+    pub properties: serde_json::Map<String, serde_json::Value>,
+}
+
 #[tool_router(router = context_router, vis = "pub(super)")]
 impl EvidentMcp {
+    /// Write an entity's profile (its properties, shown as `user_profile` lines of the
+    /// context): stored as a `profile:{key}` document that evidences the node, replacing the
+    /// previous profile.
+    #[tool(annotations(
+        title = "Write an entity profile",
+        read_only_hint = false,
+        destructive_hint = true,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn put_profile(
+        &self,
+        Parameters(a): Parameters<PutProfileArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let caller = Caller::of(&ctx)?;
+        let scope = caller.resolve(&a.scope);
+        let r = async {
+            let scope = scope.clone()?;
+            caller.authorize(Role::Write, &scope, Intent::Write)?;
+            let write = evident_kb::profile::ProfileWrite {
+                key: a.key,
+                node_type: a.node_type,
+                label: a.label,
+                properties: a.properties,
+            };
+            Ok(self
+                .state
+                .kb
+                .put_profile(scope, write, evident_ai::Priority::INTERACTIVE)
+                .await?)
+        }
+        .await;
+        self.audited(&caller, "put_profile", scope.ok(), r).await
+    }
+
     /// Prompt-ready context for a task: what is known (profiles, typed knowledge pieces, the
     /// graph around the active entity, task outcomes, user knowledge, the session log) routed
     /// into prompt sections by info type (`user_profile`, `instructions`, `context`,
