@@ -219,6 +219,10 @@ struct SearchArgs {
     /// Print the raw JSON evidence pack.
     #[arg(long)]
     json: bool,
+    /// When nothing relevant is found, open a knowledge gap with the query (needs a write
+    /// grant; see *Knowledge gaps*).
+    #[arg(long)]
+    record_gap: bool,
     #[command(flatten)]
     typed: crate::context_cmd::TypedFilterArgs,
     #[command(flatten)]
@@ -396,6 +400,7 @@ async fn search(args: SearchArgs) -> anyhow::Result<()> {
         kinds: args.kinds,
         max_results: args.max,
         expand_graph: !args.no_graph,
+        record_gap: args.record_gap,
         ..args
             .typed
             .retrieve_fields(RetrieveRequest::new(args.query))?
@@ -438,6 +443,9 @@ pub fn render_pack(pack: &Value) -> String {
                 ""
             }
         ));
+    }
+    if let Some(gap) = pack["recordedGap"]["gapId"].as_str() {
+        out.push_str(&format!("Nothing relevant: recorded knowledge gap {gap}\n"));
     }
     let edges = pack["graph"]["edges"]
         .as_array()

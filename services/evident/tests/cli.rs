@@ -75,6 +75,20 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(ok);
     let pack: serde_json::Value = serde_json::from_str(&out).expect("--json prints the pack");
     assert_eq!(pack["items"][0]["sourceUrn"], "note:1");
+    // A question nothing answers opens a knowledge gap when asked to.
+    let (ok, out, err) = cli(
+        &server,
+        &[
+            "search",
+            "zebra quantum saxophone",
+            "--client",
+            "acme",
+            "--record-gap",
+        ],
+        None,
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("Nothing relevant: recorded knowledge gap g"), "{out}");
 
     let (ok, _, err) = cli(
         &server,
