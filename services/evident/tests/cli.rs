@@ -88,7 +88,10 @@ fn serve_ingest_search_shutdown_and_restart() {
         None,
     );
     assert!(ok, "{err}");
-    assert!(out.contains("Nothing relevant: recorded knowledge gap g"), "{out}");
+    assert!(
+        out.contains("Nothing relevant: recorded knowledge gap g"),
+        "{out}"
+    );
 
     let (ok, _, err) = cli(
         &server,

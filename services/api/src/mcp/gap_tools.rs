@@ -161,6 +161,34 @@ pub struct AddEdgeArgs {
     pub gap_id: Option<String>,
 }
 
+impl EvidentMcp {
+    /// An agent's graph write (the node and edge tools): the grant checked for writing in
+    /// the scope, provenance recorded (a gap's when `gap_id`), audited under `tool`.
+    async fn write_graph(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        scope: &ScopeArgs,
+        gap_id: Option<String>,
+        nodes: Vec<NodeAssertion>,
+        edges: Vec<EdgeAssertion>,
+    ) -> ToolResult {
+        let scope = caller.resolve(scope);
+        let r = async {
+            let scope = scope.clone()?;
+            caller.authorize(Role::Write, &scope, Intent::Write)?;
+            let s = &self.state;
+            let now = s.clock.now_ms();
+            let prov = provenance(&caller.principal, gap_id, now);
+            Ok(s.kb
+                .write_gap_graph(&scope, &prov, &nodes, &edges, now)
+                .await?)
+        }
+        .await;
+        self.audited(caller, tool, scope.ok(), r).await
+    }
+}
+
 #[tool_router(router = gap_router, vis = "pub(super)")]
 impl EvidentMcp {
     /// Report knowledge gaps: questions the task needs answered that Evident could not
@@ -399,27 +427,23 @@ impl EvidentMcp {
         Parameters(a): Parameters<AddNodeArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let node = NodeAssertion {
+            key: a.key,
+            node_type: a.node_type,
+            label: a.label,
+            props: a.props,
+            evidence: Some(a.evidence.into()),
+        };
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
-            let node = NodeAssertion {
-                key: a.key,
-                node_type: a.node_type,
-                label: a.label,
-                props: a.props,
-                evidence: Some(a.evidence.into()),
-            };
-            let s = &self.state;
-            let now = s.clock.now_ms();
-            let prov = provenance(&caller.principal, a.gap_id, now);
-            Ok(s.kb
-                .write_gap_graph(&scope, &prov, &[node], &[], now)
-                .await?)
-        }
-        .await;
-        self.audited(&caller, "add_graph_node", scope.ok(), r).await
+        self.write_graph(
+            &caller,
+            "add_graph_node",
+            &a.scope,
+            a.gap_id,
+            vec![node],
+            vec![],
+        )
+        .await
     }
 
     /// Add a typed edge between two nodes (created when missing). Evidence is required, as
@@ -436,26 +460,22 @@ impl EvidentMcp {
         Parameters(a): Parameters<AddEdgeArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let edge = EdgeAssertion {
+            from: a.from,
+            edge_type: a.edge_type,
+            to: a.to,
+            props: a.props,
+            evidence: Some(a.evidence.into()),
+        };
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
-            let edge = EdgeAssertion {
-                from: a.from,
-                edge_type: a.edge_type,
-                to: a.to,
-                props: a.props,
-                evidence: Some(a.evidence.into()),
-            };
-            let s = &self.state;
-            let now = s.clock.now_ms();
-            let prov = provenance(&caller.principal, a.gap_id, now);
-            Ok(s.kb
-                .write_gap_graph(&scope, &prov, &[], &[edge], now)
-                .await?)
-        }
-        .await;
-        self.audited(&caller, "add_graph_edge", scope.ok(), r).await
+        self.write_graph(
+            &caller,
+            "add_graph_edge",
+            &a.scope,
+            a.gap_id,
+            vec![],
+            vec![edge],
+        )
+        .await
     }
 }
