@@ -52,6 +52,12 @@ enum GraphOp {
         #[command(flatten)]
         evidence: EvidenceArgs,
     },
+    /// Remove an agent-written edge `FROM EDGE_TYPE TO` (edges indexed from sources stay).
+    RmEdge {
+        from: String,
+        edge_type: String,
+        to: String,
+    },
 }
 
 /// The evidence and gap of a graph write.
@@ -106,6 +112,18 @@ pub async fn run(args: GraphArgs) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&v)?);
             Ok(())
         }
+        GraphOp::RmEdge {
+            from,
+            edge_type,
+            to,
+        } => {
+            let mut query: Vec<(&str, &str)> =
+                vec![("from", &from), ("edgeType", &edge_type), ("to", &to)];
+            query.extend(scope_query(&args.scope));
+            let v = client.delete("/api/v1/graph/edges", &query).await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(())
+        }
         GraphOp::Nodes {
             node_type,
             after,
@@ -117,16 +135,7 @@ pub async fn run(args: GraphArgs) -> anyhow::Result<()> {
             if let Some(a) = &after {
                 query.push(("after", a));
             }
-            let scope = [
-                ("clientId", &args.scope.client),
-                ("projectId", &args.scope.project),
-                ("groupId", &args.scope.group),
-            ];
-            for (k, v) in &scope {
-                if let Some(v) = v {
-                    query.push((k, v));
-                }
-            }
+            query.extend(scope_query(&args.scope));
             let page = client.get("/api/v1/graph/nodes", &query).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&page)?);
@@ -157,6 +166,18 @@ fn render_page(page: &Value) -> String {
         out.push_str(&format!("next: --after {next}\n"));
     }
     out
+}
+
+/// The scope's query parameters that are set.
+fn scope_query(scope: &ScopeArgs) -> Vec<(&'static str, &str)> {
+    [
+        ("clientId", &scope.client),
+        ("projectId", &scope.project),
+        ("groupId", &scope.group),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+    .collect()
 }
 
 #[cfg(test)]

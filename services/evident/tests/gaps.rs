@@ -236,6 +236,28 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
     let (ok, out, _) = server.cli(&["gaps", "list", "--client", "acme"], None);
     assert!(ok);
     assert!(out.contains(&format!("{first}\tconstructed")), "{out}");
+    // The agent takes its edge back; the CLI then finds nothing to remove.
+    let removed = call(
+        &agent,
+        "remove_graph_edge",
+        json!({"clientId": "acme", "from": "service:payments", "edgeType": "publishes_to",
+               "to": "broker:kafka_eu_1"}),
+    )
+    .await;
+    assert_eq!(removed["removed"]["from"], "service:payments", "{removed}");
+    let (ok, _, err) = server.cli(
+        &[
+            "graph",
+            "rm-edge",
+            "service:payments",
+            "publishes_to",
+            "broker:kafka_eu_1",
+            "--client",
+            "acme",
+        ],
+        None,
+    );
+    assert!(!ok && err.contains("not_found"), "{err}");
     agent.cancel().await.expect("close");
     server.terminate();
 }

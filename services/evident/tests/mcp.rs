@@ -127,7 +127,7 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 36] = [
+const TOOLS: [&str; 37] = [
     "add_graph_edge",
     "add_graph_node",
     "claim_attention",
@@ -153,6 +153,7 @@ const TOOLS: [&str; 36] = [
     "recall",
     "record_outcome",
     "record_procedure_outcome",
+    "remove_graph_edge",
     "report_gaps",
     "save_procedure",
     "search",
@@ -205,6 +206,7 @@ async fn check_server_and_tools(client: &Client) {
                 | "record_procedure_outcome"
                 | "delete_procedure"
                 | "put_profile"
+                | "remove_graph_edge"
                 | "learn"
                 | "verify"
                 | "dispute"

@@ -89,6 +89,16 @@ pub struct SubmitFindingsArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+pub struct RemoveEdgeArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    pub from: String,
+    pub edge_type: String,
+    pub to: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct FailGapArgs {
     #[serde(flatten)]
     pub scope: ScopeArgs,
@@ -317,6 +327,39 @@ impl EvidentMcp {
         }
         .await;
         self.audited(&caller, "submit_findings", scope.ok(), r)
+            .await
+    }
+
+    /// Remove an edge agents wrote (`add_graph_edge`); edges indexed from sources stay, as
+    /// their sources evidence them.
+    #[tool(annotations(
+        title = "Remove an agent's graph edge",
+        read_only_hint = false,
+        destructive_hint = true,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn remove_graph_edge(
+        &self,
+        Parameters(a): Parameters<RemoveEdgeArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let caller = Caller::of(&ctx)?;
+        let scope = caller.resolve(&a.scope);
+        let r = async {
+            let scope = scope.clone()?;
+            caller.authorize(Role::Write, &scope, Intent::Write)?;
+            let edge = EdgeAssertion {
+                from: a.from,
+                edge_type: a.edge_type,
+                to: a.to,
+                ..Default::default()
+            };
+            let removed = self.state.kb.retract_edge(&scope, &edge).await?;
+            Ok(json!({ "removed": removed }))
+        }
+        .await;
+        self.audited(&caller, "remove_graph_edge", scope.ok(), r)
             .await
     }
 
