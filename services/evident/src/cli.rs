@@ -309,54 +309,10 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         )
         .await;
     }
-    let docs: Vec<(String, String, Option<String>)> = if args.path.as_os_str() == "-" {
-        let urn = args.urn.clone().context("reading stdin needs --urn")?;
-        let mut content = String::new();
-        std::io::stdin()
-            .read_to_string(&mut content)
-            .context("stdin is not UTF-8 text")?;
-        vec![(urn, content, None)]
-    } else {
-        let files = crate::local_files::collect(&args.path)?;
-        if files.is_empty() {
-            bail!("no Markdown or text files under {}", args.path.display());
-        }
-        let mut docs = Vec::new();
-        for f in files {
-            let content = std::fs::read_to_string(&f.path)
-                .with_context(|| format!("reading {}", f.path.display()))?;
-            let urn = if args.urn.is_some() && docs.is_empty() {
-                args.urn.clone().unwrap_or_default()
-            } else {
-                f.urn.clone()
-            };
-            docs.push((urn, content, Some(f.display)));
-        }
-        docs
-    };
+    let docs = local_documents(&args)?;
     let (mut ok, mut failed) = (0usize, 0usize);
     for (urn, content, display) in docs {
-        let (client_id, project_id, group_id) = args.scope.ids();
-        let body = IngestRequest(Document {
-            client_id,
-            project_id,
-            group_id,
-            global: args.global,
-            source_urn: urn.clone(),
-            kind: args.kind.clone(),
-            content,
-            title: args.title.clone().or_else(|| display.clone()),
-            relationships: (!args.relationships.is_empty()).then(|| args.relationships.clone()),
-            main_node_key: args.main_node.clone(),
-            locator: display.as_ref().map(|d| Locator::Document {
-                uri: d.clone(),
-                char_start: 0,
-                char_end: 0,
-                page: None,
-                section: None,
-            }),
-            ..args.typed.document_fields()?
-        });
+        let body = document_request(&args, urn.clone(), content, display)?;
         let path = if args.queue {
             "/api/v1/ingest-queue"
         } else {
@@ -388,6 +344,66 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         bail!("{failed} of {} source(s) failed", ok + failed);
     }
     Ok(())
+}
+
+/// The documents `evident ingest` sends: stdin as one document under `--urn`, or the
+/// Markdown and text files under the path (`--urn` names the first).
+fn local_documents(args: &IngestArgs) -> anyhow::Result<Vec<(String, String, Option<String>)>> {
+    if args.path.as_os_str() == "-" {
+        let urn = args.urn.clone().context("reading stdin needs --urn")?;
+        let mut content = String::new();
+        std::io::stdin()
+            .read_to_string(&mut content)
+            .context("stdin is not UTF-8 text")?;
+        return Ok(vec![(urn, content, None)]);
+    }
+    let files = crate::local_files::collect(&args.path)?;
+    if files.is_empty() {
+        bail!("no Markdown or text files under {}", args.path.display());
+    }
+    let mut docs = Vec::new();
+    for f in files {
+        let content = std::fs::read_to_string(&f.path)
+            .with_context(|| format!("reading {}", f.path.display()))?;
+        let urn = if args.urn.is_some() && docs.is_empty() {
+            args.urn.clone().unwrap_or_default()
+        } else {
+            f.urn.clone()
+        };
+        docs.push((urn, content, Some(f.display)));
+    }
+    Ok(docs)
+}
+
+/// One document's ingest body with the command's scope, kind, title and typed labels.
+fn document_request(
+    args: &IngestArgs,
+    urn: String,
+    content: String,
+    display: Option<String>,
+) -> anyhow::Result<IngestRequest> {
+    let (client_id, project_id, group_id) = args.scope.ids();
+    let body = IngestRequest(Document {
+        client_id,
+        project_id,
+        group_id,
+        global: args.global,
+        source_urn: urn,
+        kind: args.kind.clone(),
+        content,
+        title: args.title.clone().or_else(|| display.clone()),
+        relationships: (!args.relationships.is_empty()).then(|| args.relationships.clone()),
+        main_node_key: args.main_node.clone(),
+        locator: display.as_ref().map(|d| Locator::Document {
+            uri: d.clone(),
+            char_start: 0,
+            char_end: 0,
+            page: None,
+            section: None,
+        }),
+        ..args.typed.document_fields()?
+    });
+    Ok(body)
 }
 
 async fn search(args: SearchArgs) -> anyhow::Result<()> {
@@ -472,6 +488,12 @@ pub fn render_pack(pack: &Value) -> String {
 
 async fn queue(args: QueueArgs) -> anyhow::Result<()> {
     let client = args.server.client()?;
+    let task_path = |task_id: &str, action: &str| {
+        format!(
+            "/api/v1/queue/{}/{action}",
+            crate::client::encode_path(task_id)
+        )
+    };
     match args.op {
         QueueOp::Ls {
             state,
@@ -486,72 +508,63 @@ async fn queue(args: QueueArgs) -> anyhow::Result<()> {
             if let Some(c) = &client_id {
                 query.push(("clientId", c));
             }
-            let out = client.get("/api/v1/queue", &query).await?;
-            println!(
-                "{:<14} {:<8} {:<11} {:>3} {:>7}  source",
-                "task", "kind", "state", "pri", "retries"
-            );
-            for t in out["tasks"].as_array().cloned().unwrap_or_default() {
-                println!(
-                    "{:<14} {:<8} {:<11} {:>3} {:>7}  {}{}",
-                    t["taskId"].as_str().unwrap_or("?"),
-                    t["kind"].as_str().unwrap_or("?"),
-                    t["state"].as_str().unwrap_or("?"),
-                    t["priority"],
-                    t["retries"],
-                    t["sourceUrn"].as_str().unwrap_or("?"),
-                    t["lastError"]
-                        .as_str()
-                        .map(|e| format!("  ({e})"))
-                        .unwrap_or_default()
-                );
-            }
-            println!("\n{}", serde_json::to_string(&out["counts"])?);
+            print_tasks(&client.get("/api/v1/queue", &query).await?)?;
         }
         QueueOp::Prioritize { task_id } => {
             let out = client
-                .post(
-                    &format!(
-                        "/api/v1/queue/{}/prioritize",
-                        crate::client::encode_path(&task_id)
-                    ),
-                    &json!({}),
-                )
+                .post(&task_path(&task_id, "prioritize"), &json!({}))
                 .await?;
-            println!(
-                "{} is now at position {} of priority {}",
-                task_id, out["queuePosition"], out["priority"]
-            );
+            print_position(&task_id, &out);
         }
         QueueOp::Reorder { task_id, position } => {
             let out = client
                 .post(
-                    &format!(
-                        "/api/v1/queue/{}/reorder",
-                        crate::client::encode_path(&task_id)
-                    ),
+                    &task_path(&task_id, "reorder"),
                     &ReorderRequest { position },
                 )
                 .await?;
-            println!(
-                "{} is now at position {} of priority {}",
-                task_id, out["queuePosition"], out["priority"]
-            );
+            print_position(&task_id, &out);
         }
         QueueOp::Retry { task_id } => {
             let out = client
-                .post(
-                    &format!(
-                        "/api/v1/queue/{}/retry",
-                        crate::client::encode_path(&task_id)
-                    ),
-                    &json!({}),
-                )
+                .post(&task_path(&task_id, "retry"), &json!({}))
                 .await?;
             println!("{} is {}", task_id, out["state"].as_str().unwrap_or("?"));
         }
     }
     Ok(())
+}
+
+/// The queue listing as a table, then the counts by state.
+fn print_tasks(out: &Value) -> anyhow::Result<()> {
+    println!(
+        "{:<14} {:<8} {:<11} {:>3} {:>7}  source",
+        "task", "kind", "state", "pri", "retries"
+    );
+    for t in out["tasks"].as_array().cloned().unwrap_or_default() {
+        println!(
+            "{:<14} {:<8} {:<11} {:>3} {:>7}  {}{}",
+            t["taskId"].as_str().unwrap_or("?"),
+            t["kind"].as_str().unwrap_or("?"),
+            t["state"].as_str().unwrap_or("?"),
+            t["priority"],
+            t["retries"],
+            t["sourceUrn"].as_str().unwrap_or("?"),
+            t["lastError"]
+                .as_str()
+                .map(|e| format!("  ({e})"))
+                .unwrap_or_default()
+        );
+    }
+    println!("\n{}", serde_json::to_string(&out["counts"])?);
+    Ok(())
+}
+
+fn print_position(task_id: &str, out: &Value) {
+    println!(
+        "{} is now at position {} of priority {}",
+        task_id, out["queuePosition"], out["priority"]
+    );
 }
 
 async fn alias(args: AliasArgs) -> anyhow::Result<()> {

@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::cli::{ScopeArgs, Server};
-use crate::client::encode_path;
+use crate::client::{Client, encode_path};
 
 #[derive(Args)]
 pub struct GapsArgs {
@@ -133,10 +133,6 @@ fn read_text(file: &std::path::Path) -> anyhow::Result<String> {
 pub async fn run(args: GapsArgs) -> anyhow::Result<()> {
     let client = args.server.client()?;
     let scope = &args.scope;
-    let print = |v: &Value| -> anyhow::Result<()> {
-        println!("{}", serde_json::to_string_pretty(v)?);
-        Ok(())
-    };
     match args.op {
         GapsOp::Report {
             questions,
@@ -159,39 +155,19 @@ pub async fn run(args: GapsArgs) -> anyhow::Result<()> {
         GapsOp::List { state, limit } => {
             let mut q = scope_query(scope);
             q.push(("limit", limit.to_string()));
-            if let Some(s) = state {
-                q.push(("state", s));
-            }
-            let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            let v = client.get("/api/v1/gaps", &q).await?;
+            q.extend(state.map(|s| ("state", s)));
+            let v = get(&client, "/api/v1/gaps", &q).await?;
             print!("{}", render_gaps(&v["gaps"]));
         }
         GapsOp::Claim { lease_secs } => {
-            let v = client
-                .post(
-                    "/api/v1/gaps/claim",
-                    &with_scope(json!({"leaseSecs": lease_secs}), scope),
-                )
-                .await?;
-            if v["gap"].is_null() {
-                println!("No gap to claim now.");
-            } else {
-                println!(
-                    "{}\tepoch {}\t{}",
-                    v["gap"]["gapId"].as_str().unwrap_or("?"),
-                    v["epoch"],
-                    v["gap"]["question"].as_str().unwrap_or("")
-                );
-            }
+            let body = with_scope(json!({"leaseSecs": lease_secs}), scope);
+            let v = client.post("/api/v1/gaps/claim", &body).await?;
+            print_claim(&v);
         }
         GapsOp::Show { gap_id } => {
-            let q = scope_query(scope);
-            let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            print(
-                &client
-                    .get(&format!("/api/v1/gaps/{}", encode_path(&gap_id)), &q)
-                    .await?,
-            )?;
+            let path = format!("/api/v1/gaps/{}", encode_path(&gap_id));
+            let v = get(&client, &path, &scope_query(scope)).await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
         }
         GapsOp::Findings {
             gap_id,
@@ -200,12 +176,7 @@ pub async fn run(args: GapsArgs) -> anyhow::Result<()> {
             epoch,
         } => {
             let body = json!({"markdown": read_text(&file)?, "sources": sources, "epoch": epoch});
-            let v = client
-                .post(
-                    &format!("/api/v1/gaps/{}/findings", encode_path(&gap_id)),
-                    &with_scope(body, scope),
-                )
-                .await?;
+            let v = post_gap(&client, scope, &gap_id, "findings", body).await?;
             println!(
                 "{}\t{}\t{}",
                 v["gapId"].as_str().unwrap_or("?"),
@@ -220,12 +191,7 @@ pub async fn run(args: GapsArgs) -> anyhow::Result<()> {
             epoch,
         } => {
             let body = json!({"reason": reason, "retry": retry, "epoch": epoch});
-            let v = client
-                .post(
-                    &format!("/api/v1/gaps/{}/fail", encode_path(&gap_id)),
-                    &with_scope(body, scope),
-                )
-                .await?;
+            let v = post_gap(&client, scope, &gap_id, "fail", body).await?;
             print!("{}", render_gaps(&json!([v])));
         }
         GapsOp::Reorder {
@@ -234,16 +200,45 @@ pub async fn run(args: GapsArgs) -> anyhow::Result<()> {
             position,
         } => {
             let body = json!({"priority": priority, "position": position});
-            let v = client
-                .post(
-                    &format!("/api/v1/gaps/{}/reorder", encode_path(&gap_id)),
-                    &with_scope(body, scope),
-                )
-                .await?;
+            let v = post_gap(&client, scope, &gap_id, "reorder", body).await?;
             print!("{}", render_gaps(&json!([v])));
         }
     }
     Ok(())
+}
+
+async fn get(
+    client: &Client,
+    path: &str,
+    query: &[(&'static str, String)],
+) -> anyhow::Result<Value> {
+    let q: Vec<(&str, &str)> = query.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    client.get(path, &q).await
+}
+
+/// `POST /api/v1/gaps/{id}/{action}` with the scope in the body.
+async fn post_gap(
+    client: &Client,
+    scope: &ScopeArgs,
+    gap_id: &str,
+    action: &str,
+    body: Value,
+) -> anyhow::Result<Value> {
+    let path = format!("/api/v1/gaps/{}/{action}", encode_path(gap_id));
+    client.post(&path, &with_scope(body, scope)).await
+}
+
+fn print_claim(v: &Value) {
+    if v["gap"].is_null() {
+        println!("No gap to claim now.");
+    } else {
+        println!(
+            "{}\tepoch {}\t{}",
+            v["gap"]["gapId"].as_str().unwrap_or("?"),
+            v["epoch"],
+            v["gap"]["question"].as_str().unwrap_or("")
+        );
+    }
 }
 
 /// The evidence of `evident graph add-node|add-edge`: `--chunk` ids and/or `--evidence` text.

@@ -22,7 +22,7 @@
 //! re-ingested with the chunk changed or moved, the evidence it gave goes (the graph store
 //! keeps evidence per chunk, not per citing source), and an item left without evidence goes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use evident_ai::Priority;
 use evident_core::hashing::content_hash;
@@ -276,126 +276,48 @@ impl Kb {
         nodes: &[NodeAssertion],
         edges: &[EdgeAssertion],
     ) -> Result<GraphWriteOutcome> {
-        if scope.client_id.is_none() {
-            return Err(validate::FieldError::Missing { field: "clientId" }.into());
-        }
-        if nodes.is_empty() && edges.is_empty() {
-            return Err(validate::FieldError::Empty { field: "nodes" }.into());
-        }
-        if nodes.len() + edges.len() > MAX_ITEMS {
-            return Err(validate::FieldError::TooLong {
-                field: "nodes",
-                len: nodes.len() + edges.len(),
-                max: MAX_ITEMS,
-            }
-            .into());
-        }
         // Checks that need no I/O first, so a refusal writes nothing.
-        let mut checked_nodes = Vec::with_capacity(nodes.len());
-        for n in nodes {
-            let key = node_key(&n.key, "key")?;
-            validate::kind("type", &n.node_type)?;
-            let label = match &n.label {
-                Some(l) => {
-                    validate::bounded_text("label", l, 1024)?;
-                    l.clone()
-                }
-                None => crate::ingest::plain_label(&key),
-            };
-            checked_nodes.push((key, label, required(&n.evidence, "a node")?));
-        }
-        let mut checked_edges = Vec::with_capacity(edges.len());
-        for e in edges {
-            let (mut from, mut to) = (node_key(&e.from, "from")?, node_key(&e.to, "to")?);
-            let mut edge_type = canonical_relation(&e.edge_type)
-                .ok_or_else(|| field("edgeType", format!("`{}` is not a relation", e.edge_type)))?;
-            if edge_type == "blocked_by" {
-                std::mem::swap(&mut from, &mut to);
-                edge_type = "blocks".into();
-            }
-            if from == to {
-                return Err(field("to", "an edge joins two different nodes"));
-            }
-            checked_edges.push((from, edge_type, to, required(&e.evidence, "an edge")?));
-        }
-        // Exact code keys are never resolved by the write path: resolve their spellings here.
-        let all: Vec<NodeKey> = checked_nodes
-            .iter()
-            .map(|n| n.0.clone())
-            .chain(
-                checked_edges
-                    .iter()
-                    .flat_map(|e| [e.0.clone(), e.2.clone()]),
-            )
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let canonical = self.stores.aliases.resolve(scope.partition(), &all).await?;
-        let canon: std::collections::HashMap<NodeKey, NodeKey> =
-            all.into_iter().zip(canonical).collect();
+        let checked = check_assertions(scope, nodes, edges)?;
+        let canon = self.canonical_keys(scope, &checked).await?;
         let canon = |k: &NodeKey| canon.get(k).cloned().unwrap_or_else(|| k.clone());
-
-        let mut provenance = Map::new();
-        provenance.insert("assertedBy".into(), prov.actor.clone().into());
-        provenance.insert("phase".into(), prov.phase.as_str().into());
-        if let Some(g) = &prov.gap_id {
-            provenance.insert("gapId".into(), g.clone().into());
-        }
-        let inputs: Vec<&EvidenceInput> = checked_nodes
+        let inputs: Vec<&EvidenceInput> = checked
+            .nodes
             .iter()
-            .map(|n| &n.2)
-            .chain(checked_edges.iter().map(|e| &e.3))
+            .map(|n| &n.evidence)
+            .chain(checked.edges.iter().map(|e| &e.evidence))
             .collect();
         let mut evidences = self.items_evidence(scope, prov, &inputs).await?.into_iter();
+        let provenance = provenance_props(prov);
         let mut cited_ids = BTreeSet::new();
-        let mut prepared_nodes = Vec::new();
-        for ((key, label, _), n) in checked_nodes.iter().zip(nodes) {
-            let evidence = evidences.next().unwrap_or_default();
+        let mut cite = |evidence: Vec<Evidence>| {
             cited_ids.extend(evidence.iter().map(|e| e.chunk_id.clone()));
+            EvidenceSpec::Cited(evidence)
+        };
+        let mut prepared_nodes = Vec::new();
+        for (c, n) in checked.nodes.iter().zip(nodes) {
             let mut props = n.props.clone();
             props.extend(provenance.clone());
             prepared_nodes.push(PreparedNode {
-                key: canon(key),
+                key: canon(&c.key),
                 node_type: n.node_type.clone(),
-                label: label.clone(),
+                label: c.label.clone(),
                 props,
-                evidence: EvidenceSpec::Cited(evidence),
+                evidence: cite(evidences.next().unwrap_or_default()),
             });
         }
         let mut prepared_edges = Vec::new();
-        for ((from, edge_type, to, _), e) in checked_edges.iter().zip(edges) {
-            let evidence = evidences.next().unwrap_or_default();
-            cited_ids.extend(evidence.iter().map(|e| e.chunk_id.clone()));
+        for (c, e) in checked.edges.iter().zip(edges) {
             let mut props = e.props.clone();
             props.extend(provenance.clone());
             prepared_edges.push(PreparedEdge {
-                from: canon(from),
-                to: canon(to),
-                edge_type: edge_type.clone(),
+                from: canon(&c.from),
+                to: canon(&c.to),
+                edge_type: c.edge_type.clone(),
                 props,
-                evidence: EvidenceSpec::Cited(evidence),
+                evidence: cite(evidences.next().unwrap_or_default()),
             });
         }
-        let body = serde_json::json!({
-            "scope": scope,
-            "nodes": prepared_nodes,
-            "edges": prepared_edges,
-        });
-        let hash = content_hash(&body.to_string());
-        let hex = hash.rsplit(':').next().unwrap_or(&hash).to_string();
-        let src = PreparedSource {
-            scope: scope.clone(),
-            source_urn: format!("assertion-graph:{hex}"),
-            kind: ASSERTION_KIND.into(),
-            title: Some(format!("Graph asserted by {}", prov.actor)),
-            fingerprint: format!("assertion-graph-v1-{hex}"),
-            observed_at: Some(prov.at.clone()),
-            chunks: Vec::new(),
-            nodes: prepared_nodes,
-            edges: prepared_edges,
-            aliases: Vec::new(),
-            merges: Vec::new(),
-        };
+        let src = assertion_source(scope, prov, prepared_nodes, prepared_edges);
         let edges_out: Vec<EdgeRef> = src
             .edges
             .iter()
@@ -419,6 +341,30 @@ impl Kb {
             evidence_chunk_ids: cited_ids.into_iter().collect(),
             gap_id: prov.gap_id.clone(),
         })
+    }
+
+    /// The canonical key of every key the request names: exact code keys are never
+    /// resolved by the write path, so their spellings are resolved here.
+    async fn canonical_keys(
+        &self,
+        scope: &Scope,
+        checked: &CheckedAssertions,
+    ) -> Result<HashMap<NodeKey, NodeKey>> {
+        let all: Vec<NodeKey> = checked
+            .nodes
+            .iter()
+            .map(|n| n.key.clone())
+            .chain(
+                checked
+                    .edges
+                    .iter()
+                    .flat_map(|e| [e.from.clone(), e.to.clone()]),
+            )
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let canonical = self.stores.aliases.resolve(scope.partition(), &all).await?;
+        Ok(all.into_iter().zip(canonical).collect())
     }
 
     /// Deletes an edge agents wrote (its `assertedBy` prop marks it): whatever evidences it,
@@ -482,5 +428,126 @@ impl Kb {
             edge_type,
             to,
         })
+    }
+}
+
+/// A node of a request after the checks that need no I/O.
+struct CheckedNode {
+    key: NodeKey,
+    label: String,
+    evidence: EvidenceInput,
+}
+
+/// An edge of a request after the checks that need no I/O (`blocked_by` turned round).
+struct CheckedEdge {
+    from: NodeKey,
+    edge_type: String,
+    to: NodeKey,
+    evidence: EvidenceInput,
+}
+
+struct CheckedAssertions {
+    nodes: Vec<CheckedNode>,
+    edges: Vec<CheckedEdge>,
+}
+
+/// Everything about a graph write that can be refused without reading the store: scope,
+/// size, keys, types, labels and that every item has evidence.
+fn check_assertions(
+    scope: &Scope,
+    nodes: &[NodeAssertion],
+    edges: &[EdgeAssertion],
+) -> Result<CheckedAssertions> {
+    if scope.client_id.is_none() {
+        return Err(validate::FieldError::Missing { field: "clientId" }.into());
+    }
+    if nodes.is_empty() && edges.is_empty() {
+        return Err(validate::FieldError::Empty { field: "nodes" }.into());
+    }
+    if nodes.len() + edges.len() > MAX_ITEMS {
+        return Err(validate::FieldError::TooLong {
+            field: "nodes",
+            len: nodes.len() + edges.len(),
+            max: MAX_ITEMS,
+        }
+        .into());
+    }
+    let nodes = nodes.iter().map(check_node).collect::<Result<_>>()?;
+    let edges = edges.iter().map(check_edge).collect::<Result<_>>()?;
+    Ok(CheckedAssertions { nodes, edges })
+}
+
+fn check_node(n: &NodeAssertion) -> Result<CheckedNode> {
+    let key = node_key(&n.key, "key")?;
+    validate::kind("type", &n.node_type)?;
+    let label = match &n.label {
+        Some(l) => {
+            validate::bounded_text("label", l, 1024)?;
+            l.clone()
+        }
+        None => crate::ingest::plain_label(&key),
+    };
+    let evidence = required(&n.evidence, "a node")?;
+    Ok(CheckedNode {
+        key,
+        label,
+        evidence,
+    })
+}
+
+fn check_edge(e: &EdgeAssertion) -> Result<CheckedEdge> {
+    let (mut from, mut to) = (node_key(&e.from, "from")?, node_key(&e.to, "to")?);
+    let mut edge_type = canonical_relation(&e.edge_type)
+        .ok_or_else(|| field("edgeType", format!("`{}` is not a relation", e.edge_type)))?;
+    if edge_type == "blocked_by" {
+        std::mem::swap(&mut from, &mut to);
+        edge_type = "blocks".into();
+    }
+    if from == to {
+        return Err(field("to", "an edge joins two different nodes"));
+    }
+    let evidence = required(&e.evidence, "an edge")?;
+    Ok(CheckedEdge {
+        from,
+        edge_type,
+        to,
+        evidence,
+    })
+}
+
+/// The provenance every asserted item carries in its props.
+fn provenance_props(prov: &Provenance) -> Map<String, Value> {
+    let mut provenance = Map::new();
+    provenance.insert("assertedBy".into(), prov.actor.clone().into());
+    provenance.insert("phase".into(), prov.phase.as_str().into());
+    if let Some(g) = &prov.gap_id {
+        provenance.insert("gapId".into(), g.clone().into());
+    }
+    provenance
+}
+
+/// The one prepared source of a graph write: no chunks of its own, keyed by the hash of
+/// what it asserts, so the same request is the same source.
+fn assertion_source(
+    scope: &Scope,
+    prov: &Provenance,
+    nodes: Vec<PreparedNode>,
+    edges: Vec<PreparedEdge>,
+) -> PreparedSource {
+    let body = serde_json::json!({ "scope": scope, "nodes": nodes, "edges": edges });
+    let hash = content_hash(&body.to_string());
+    let hex = hash.rsplit(':').next().unwrap_or(&hash).to_string();
+    PreparedSource {
+        scope: scope.clone(),
+        source_urn: format!("assertion-graph:{hex}"),
+        kind: ASSERTION_KIND.into(),
+        title: Some(format!("Graph asserted by {}", prov.actor)),
+        fingerprint: format!("assertion-graph-v1-{hex}"),
+        observed_at: Some(prov.at.clone()),
+        chunks: Vec::new(),
+        nodes,
+        edges,
+        aliases: Vec::new(),
+        merges: Vec::new(),
     }
 }

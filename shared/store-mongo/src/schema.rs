@@ -37,52 +37,57 @@ pub const CLAIM_EVIDENCE: &str = "claim_evidence";
 /// Knowledge gaps (`_id`: the gap id) with their history (see the `gaps` module).
 pub const GAPS: &str = "gaps";
 
+/// The queue's indexes: each one serves one query of the claim protocol (see `queue`).
+fn task_indexes() -> Document {
+    doc! {
+        "createIndexes": TASKS,
+        "indexes": [
+            // Claiming: the heads (at most about one task per source) in claim order. A
+            // claim walks this index (named by the claim's `hint`) from the band's first
+            // priority and stops at the first eligible head: O(log n + k), k the heads
+            // ahead of it that are waiting for a retry or leased — never the backlog
+            // behind the heads.
+            {
+                "key": {"priority": 1, "posUnset": 1, "queuePosition": 1, "seq": 1},
+                "name": "tasks_claim_order",
+                "partialFilterExpression": {"head": true},
+            },
+            // "Is there an older unfinished task of this source?" and the head hand-over.
+            {
+                "key": {"partition": 1, "sourceUrn": 1, "seq": 1},
+                "name": "tasks_source_open",
+                "partialFilterExpression": {"open": true},
+            },
+            // "Is another task of this source running?" (claim verification).
+            {
+                "key": {"partition": 1, "sourceUrn": 1, "leaseExpiresAt": 1},
+                "name": "tasks_source_running",
+                "partialFilterExpression": {"state": "processing"},
+            },
+            // Listings by state in id order; pruning done tasks.
+            {"key": {"state": 1, "_id": 1}, "name": "tasks_state"},
+            // Payload garbage collection.
+            {"key": {"payloadHash": 1}, "name": "tasks_payload"},
+            // next_wakeup: earliest retry or lease expiry.
+            {
+                "key": {"wakeAt": 1},
+                "name": "tasks_wake",
+                "partialFilterExpression": {"wakeAt": {"$exists": true}},
+            },
+            // Head hand-overs interrupted by a crash, for the repair sweep.
+            {
+                "key": {"fixAt": 1},
+                "name": "tasks_fix",
+                "partialFilterExpression": {"fixAt": {"$exists": true}},
+            },
+        ],
+    }
+}
+
 /// The `createIndexes` commands run at connect, one per collection.
 pub fn index_commands() -> Vec<Document> {
     vec![
-        doc! {
-            "createIndexes": TASKS,
-            "indexes": [
-                // Claiming: the heads (at most about one task per source) in claim order. A
-                // claim walks this index (named by the claim's `hint`) from the band's first
-                // priority and stops at the first eligible head: O(log n + k), k the heads
-                // ahead of it that are waiting for a retry or leased — never the backlog
-                // behind the heads.
-                {
-                    "key": {"priority": 1, "posUnset": 1, "queuePosition": 1, "seq": 1},
-                    "name": "tasks_claim_order",
-                    "partialFilterExpression": {"head": true},
-                },
-                // "Is there an older unfinished task of this source?" and the head hand-over.
-                {
-                    "key": {"partition": 1, "sourceUrn": 1, "seq": 1},
-                    "name": "tasks_source_open",
-                    "partialFilterExpression": {"open": true},
-                },
-                // "Is another task of this source running?" (claim verification).
-                {
-                    "key": {"partition": 1, "sourceUrn": 1, "leaseExpiresAt": 1},
-                    "name": "tasks_source_running",
-                    "partialFilterExpression": {"state": "processing"},
-                },
-                // Listings by state in id order; pruning done tasks.
-                {"key": {"state": 1, "_id": 1}, "name": "tasks_state"},
-                // Payload garbage collection.
-                {"key": {"payloadHash": 1}, "name": "tasks_payload"},
-                // next_wakeup: earliest retry or lease expiry.
-                {
-                    "key": {"wakeAt": 1},
-                    "name": "tasks_wake",
-                    "partialFilterExpression": {"wakeAt": {"$exists": true}},
-                },
-                // Head hand-overs interrupted by a crash, for the repair sweep.
-                {
-                    "key": {"fixAt": 1},
-                    "name": "tasks_fix",
-                    "partialFilterExpression": {"fixAt": {"$exists": true}},
-                },
-            ],
-        },
+        task_indexes(),
         doc! {
             "createIndexes": TASK_PAYLOADS,
             "indexes": [{"key": {"usedAt": 1}, "name": "task_payloads_used"}],

@@ -16,7 +16,8 @@ use evident_ai::Priority;
 use evident_kb::{TaskError, TaskHandlers};
 use evident_store::StoreError;
 use evident_store::queue::{
-    BackoffPolicy, Claim, Clock, Failure, PriorityBand, TaskQueue, TaskState,
+    BackoffPolicy, Claim, Clock, Failure, LeaseToken, PriorityBand, TaskQueue, TaskRecord,
+    TaskState,
 };
 use serde::Deserialize;
 use tokio::sync::Notify;
@@ -200,17 +201,33 @@ impl Qualifier {
                 }
             }
         };
+        let state = self.settle(&token, &task, result, started).await?;
+        Ok(Outcome::Processed {
+            task_id: task.task_id,
+            state,
+        })
+    }
+
+    /// Records a run's result on the queue: done, retry (backoff), error, or — when the run
+    /// was stopped by shutdown (`None`) — released for another worker.
+    async fn settle(
+        &self,
+        token: &LeaseToken,
+        task: &TaskRecord,
+        result: Option<Result<(), TaskError>>,
+        started: Instant,
+    ) -> Result<TaskState, StoreError> {
         let now = self.clock.now_ms();
         metrics::histogram!("evident_queue_processing_seconds", "kind" => task.kind.clone())
             .record(started.elapsed().as_secs_f64());
         let state = match result {
             None => {
-                self.queue.release(&token, now).await?;
+                self.queue.release(token, now).await?;
                 tracing::info!("released unfinished task for another worker (shutdown)");
                 TaskState::Queued
             }
             Some(Ok(())) => {
-                self.queue.complete(&token, now).await?;
+                self.queue.complete(token, now).await?;
                 tracing::info!(
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "task done"
@@ -223,7 +240,7 @@ impl Qualifier {
                 tracing::warn!(retries = task.retries + 1, %reason, "task will be retried");
                 self.queue
                     .fail(
-                        &token,
+                        token,
                         Failure::Retryable(reason),
                         &self.config.backoff(),
                         now,
@@ -237,7 +254,7 @@ impl Qualifier {
                 tracing::warn!(%reason, "task failed permanently");
                 self.queue
                     .fail(
-                        &token,
+                        token,
                         Failure::Permanent(reason),
                         &self.config.backoff(),
                         now,
@@ -246,10 +263,7 @@ impl Qualifier {
                 TaskState::Error
             }
         };
-        Ok(Outcome::Processed {
-            task_id: task.task_id,
-            state,
-        })
+        Ok(state)
     }
 
     /// Runs until `cancel`: process while there is work, otherwise sleep until woken by an
