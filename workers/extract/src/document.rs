@@ -246,36 +246,7 @@ pub fn document_source(
     doc: &Document,
     chunking: &ChunkingConfig,
 ) -> Option<PreparedSource> {
-    let mut chunks = Vec::new();
-    let mut redacted = false;
-    for page in &doc.pages {
-        let text = match redact(&page.text) {
-            Some((clean, _)) => {
-                redacted = true;
-                clean
-            }
-            None => page.text.clone(),
-        };
-        for piece in chunk_text(&text, chunking) {
-            let section = (!piece.heading_path.is_empty()).then(|| piece.heading_path.join(" > "));
-            let mut c = PreparedChunk::new(
-                piece.text.clone(),
-                Locator::Document {
-                    uri: meta.uri.to_string(),
-                    char_start: piece.char_start,
-                    char_end: piece.char_end,
-                    page: page.number,
-                    section: section.clone(),
-                },
-            );
-            c.refs = refs::extract_refs(&piece.text)
-                .into_iter()
-                .map(|f| f.key)
-                .collect();
-            c.context = section;
-            chunks.push(c);
-        }
-    }
+    let (chunks, redacted) = page_chunks(meta, doc, chunking);
     if chunks.is_empty() {
         return None;
     }
@@ -322,6 +293,45 @@ pub fn document_source(
         aliases: Vec::new(),
         merges: Vec::new(),
     })
+}
+
+/// The chunks of every page (secrets redacted first), and whether anything was redacted.
+fn page_chunks(
+    meta: &DocumentMeta<'_>,
+    doc: &Document,
+    chunking: &ChunkingConfig,
+) -> (Vec<PreparedChunk>, bool) {
+    let mut chunks = Vec::new();
+    let mut redacted = false;
+    for page in &doc.pages {
+        let text = match redact(&page.text) {
+            Some((clean, _)) => {
+                redacted = true;
+                clean
+            }
+            None => page.text.clone(),
+        };
+        for piece in chunk_text(&text, chunking) {
+            let section = (!piece.heading_path.is_empty()).then(|| piece.heading_path.join(" > "));
+            let mut c = PreparedChunk::new(
+                piece.text.clone(),
+                Locator::Document {
+                    uri: meta.uri.to_string(),
+                    char_start: piece.char_start,
+                    char_end: piece.char_end,
+                    page: page.number,
+                    section: section.clone(),
+                },
+            );
+            c.refs = refs::extract_refs(&piece.text)
+                .into_iter()
+                .map(|f| f.key)
+                .collect();
+            c.context = section;
+            chunks.push(c);
+        }
+    }
+    (chunks, redacted)
 }
 
 #[cfg(test)]

@@ -430,14 +430,7 @@ impl WebPoller {
             ));
             return Ok(());
         };
-        let links = if format == Format::Html {
-            let text = String::from_utf8_lossy(&body);
-            let mut l = evident_extract::html::html_to_text(&text).links;
-            l.truncate(1000);
-            l
-        } else {
-            Vec::new()
-        };
+        let links = page_links(format, &body);
         crawl.follow(&url, depth, &links);
         let sha = hex::encode(Sha256::digest(&body));
         let mut state = PageState {
@@ -612,6 +605,17 @@ impl LeasedPoller for WebPoller {
     async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
         self.crawl(source).await.map(Into::into)
     }
+}
+
+/// The links of an HTML page (at most 1,000), to follow; other formats have none.
+fn page_links(format: Format, body: &[u8]) -> Vec<String> {
+    if format != Format::Html {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(body);
+    let mut links = evident_extract::html::html_to_text(&text).links;
+    links.truncate(1000);
+    links
 }
 
 #[cfg(test)]

@@ -125,63 +125,81 @@ pub async fn scan(
         })
         .collect();
     let root = root.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let files = walk(&root, &accept);
-        let mut out = FolderScan::default();
-        let present: std::collections::HashSet<&str> =
-            files.iter().map(|(rel, _)| rel.as_str()).collect();
-        out.removed = known
-            .keys()
-            .filter(|k| !present.contains(k.as_str()))
-            .cloned()
-            .collect();
-        out.removed.sort();
-        for (rel, path) in &files {
-            let Ok(meta) = std::fs::metadata(path) else {
-                continue;
-            };
-            let mtime_ms = mtime_ms(&meta);
-            let before = known.get(rel);
-            if before.is_some_and(|b| b.mtime_ms == mtime_ms && b.len == meta.len()) {
-                out.unchanged += 1;
-                continue;
-            }
-            if meta.len() > max_bytes {
-                out.skipped.push(format!(
-                    "{rel}: {} bytes, over the {max_bytes}-byte limit",
-                    meta.len()
-                ));
-                continue;
-            }
-            let bytes = match std::fs::read(path) {
-                Ok(b) => b,
-                Err(e) => {
-                    out.skipped.push(format!("{rel}: {e}"));
-                    continue;
-                }
-            };
-            let state = FileState {
-                mtime_ms,
-                len: meta.len(),
-                sha256: hex::encode(Sha256::digest(&bytes)),
-            };
-            if before.is_some_and(|b| b.sha256 == state.sha256) {
-                // Touched, not changed: remember the new time so it is not hashed again.
-                out.unchanged += 1;
-                out.touched.push((rel.clone(), state));
-                continue;
-            }
-            out.changed.push(ChangedFile {
-                rel: rel.clone(),
-                path: path.clone(),
-                state,
-                bytes,
-            });
+    tokio::task::spawn_blocking(move || compare_folder(&root, accept, &known, max_bytes))
+        .await
+        .map_err(|e| PollError::internal("scanning the folder", e))
+}
+
+/// The folder's files compared with what the cursors remember: removed, unchanged, touched
+/// (time changed, content not), changed (read), skipped (with the reason).
+fn compare_folder(
+    root: &Path,
+    accept: fn(&Path) -> bool,
+    known: &std::collections::HashMap<String, FileState>,
+    max_bytes: u64,
+) -> FolderScan {
+    let files = walk(root, &accept);
+    let mut out = FolderScan::default();
+    let present: std::collections::HashSet<&str> =
+        files.iter().map(|(rel, _)| rel.as_str()).collect();
+    out.removed = known
+        .keys()
+        .filter(|k| !present.contains(k.as_str()))
+        .cloned()
+        .collect();
+    out.removed.sort();
+    for (rel, path) in &files {
+        compare_file(rel, path, known.get(rel), max_bytes, &mut out);
+    }
+    out
+}
+
+fn compare_file(
+    rel: &str,
+    path: &Path,
+    before: Option<&FileState>,
+    max_bytes: u64,
+    out: &mut FolderScan,
+) {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return;
+    };
+    let mtime_ms = mtime_ms(&meta);
+    if before.is_some_and(|b| b.mtime_ms == mtime_ms && b.len == meta.len()) {
+        out.unchanged += 1;
+        return;
+    }
+    if meta.len() > max_bytes {
+        out.skipped.push(format!(
+            "{rel}: {} bytes, over the {max_bytes}-byte limit",
+            meta.len()
+        ));
+        return;
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            out.skipped.push(format!("{rel}: {e}"));
+            return;
         }
-        out
-    })
-    .await
-    .map_err(|e| PollError::internal("scanning the folder", e))
+    };
+    let state = FileState {
+        mtime_ms,
+        len: meta.len(),
+        sha256: hex::encode(Sha256::digest(&bytes)),
+    };
+    if before.is_some_and(|b| b.sha256 == state.sha256) {
+        // Touched, not changed: remember the new time so it is not hashed again.
+        out.unchanged += 1;
+        out.touched.push((rel.to_string(), state));
+        return;
+    }
+    out.changed.push(ChangedFile {
+        rel: rel.to_string(),
+        path: path.to_path_buf(),
+        state,
+        bytes,
+    });
 }
 
 /// Records a file as handled (call once its work is queued).

@@ -227,9 +227,7 @@ impl ItemTasks {
             } => {
                 let transcript = parse(format, &text).map_err(|e| format!("{uri}: {e}"))?;
                 let file_name = uri.rsplit('/').next().unwrap_or(&uri);
-                let stem = file_name
-                    .rsplit_once('.')
-                    .map_or(file_name, |(stem, _)| stem);
+                let stem = file_name.rsplit_once('.').map_or(file_name, |p| p.0);
                 Ok(transcript_source(
                     &transcript,
                     &MeetingContext {
@@ -256,13 +254,6 @@ impl ItemTasks {
                 node,
                 ..
             } => {
-                let format = content_type
-                    .as_deref()
-                    .and_then(Format::from_mime)
-                    .or_else(|| Format::from_name(&uri))
-                    .or_else(|| Format::sniff(&data))
-                    .ok_or_else(|| format!("{uri}: not a document type Evident reads"))?;
-                let doc = extract(format, &data).map_err(|e| format!("{uri}: {e}"))?;
                 let meta = DocumentMeta {
                     scope: &scope,
                     source_urn: &source_urn,
@@ -272,12 +263,28 @@ impl ItemTasks {
                     observed_at: observed_at.as_deref(),
                     node: node.as_deref().map(evident_core::NodeKey::from_canonical),
                 };
-                Ok(document_source(&meta, &doc, &chunking)
-                    .into_iter()
-                    .collect())
+                read_document(&meta, content_type.as_deref(), &data, &chunking)
             }
         }
     }
+}
+
+/// A fetched document as a prepared source: its format from the content type, the name or
+/// the bytes, then extracted and chunked by page.
+fn read_document(
+    meta: &DocumentMeta<'_>,
+    content_type: Option<&str>,
+    data: &[u8],
+    chunking: &ChunkingConfig,
+) -> Result<Vec<PreparedSource>, String> {
+    let uri = meta.uri;
+    let format = content_type
+        .and_then(Format::from_mime)
+        .or_else(|| Format::from_name(uri))
+        .or_else(|| Format::sniff(data))
+        .ok_or_else(|| format!("{uri}: not a document type Evident reads"))?;
+    let doc = extract(format, data).map_err(|e| format!("{uri}: {e}"))?;
+    Ok(document_source(meta, &doc, chunking).into_iter().collect())
 }
 
 #[async_trait::async_trait]

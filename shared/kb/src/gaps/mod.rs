@@ -353,49 +353,8 @@ impl Kb {
     ) -> Result<GapView> {
         let gap = self.gap(scope, gap_id).await?;
         let epoch = Self::holder_epoch(&gap, actor, epoch)?;
-        text_field("markdown", markdown, MAX_FINDINGS_BYTES)?;
-        if sources.len() > 100 {
-            return Err(validate::FieldError::TooLong {
-                field: "sources",
-                len: sources.len(),
-                max: 100,
-            }
-            .into());
-        }
-        for s in sources {
-            validate::bounded_text("sources", s, 2048)?;
-        }
-        let mut content = markdown.trim().to_string();
-        if !sources.is_empty() {
-            content.push_str("\n\n## Sources\n\n");
-            for s in sources {
-                content.push_str(&format!("- {s}\n"));
-            }
-        }
-        let urn = findings_urn(gap_id);
-        let mut metadata = serde_json::Map::new();
-        metadata.insert("gapId".into(), gap_id.into());
-        metadata.insert("actor".into(), actor.into());
-        metadata.insert("phase".into(), GapPhase::Acquisition.as_str().into());
-        metadata.insert("sources".into(), sources.to_vec().into());
-        let mut relationships = vec![format!("findings:{gap_id}|answers|gap:{gap_id}")];
-        relationships.extend(gap.about.iter().map(|a| format!("gap:{gap_id}|about|{a}")));
-        let doc = Document {
-            client_id: gap.scope.client_id.clone(),
-            project_id: gap.scope.project_id.clone(),
-            group_id: gap.scope.group_id.clone(),
-            global: false,
-            source_urn: urn.clone(),
-            kind: FINDINGS_KIND.into(),
-            content,
-            title: Some(format!("Findings: {}", gap.question)),
-            metadata: Some(metadata),
-            observed_at: Some(rfc3339(now)),
-            main_node_key: Some(format!("findings:{gap_id}")),
-            relationships: Some(relationships),
-            locator: None,
-            ..Default::default()
-        };
+        let doc = findings_document(&gap, actor, markdown, sources, now)?;
+        let urn = doc.source_urn.clone();
         let written = self.ingest(doc, evident_ai::Priority::INTERACTIVE).await?;
         let change = GapMove {
             to: GapState::Acquired,
@@ -519,4 +478,58 @@ impl Kb {
             gap_id,
         )
     }
+}
+
+/// The findings of a gap as a document: the Markdown with its sources listed, linked to the
+/// gap (`answers`) and to what the gap is about; provenance in its metadata.
+fn findings_document(
+    gap: &GapRecord,
+    actor: &str,
+    markdown: &str,
+    sources: &[String],
+    now: Millis,
+) -> Result<Document> {
+    text_field("markdown", markdown, MAX_FINDINGS_BYTES)?;
+    if sources.len() > 100 {
+        return Err(validate::FieldError::TooLong {
+            field: "sources",
+            len: sources.len(),
+            max: 100,
+        }
+        .into());
+    }
+    for s in sources {
+        validate::bounded_text("sources", s, 2048)?;
+    }
+    let gap_id = gap.gap_id.as_str();
+    let mut content = markdown.trim().to_string();
+    if !sources.is_empty() {
+        content.push_str("\n\n## Sources\n\n");
+        for s in sources {
+            content.push_str(&format!("- {s}\n"));
+        }
+    }
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("gapId".into(), gap_id.into());
+    metadata.insert("actor".into(), actor.into());
+    metadata.insert("phase".into(), GapPhase::Acquisition.as_str().into());
+    metadata.insert("sources".into(), sources.to_vec().into());
+    let mut relationships = vec![format!("findings:{gap_id}|answers|gap:{gap_id}")];
+    relationships.extend(gap.about.iter().map(|a| format!("gap:{gap_id}|about|{a}")));
+    Ok(Document {
+        client_id: gap.scope.client_id.clone(),
+        project_id: gap.scope.project_id.clone(),
+        group_id: gap.scope.group_id.clone(),
+        global: false,
+        source_urn: findings_urn(gap_id),
+        kind: FINDINGS_KIND.into(),
+        content,
+        title: Some(format!("Findings: {}", gap.question)),
+        metadata: Some(metadata),
+        observed_at: Some(rfc3339(now)),
+        main_node_key: Some(format!("findings:{gap_id}")),
+        relationships: Some(relationships),
+        locator: None,
+        ..Default::default()
+    })
 }

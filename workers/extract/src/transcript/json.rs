@@ -45,54 +45,58 @@ pub fn parse_json(text: &str) -> Result<Transcript, TranscriptError> {
 
     let mut cues = Vec::new();
     for (index, item) in items.iter().enumerate() {
-        let owner = format!("{key}[{index}]");
-        let Value::Object(segment) = item else {
-            return Err(TranscriptError::Malformed(format!(
-                "{owner} must be an object with \"start\", \"end\" and \"text\""
-            )));
-        };
-        let start_ms = json_time(segment, "start", "startMs", &owner)?;
-        let end_ms = json_time(segment, "end", "endMs", &owner)?;
-        if end_ms < start_ms {
-            return Err(TranscriptError::Malformed(format!(
-                "{owner} ends ({}) before it starts ({})",
-                format_ms(end_ms),
-                format_ms(start_ms)
-            )));
-        }
-        let raw_text = match segment.get("text") {
-            Some(Value::String(text)) => text,
-            Some(_) => {
-                return Err(TranscriptError::Malformed(format!(
-                    "{owner}: \"text\" must be a string"
-                )));
-            }
-            None => {
-                return Err(TranscriptError::Malformed(format!(
-                    "{owner}: missing \"text\""
-                )));
-            }
-        };
-        let text = normalise_lines(raw_text);
-        if text.is_empty() {
-            continue;
-        }
-        let speaker = json_string(segment, "speaker", &owner)?
-            .and_then(|speaker| non_empty(&collapse_whitespace(&speaker)));
-        let id = match segment.get("id") {
-            Some(Value::String(id)) => non_empty(id.trim()),
-            Some(Value::Number(id)) => Some(id.to_string()),
-            _ => None,
-        };
-        cues.push(Cue {
-            id,
-            start_ms,
-            end_ms,
-            speaker,
-            text,
-        });
+        cues.extend(json_cue(item, &format!("{key}[{index}]"))?);
     }
     finish(TranscriptFormat::Json, title, date, cues)
+}
+
+/// One segment as a cue; `None` for a segment without text.
+fn json_cue(item: &Value, owner: &str) -> Result<Option<Cue>, TranscriptError> {
+    let Value::Object(segment) = item else {
+        return Err(TranscriptError::Malformed(format!(
+            "{owner} must be an object with \"start\", \"end\" and \"text\""
+        )));
+    };
+    let start_ms = json_time(segment, "start", "startMs", owner)?;
+    let end_ms = json_time(segment, "end", "endMs", owner)?;
+    if end_ms < start_ms {
+        return Err(TranscriptError::Malformed(format!(
+            "{owner} ends ({}) before it starts ({})",
+            format_ms(end_ms),
+            format_ms(start_ms)
+        )));
+    }
+    let raw_text = match segment.get("text") {
+        Some(Value::String(text)) => text,
+        Some(_) => {
+            return Err(TranscriptError::Malformed(format!(
+                "{owner}: \"text\" must be a string"
+            )));
+        }
+        None => {
+            return Err(TranscriptError::Malformed(format!(
+                "{owner}: missing \"text\""
+            )));
+        }
+    };
+    let text = normalise_lines(raw_text);
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let speaker = json_string(segment, "speaker", owner)?
+        .and_then(|speaker| non_empty(&collapse_whitespace(&speaker)));
+    let id = match segment.get("id") {
+        Some(Value::String(id)) => non_empty(id.trim()),
+        Some(Value::Number(id)) => Some(id.to_string()),
+        _ => None,
+    };
+    Ok(Some(Cue {
+        id,
+        start_ms,
+        end_ms,
+        speaker,
+        text,
+    }))
 }
 
 /// An optional string member: absent or `null` is `None`, anything but a string is an error.
