@@ -3,6 +3,9 @@
 //!
 //! Must not: contain product logic — handlers parse, call `evident-kb`, and shape replies.
 
+#[macro_use]
+mod scoped;
+
 pub mod auth;
 pub mod bodies;
 pub mod claim_bodies;

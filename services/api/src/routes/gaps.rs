@@ -64,66 +64,54 @@ pub fn provenance(by: &Principal, gap_id: Option<String>, now: i64) -> Provenanc
     }
 }
 
-/// `POST /api/v1/graph/nodes`: one node.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AddNode {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub gap_id: Option<String>,
-    pub key: String,
-    #[serde(rename = "type")]
-    pub node_type: String,
-    #[serde(default)]
-    pub label: Option<String>,
-    #[serde(default)]
-    pub props: Map<String, Value>,
-    #[serde(default)]
-    pub evidence: Option<EvidenceInput>,
+scoped_request! {
+    /// `POST /api/v1/graph/nodes`: one node.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct AddNode {
+        #[serde(default)]
+        pub gap_id: Option<String>,
+        pub key: String,
+        #[serde(rename = "type")]
+        pub node_type: String,
+        #[serde(default)]
+        pub label: Option<String>,
+        #[serde(default)]
+        pub props: Map<String, Value>,
+        #[serde(default)]
+        pub evidence: Option<EvidenceInput>,
+    }
 }
 
-/// `POST /api/v1/graph/edges`: one edge.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AddEdge {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub gap_id: Option<String>,
-    pub from: String,
-    pub edge_type: String,
-    pub to: String,
-    #[serde(default)]
-    pub props: Map<String, Value>,
-    #[serde(default)]
-    pub evidence: Option<EvidenceInput>,
+scoped_request! {
+    /// `POST /api/v1/graph/edges`: one edge.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct AddEdge {
+        #[serde(default)]
+        pub gap_id: Option<String>,
+        pub from: String,
+        pub edge_type: String,
+        pub to: String,
+        #[serde(default)]
+        pub props: Map<String, Value>,
+        #[serde(default)]
+        pub evidence: Option<EvidenceInput>,
+    }
 }
 
-/// `POST /api/v1/graph/batch`: nodes and edges in one write.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AddBatch {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub gap_id: Option<String>,
-    #[serde(default)]
-    pub nodes: Vec<NodeAssertion>,
-    #[serde(default)]
-    pub edges: Vec<EdgeAssertion>,
+scoped_request! {
+    /// `POST /api/v1/graph/batch`: nodes and edges in one write.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct AddBatch {
+        #[serde(default)]
+        pub gap_id: Option<String>,
+        #[serde(default)]
+        pub nodes: Vec<NodeAssertion>,
+        #[serde(default)]
+        pub edges: Vec<EdgeAssertion>,
+    }
 }
 
 async fn write_graph(
@@ -147,6 +135,7 @@ pub async fn add_node(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<AddNode>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
+    let scope = b.scope()?;
     let node = NodeAssertion {
         key: b.key,
         node_type: b.node_type,
@@ -154,15 +143,7 @@ pub async fn add_node(
         props: b.props,
         evidence: b.evidence,
     };
-    write_graph(
-        &s,
-        &by,
-        scope_of(&b.client_id, &b.project_id, &b.group_id)?,
-        b.gap_id,
-        &[node],
-        &[],
-    )
-    .await
+    write_graph(&s, &by, scope, b.gap_id, &[node], &[]).await
 }
 
 pub async fn add_edge(
@@ -170,6 +151,7 @@ pub async fn add_edge(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<AddEdge>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
+    let scope = b.scope()?;
     let edge = EdgeAssertion {
         from: b.from,
         edge_type: b.edge_type,
@@ -177,15 +159,7 @@ pub async fn add_edge(
         props: b.props,
         evidence: b.evidence,
     };
-    write_graph(
-        &s,
-        &by,
-        scope_of(&b.client_id, &b.project_id, &b.group_id)?,
-        b.gap_id,
-        &[],
-        &[edge],
-    )
-    .await
+    write_graph(&s, &by, scope, b.gap_id, &[], &[edge]).await
 }
 
 pub async fn add_batch(
@@ -193,37 +167,25 @@ pub async fn add_batch(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<AddBatch>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    write_graph(
-        &s,
-        &by,
-        scope_of(&b.client_id, &b.project_id, &b.group_id)?,
-        b.gap_id,
-        &b.nodes,
-        &b.edges,
-    )
-    .await
+    write_graph(&s, &by, b.scope()?, b.gap_id, &b.nodes, &b.edges).await
 }
 
-/// `DELETE /api/v1/graph/edges?from&edgeType&to&clientId`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EdgeQuery {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    pub from: String,
-    pub edge_type: String,
-    pub to: String,
+scoped_request! {
+    /// `DELETE /api/v1/graph/edges?from&edgeType&to&clientId`.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct EdgeQuery {
+        pub from: String,
+        pub edge_type: String,
+        pub to: String,
+    }
 }
 
 pub async fn delete_edge(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<EdgeQuery>,
 ) -> ApiResult<Json<Value>> {
-    let scope = scope_of(&q.client_id, &q.project_id, &q.group_id)?;
+    let scope = q.scope()?;
     let edge = EdgeAssertion {
         from: q.from,
         edge_type: q.edge_type,
@@ -234,28 +196,24 @@ pub async fn delete_edge(
     Ok(Json(json!({"removed": removed})))
 }
 
-/// `POST /api/v1/gaps`: one gap (its fields at the top level) or many (`gaps`).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReportGaps {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub question: Option<String>,
-    #[serde(default)]
-    pub context: Option<String>,
-    #[serde(default)]
-    pub priority: Option<u8>,
-    #[serde(default)]
-    pub about: Vec<String>,
-    #[serde(default)]
-    pub acquirer: Option<String>,
-    #[serde(default)]
-    pub gaps: Vec<GapReport>,
+scoped_request! {
+    /// `POST /api/v1/gaps`: one gap (its fields at the top level) or many (`gaps`).
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ReportGaps {
+        #[serde(default)]
+        pub question: Option<String>,
+        #[serde(default)]
+        pub context: Option<String>,
+        #[serde(default)]
+        pub priority: Option<u8>,
+        #[serde(default)]
+        pub about: Vec<String>,
+        #[serde(default)]
+        pub acquirer: Option<String>,
+        #[serde(default)]
+        pub gaps: Vec<GapReport>,
+    }
 }
 
 impl ReportGaps {
@@ -288,7 +246,7 @@ pub async fn report(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<ReportGaps>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let scope = scope_of(&b.client_id, &b.project_id, &b.group_id)?;
+    let scope = b.scope()?;
     let reports = b.reports()?;
     let made =
         s.kb.report_gaps(
@@ -303,26 +261,22 @@ pub async fn report(
     Ok((StatusCode::CREATED, Json(json!({"gaps": made}))))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListGaps {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub state: Option<String>,
-    #[serde(default)]
-    pub limit: Option<usize>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ListGaps {
+        #[serde(default)]
+        pub state: Option<String>,
+        #[serde(default)]
+        pub limit: Option<usize>,
+    }
 }
 
 pub async fn list(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<ListGaps>,
 ) -> ApiResult<Json<Value>> {
-    let scope = scope_of(&q.client_id, &q.project_id, &q.group_id)?;
+    let scope = q.scope()?;
     let state = match q.state.as_deref() {
         None => None,
         Some(raw) => Some(GapState::parse(raw).ok_or_else(|| {
@@ -338,17 +292,13 @@ pub async fn list(
     Ok(Json(json!({"gaps": gaps})))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Claim {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub lease_secs: Option<i64>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Claim {
+        #[serde(default)]
+        pub lease_secs: Option<i64>,
+    }
 }
 
 /// `200 {gap, epoch, leaseExpiresAt}`, or `204` when no gap is claimable now.
@@ -357,7 +307,7 @@ pub async fn claim(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<Claim>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let scope = scope_of(&b.client_id, &b.project_id, &b.group_id)?;
+    let scope = b.scope()?;
     let lease = b
         .lease_secs
         .map(|x| x.saturating_mul(1000))
@@ -381,20 +331,16 @@ pub async fn get(
     Ok(Json(json!(view)))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SubmitFindings {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    pub markdown: String,
-    #[serde(default)]
-    pub sources: Vec<String>,
-    #[serde(default)]
-    pub epoch: Option<i64>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct SubmitFindings {
+        pub markdown: String,
+        #[serde(default)]
+        pub sources: Vec<String>,
+        #[serde(default)]
+        pub epoch: Option<i64>,
+    }
 }
 
 pub async fn findings(
@@ -405,7 +351,7 @@ pub async fn findings(
 ) -> ApiResult<Json<Value>> {
     let view =
         s.kb.submit_findings(
-            &scope_of(&b.client_id, &b.project_id, &b.group_id)?,
+            &b.scope()?,
             &id,
             &by.id,
             b.epoch,
@@ -417,20 +363,16 @@ pub async fn findings(
     Ok(Json(json!(view)))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Fail {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    pub reason: String,
-    #[serde(default)]
-    pub retry: bool,
-    #[serde(default)]
-    pub epoch: Option<i64>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Fail {
+        pub reason: String,
+        #[serde(default)]
+        pub retry: bool,
+        #[serde(default)]
+        pub epoch: Option<i64>,
+    }
 }
 
 pub async fn fail(
@@ -441,7 +383,7 @@ pub async fn fail(
 ) -> ApiResult<Json<Value>> {
     let gap =
         s.kb.fail_gap(
-            &scope_of(&b.client_id, &b.project_id, &b.group_id)?,
+            &b.scope()?,
             &id,
             &by.id,
             b.epoch,
@@ -453,18 +395,14 @@ pub async fn fail(
     Ok(Json(json!(gap)))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Reorder {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    pub priority: u8,
-    #[serde(default)]
-    pub position: Option<i64>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct Reorder {
+        pub priority: u8,
+        #[serde(default)]
+        pub position: Option<i64>,
+    }
 }
 
 pub async fn reorder(
@@ -475,7 +413,7 @@ pub async fn reorder(
 ) -> ApiResult<Json<Value>> {
     let gap =
         s.kb.reorder_gap(
-            &scope_of(&b.client_id, &b.project_id, &b.group_id)?,
+            &b.scope()?,
             &id,
             b.priority,
             b.position,
