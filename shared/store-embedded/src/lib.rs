@@ -17,6 +17,7 @@
 
 mod access;
 mod aliases;
+mod budget;
 mod chunks;
 mod claims;
 mod dense;
@@ -46,6 +47,7 @@ use evident_store::{HealthReport, Result, StoreError, Stores, VectorSpace};
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
+pub use budget::MemoryUsage;
 pub use integrity::IntegrityReport;
 pub use restart::TextIndexOrigin;
 use vectors::VectorIndex;
@@ -82,6 +84,8 @@ pub(crate) struct Inner {
     lock: Mutex<Option<std::fs::File>>,
     /// Every procedure with its vector, derived from SQLite (matching reads only this).
     pub(crate) procedures: Arc<procedures::ProcedureIndex>,
+    /// `[store] memory_budget` and the last measurement against it.
+    pub(crate) budget: budget::Budget,
 }
 
 impl Inner {
@@ -197,6 +201,7 @@ impl EmbeddedStore {
                 committer: Mutex::new(None),
                 lock: Mutex::new(Some(lock)),
                 procedures,
+                budget: budget::Budget::default(),
             }),
         };
         let (tx, rx) = std::sync::mpsc::channel();
@@ -252,6 +257,28 @@ impl EmbeddedStore {
     /// (indexed in HNSW, waiting in the exact-scan tail).
     pub fn vector_index_status(&self) -> (usize, usize) {
         (self.inner.vectors.indexed(), self.inner.vectors.pending())
+    }
+
+    /// Caps the bytes the in-memory structures may hold (`[store] memory_budget`; 0: no cap)
+    /// and sizes the SQLite page caches from it. Writes adding chunks past it are refused
+    /// with `capacity_exceeded` (see `budget.rs`).
+    pub fn set_memory_budget(&self, bytes: u64) -> Result<()> {
+        budget::configure(&self.inner, bytes)
+    }
+
+    /// Bytes held by each in-memory structure, measured now.
+    pub fn memory_usage(&self) -> MemoryUsage {
+        budget::measure(&self.inner)
+    }
+
+    /// Live chunk rows.
+    pub fn chunk_count(&self) -> usize {
+        self.inner.vectors.live_rows()
+    }
+
+    /// How long loading (or rebuilding) the text index and the row map took at open.
+    pub fn text_index_open_time(&self) -> std::time::Duration {
+        self.inner.persisted.open_time()
     }
 
     /// Where the text index came from at open (loaded from `text.index`, or rebuilt).
@@ -396,8 +423,12 @@ impl evident_store::Health for EmbeddedStore {
             detail: match result {
                 Ok(_) => {
                     let (indexed, pending) = self.vector_index_status();
+                    let budget = match self.inner.budget.limit() {
+                        0 => String::new(),
+                        limit => format!(", memory budget {} MiB", limit >> 20),
+                    };
                     Some(format!(
-                        "{} ({indexed} vectors indexed, {pending} pending)",
+                        "{} ({indexed} vectors indexed, {pending} pending{budget})",
                         self.inner.dir.display()
                     ))
                 }

@@ -24,7 +24,7 @@ use evident_store::{Result, StoreError};
 use parking_lot::{Condvar, Mutex};
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
-use crate::text_index::{LoadError, Marks, Saved, TextIndex};
+use crate::text_index::{Analyzed, LoadError, Marks, Saved, TextIndex};
 use crate::vectors::VectorIndex;
 use crate::{Inner, chunks, sqlite_err};
 
@@ -52,6 +52,8 @@ pub(crate) struct Persisted {
     path: PathBuf,
     store_id: String,
     origin: TextIndexOrigin,
+    /// How long loading (or rebuilding) the text index and the row map took at open.
+    open_time: Duration,
     /// Marks of the file on disk (`None`: no usable file). Held for the whole of a save.
     saved: Mutex<Option<(u64, u64)>>,
     signal: Arc<Signal>,
@@ -67,6 +69,10 @@ impl Drop for Persisted {
 impl Persisted {
     pub(crate) fn origin(&self) -> TextIndexOrigin {
         self.origin
+    }
+
+    pub(crate) fn open_time(&self) -> Duration {
+        self.open_time
     }
 
     fn stop(&self) {
@@ -158,6 +164,7 @@ pub(crate) fn open_derived(
         path,
         store_id,
         origin,
+        open_time: started.elapsed(),
         saved: Mutex::new(saved),
         signal: Arc::new(Signal {
             stop: Mutex::new(false),
@@ -208,13 +215,47 @@ fn replay(conn: &Connection, m: &Marks, vectors: &VectorIndex, text: &TextIndex)
     Ok(found)
 }
 
+/// Rows handed from the SQLite reader to the analysers at a time.
+const BATCH: usize = 512;
+
+/// A row's text on its way to the text index: (row id, partition, title, content).
+type TextRow = (u64, String, Option<String>, String);
+
 /// Reads the chunk rows matching `cond` into the row map and the text index. Returns how many.
+/// The reading thread fills the row map; two others tokenise and index the text (tokenising
+/// is most of a rebuild's time).
 fn track_rows(
     conn: &Connection,
     cond: &str,
     params: &[i64],
     vectors: &VectorIndex,
     text: &TextIndex,
+) -> Result<usize> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<TextRow>>(16);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let Ok(batch) = rx.lock().recv() else { return };
+                    for (rid, part, title, content) in batch {
+                        text.insert(rid, &part, Analyzed::of(title.as_deref(), &content));
+                    }
+                }
+            });
+        }
+        let read = read_rows(conn, cond, params, vectors, &tx);
+        drop(tx);
+        read
+    })
+}
+
+fn read_rows(
+    conn: &Connection,
+    cond: &str,
+    params: &[i64],
+    vectors: &VectorIndex,
+    to_text: &std::sync::mpsc::SyncSender<Vec<TextRow>>,
 ) -> Result<usize> {
     let mut stmt = conn
         .prepare(&format!(
@@ -223,23 +264,32 @@ fn track_rows(
         ))
         .map_err(sqlite_err)?;
     let mut rows = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
-    let mut n = 0;
-    while let Some(r) = rows.next().map_err(sqlite_err)? {
+    let (mut n, mut batch) = (0, Vec::with_capacity(BATCH));
+    let e = sqlite_err;
+    while let Some(r) = rows.next().map_err(e)? {
         let scope = Scope {
-            client_id: r.get(2).map_err(sqlite_err)?,
-            project_id: r.get(3).map_err(sqlite_err)?,
-            group_id: r.get(4).map_err(sqlite_err)?,
+            client_id: r.get(2).map_err(e)?,
+            project_id: r.get(3).map_err(e)?,
+            group_id: r.get(4).map_err(e)?,
         };
-        let rid = r.get::<_, i64>(0).map_err(sqlite_err)? as u64;
-        let id: String = r.get(1).map_err(sqlite_err)?;
-        let kind: String = r.get(5).map_err(sqlite_err)?;
-        let title: Option<String> = r.get(6).map_err(sqlite_err)?;
-        let content: String = r.get(7).map_err(sqlite_err)?;
-        let metadata: String = r.get(8).map_err(sqlite_err)?;
-        let typed = chunks::typed_of(&metadata);
-        vectors.track_row_typed(rid, &id, &scope, &kind, &typed);
-        text.add(rid, scope.partition(), title.as_deref(), &content);
+        let rid = r.get::<_, i64>(0).map_err(e)? as u64;
+        let id: String = r.get(1).map_err(e)?;
+        let kind: String = r.get(5).map_err(e)?;
+        let metadata: String = r.get(8).map_err(e)?;
+        vectors.track_row_typed(rid, &id, &scope, &kind, &chunks::typed_of(&metadata));
+        batch.push((rid, scope.partition().to_string(), r.get(6).map_err(e)?, r.get(7).map_err(e)?));
+        if batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            to_text
+                .send(full)
+                .map_err(|_| StoreError::unavailable("text indexing thread stopped"))?;
+        }
         n += 1;
+    }
+    if !batch.is_empty() {
+        to_text
+            .send(batch)
+            .map_err(|_| StoreError::unavailable("text indexing thread stopped"))?;
     }
     Ok(n)
 }

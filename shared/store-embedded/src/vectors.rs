@@ -747,6 +747,13 @@ impl VectorIndex {
         }
     }
 
+    /// Bytes held by the HNSW graph (with its vectors) and the tail (estimated).
+    pub fn memory_bytes(&self) -> usize {
+        let graph = self.hnsw.read().memory_usage();
+        let tail = self.tail.lock().pending.len() * (self.space.dim * 4 + 64);
+        graph + tail
+    }
+
     /// Bytes held by the row map: slots, chunk ids and interned values (estimated).
     pub fn row_map_bytes(&self) -> usize {
         let map = self.rows.read();

@@ -440,6 +440,7 @@ impl EmbeddedStore {
                 )));
             }
         }
+        crate::budget::admit(&self.inner, &write)?;
         // Tokenizing for the text index happens here, on the caller's side, so the writer
         // (one thread for the whole store) only inserts postings.
         let analyzed = write

@@ -126,10 +126,6 @@ impl Analyzed {
 }
 
 impl TextIndex {
-    pub fn add(&self, rid: u64, partition: &str, title: Option<&str>, content: &str) {
-        self.insert(rid, partition, Analyzed::of(title, content));
-    }
-
     /// Indexes a row of `partition` from its analysis (no tokenizing under the lock).
     pub fn insert(&self, rid: u64, partition: &str, analyzed: Analyzed) {
         let mut inner = self.inner.write();
@@ -183,12 +179,6 @@ impl TextIndex {
     /// Bytes held: (postings and terms, per-row maps), estimated from capacities.
     pub(crate) fn heap_bytes(&self) -> (usize, usize) {
         self.inner.read().heap_bytes()
-    }
-
-    /// Live rows and live postings.
-    pub(crate) fn counts(&self) -> (usize, usize) {
-        let inner = self.inner.read();
-        (inner.doc_len.len(), inner.live_postings)
     }
 
     /// Saves the index and `rows` (the row map up to `marks.high_water`) to `path`.
