@@ -77,7 +77,10 @@ pub(crate) fn configure(inner: &Inner, limit: u64) -> Result<()> {
             .pragma_update(None, "cache_size", kib)
             .map_err(crate::sqlite_err)?;
     }
-    inner.budget.cache_per_connection.store(per, Ordering::Relaxed);
+    inner
+        .budget
+        .cache_per_connection
+        .store(per, Ordering::Relaxed);
     inner.budget.limit.store(limit, Ordering::Relaxed);
     *inner.budget.last.lock() = None;
     Ok(())

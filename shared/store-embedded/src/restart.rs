@@ -277,7 +277,12 @@ fn read_rows(
         let kind: String = r.get(5).map_err(e)?;
         let metadata: String = r.get(8).map_err(e)?;
         vectors.track_row_typed(rid, &id, &scope, &kind, &chunks::typed_of(&metadata));
-        batch.push((rid, scope.partition().to_string(), r.get(6).map_err(e)?, r.get(7).map_err(e)?));
+        batch.push((
+            rid,
+            scope.partition().to_string(),
+            r.get(6).map_err(e)?,
+            r.get(7).map_err(e)?,
+        ));
         if batch.len() == BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
             to_text

@@ -11,9 +11,30 @@ use evident_store::{ChunkFilter, ChunkStore, RecordUpdate, SourceWrite, SourceWr
 use crate::{EmbeddedOptions, EmbeddedStore, TextIndexOrigin};
 
 const WORDS: &[&str] = &[
-    "ledger", "invoice", "audit", "parser", "config", "retrieval", "vector", "graph", "commit",
-    "branch", "release", "tenant", "quota", "index", "segment", "restart", "budget", "memory",
-    "latency", "payload", "schema", "cursor", "lease", "queue",
+    "ledger",
+    "invoice",
+    "audit",
+    "parser",
+    "config",
+    "retrieval",
+    "vector",
+    "graph",
+    "commit",
+    "branch",
+    "release",
+    "tenant",
+    "quota",
+    "index",
+    "segment",
+    "restart",
+    "budget",
+    "memory",
+    "latency",
+    "payload",
+    "schema",
+    "cursor",
+    "lease",
+    "queue",
 ];
 
 fn open(dir: &Path) -> EmbeddedStore {
@@ -27,10 +48,14 @@ fn open(dir: &Path) -> EmbeddedStore {
 
 /// Deterministic text of chunk `i`: a few words drawn by a small LCG.
 fn text(i: usize) -> String {
-    let mut x = (i as u64).wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    let mut x = (i as u64)
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1);
     (0..12)
         .map(|_| {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             WORDS[(x >> 33) as usize % WORDS.len()]
         })
         .collect::<Vec<_>>()
@@ -99,9 +124,17 @@ async fn answers_of(store: &EmbeddedStore, exact: bool) -> Vec<String> {
         ..Default::default()
     };
     for vis in readers() {
-        for q in ["ledger audit", "parser config notes", "restart budget memory", "quota"] {
+        for q in [
+            "ledger audit",
+            "parser config notes",
+            "restart budget memory",
+            "quota",
+        ] {
             for filter in [&ChunkFilter::default(), &typed] {
-                let hits = store.search_text(&vis, q, filter, 5000).await.expect("search");
+                let hits = store
+                    .search_text(&vis, q, filter, 5000)
+                    .await
+                    .expect("search");
                 let mut hits: Vec<String> = hits
                     .iter()
                     .map(|h| match exact {
@@ -115,7 +148,10 @@ async fn answers_of(store: &EmbeddedStore, exact: bool) -> Vec<String> {
                 out.push(format!("{vis:?} {q}: {hits:?}"));
             }
         }
-        let listed = store.by_kind(&vis, &decisions, 5000).await.expect("by kind");
+        let listed = store
+            .by_kind(&vis, &decisions, 5000)
+            .await
+            .expect("by kind");
         out.push(format!("{vis:?} decisions: {}", listed.len()));
         let listed = store.by_kind(&vis, &typed, 5000).await.expect("typed");
         out.push(format!("{vis:?} facts: {}", listed.len()));
@@ -157,7 +193,10 @@ async fn fill(store: &EmbeddedStore) {
         for s in 0..5 {
             let first = (k * 5 + s) * 150;
             let urn = format!("doc:{k}-{s}");
-            store.apply(source(scope, &urn, first, 150)).await.expect("write");
+            store
+                .apply(source(scope, &urn, first, 150))
+                .await
+                .expect("write");
         }
     }
     // Some rows go before the save.
@@ -190,10 +229,18 @@ async fn a_reopened_store_loads_the_saved_index_and_answers_as_a_rebuild_does() 
 
     let store = open(dir.path());
     assert_eq!(store.text_index_origin(), TextIndexOrigin::Loaded);
-    same(&answers_of(&store, false).await, &live, "loaded = as it was");
+    same(
+        &answers_of(&store, false).await,
+        &live,
+        "loaded = as it was",
+    );
     let loaded = answers(&store).await;
     drop(store);
-    same(&rebuilt_answers(dir.path()).await, &loaded, "rebuilt = loaded");
+    same(
+        &rebuilt_answers(dir.path()).await,
+        &loaded,
+        "rebuilt = loaded",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,9 +252,24 @@ async fn changes_after_the_save_are_caught_up_after_a_crash() {
     // After the save: new rows, deletions of saved and of new rows, a retitle and a kind
     // change (relocation), a source moved to another project, a source replaced.
     let a = Scope::client("a");
-    store.apply(source(&a, "doc:new", 9000, 120)).await.expect("new");
-    delete(&store, "a", "doc:new", (9000..9010).map(|i| format!("a:doc:new:{i}")).collect()).await;
-    delete(&store, "b", "doc:1-2", (1050..1100).map(|i| format!("b:doc:1-2:{i}")).collect()).await;
+    store
+        .apply(source(&a, "doc:new", 9000, 120))
+        .await
+        .expect("new");
+    delete(
+        &store,
+        "a",
+        "doc:new",
+        (9000..9010).map(|i| format!("a:doc:new:{i}")).collect(),
+    )
+    .await;
+    delete(
+        &store,
+        "b",
+        "doc:1-2",
+        (1050..1100).map(|i| format!("b:doc:1-2:{i}")).collect(),
+    )
+    .await;
     let mut moved = chunk(&a, "doc:0-1", "a:doc:0-1:151", "decision", &text(151), 1);
     moved.title = Some("quota ledger".into());
     store
@@ -243,7 +305,10 @@ async fn changes_after_the_save_are_caught_up_after_a_crash() {
     });
     store.apply(w).await.expect("moved source");
     assert_eq!(
-        store.move_source("a", "doc:moved", &p2).await.expect("move"),
+        store
+            .move_source("a", "doc:moved", &p2)
+            .await
+            .expect("move"),
         Some(20)
     );
     let live = answers_of(&store, false).await;
@@ -254,7 +319,11 @@ async fn changes_after_the_save_are_caught_up_after_a_crash() {
     same(&answers_of(&store, false).await, &live, "caught up");
     let loaded = answers(&store).await;
     drop(store);
-    same(&rebuilt_answers(dir.path()).await, &loaded, "rebuilt = loaded");
+    same(
+        &rebuilt_answers(dir.path()).await,
+        &loaded,
+        "rebuilt = loaded",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -286,7 +355,11 @@ async fn a_damaged_or_foreign_file_is_rebuilt() {
     for (what, bytes) in damaged {
         std::fs::write(&path, bytes).expect("write");
         let store = open(dir.path());
-        assert_eq!(store.text_index_origin(), TextIndexOrigin::Rebuilt, "{what}");
+        assert_eq!(
+            store.text_index_origin(),
+            TextIndexOrigin::Rebuilt,
+            "{what}"
+        );
         same(&answers(&store).await, &before, "{what}");
         drop(store);
     }

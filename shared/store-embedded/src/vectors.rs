@@ -758,7 +758,10 @@ impl VectorIndex {
     pub fn row_map_bytes(&self) -> usize {
         let map = self.rows.read();
         // An `Arc<str>` allocation: two counters, the text, malloc's rounding and header.
-        let ids: usize = map.iter().map(|(_, m)| (m.id.len() + 16).next_multiple_of(16) + 16).sum();
+        let ids: usize = map
+            .iter()
+            .map(|(_, m)| (m.id.len() + 16).next_multiple_of(16) + 16)
+            .sum();
         map.heap_bytes() + ids
     }
 }

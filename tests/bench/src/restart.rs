@@ -34,8 +34,15 @@ pub async fn run(args: &Args) {
     let rebuilt = child(&exe, &dir);
     let loaded = child(&exe, &dir);
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(0.0);
-    println!("restart suite: {} chunks in {}", loaded["chunks"], dir.display());
-    for (name, v) in [("rebuilt from SQLite", &rebuilt), ("loaded from text.index", &loaded)] {
+    println!(
+        "restart suite: {} chunks in {}",
+        loaded["chunks"],
+        dir.display()
+    );
+    for (name, v) in [
+        ("rebuilt from SQLite", &rebuilt),
+        ("loaded from text.index", &loaded),
+    ] {
         println!(
             "{name}: open {:.2} s (text index + row map {:.2} s), first BM25 query {:.2} ms (next {:.2} ms p50), RSS {:.0} MiB",
             f(v, "open_s"),
@@ -45,17 +52,17 @@ pub async fn run(args: &Args) {
             f(v, "rss_mib"),
         );
     }
-    println!(
-        "memory by structure (MiB): {}",
-        loaded["memory_mib"]
-    );
+    println!("memory by structure (MiB): {}", loaded["memory_mib"]);
     println!(
         "save {:.2} s, text.index {:.0} MiB; data dir {:.0} bytes/chunk",
         f(&rebuilt, "save_s"),
         f(&rebuilt, "text_index_mib"),
         f(&loaded, "dir_bytes_per_chunk"),
     );
-    println!("{}", json!({"suite": "restart", "rebuilt": rebuilt, "loaded": loaded}));
+    println!(
+        "{}",
+        json!({"suite": "restart", "rebuilt": rebuilt, "loaded": loaded})
+    );
 }
 
 /// Runs `restart-open` in a fresh process; its last line is a JSON object.

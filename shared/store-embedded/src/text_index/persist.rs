@@ -131,7 +131,11 @@ pub(crate) fn save(
             .iter()
             .map(|(rid, ..)| {
                 let len = *inner.doc_len.get(*rid)?;
-                Some((len, *inner.row_part.get(*rid)?, *inner.title_hash.get(*rid)?))
+                Some((
+                    len,
+                    *inner.row_part.get(*rid)?,
+                    *inner.title_hash.get(*rid)?,
+                ))
             })
             .collect();
         let parts: Vec<String> = inner.part_names.iter().map(|p| p.to_string()).collect();
@@ -202,7 +206,11 @@ pub(crate) fn save(
 
 /// The term section: each term's postings of included rows, by row id. Returns the postings
 /// written.
-fn write_terms<W: Write>(out: &mut W, text: &TextIndex, included: &[u64]) -> std::io::Result<usize> {
+fn write_terms<W: Write>(
+    out: &mut W,
+    text: &TextIndex,
+    included: &[u64],
+) -> std::io::Result<usize> {
     let is_in = |rid: u32| {
         included
             .get(rid as usize >> 6)
@@ -270,7 +278,10 @@ impl<'a> Reader<'a> {
 
     fn bytes(&mut self, n: usize) -> Result<&'a [u8], LoadError> {
         let end = self.pos.checked_add(n).ok_or_else(|| bad("length"))?;
-        let out = self.buf.get(self.pos..end).ok_or_else(|| bad("truncated"))?;
+        let out = self
+            .buf
+            .get(self.pos..end)
+            .ok_or_else(|| bad("truncated"))?;
         self.pos = end;
         Ok(out)
     }

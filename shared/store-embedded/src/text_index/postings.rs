@@ -206,7 +206,8 @@ impl Inner {
             .map(|p| p.rids.capacity() * 4 + p.tfs.capacity() * 2 + p.df.capacity() * 8 + 72)
             .sum();
         let terms: usize = self.term_text.iter().map(|t| t.len() * 2 + 56).sum();
-        let rows = self.doc_len.heap_bytes() + self.row_part.heap_bytes() + self.title_hash.heap_bytes();
+        let rows =
+            self.doc_len.heap_bytes() + self.row_part.heap_bytes() + self.title_hash.heap_bytes();
         (postings + terms, rows)
     }
 }
