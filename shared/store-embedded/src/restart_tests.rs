@@ -243,28 +243,23 @@ async fn a_reopened_store_loads_the_saved_index_and_answers_as_a_rebuild_does() 
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn changes_after_the_save_are_caught_up_after_a_crash() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let store = open(dir.path());
-    fill(&store).await;
-    store.save_text_index().await.expect("save");
-    // After the save: new rows, deletions of saved and of new rows, a retitle and a kind
-    // change (relocation), a source moved to another project, a source replaced.
+/// After a save: new rows, deletions of saved and of new rows, a retitle and a kind change
+/// (relocation), rows added to a saved source, a source moved to another project.
+async fn change_after_save(store: &EmbeddedStore) {
     let a = Scope::client("a");
     store
         .apply(source(&a, "doc:new", 9000, 120))
         .await
         .expect("new");
     delete(
-        &store,
+        store,
         "a",
         "doc:new",
         (9000..9010).map(|i| format!("a:doc:new:{i}")).collect(),
     )
     .await;
     delete(
-        &store,
+        store,
         "b",
         "doc:1-2",
         (1050..1100).map(|i| format!("b:doc:1-2:{i}")).collect(),
@@ -284,7 +279,7 @@ async fn changes_after_the_save_are_caught_up_after_a_crash() {
     store
         .apply(source(&a, "doc:0-3", 5000, 30))
         .await
-        .expect("register");
+        .expect("more rows");
     let p2 = Scope {
         client_id: Some("a".into()),
         project_id: Some("p2".into()),
@@ -311,6 +306,15 @@ async fn changes_after_the_save_are_caught_up_after_a_crash() {
             .expect("move"),
         Some(20)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_after_the_save_are_caught_up_after_a_crash() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = open(dir.path());
+    fill(&store).await;
+    store.save_text_index().await.expect("save");
+    change_after_save(&store).await;
     let live = answers_of(&store, false).await;
     drop(store); // no close: the file on disk is the one saved above
 

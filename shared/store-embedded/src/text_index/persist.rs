@@ -141,26 +141,7 @@ pub(crate) fn save(
         let parts: Vec<String> = inner.part_names.iter().map(|p| p.to_string()).collect();
         (found, parts)
     };
-    let high_water = rows.rows.last().map_or(0, |r| r.0);
-    let mut included = vec![0u64; (high_water as usize >> 6) + 1];
-    let mut body = Vec::with_capacity(rows.rows.len() * 64);
-    let (mut previous, mut written) = (0u64, 0usize);
-    for ((rid, id, scope, kind, typed), found) in rows.rows.iter().zip(&text_rows) {
-        let Some((len, part, title_hash)) = found else {
-            continue;
-        };
-        included[*rid as usize >> 6] |= 1 << (rid & 63);
-        put_varint(&mut body, rid - previous);
-        previous = *rid;
-        put_varint(&mut body, *len as u64);
-        put_varint(&mut body, *part as u64);
-        body.extend_from_slice(&title_hash.to_le_bytes());
-        put_str(&mut body, id);
-        for v in [*scope, *kind, *typed] {
-            put_varint(&mut body, v as u64);
-        }
-        written += 1;
-    }
+    let (body, included, written) = encode_rows(&rows, &text_rows);
     let header = Header {
         store_id: marks.store_id.clone(),
         analysis: super::analysis_fingerprint(),
@@ -202,6 +183,34 @@ pub(crate) fn save(
         postings,
         bytes,
     })
+}
+
+/// The row section, the set of rows written (a bitset by row id) and how many.
+fn encode_rows(
+    rows: &RowsExport,
+    text_rows: &[Option<(u32, u32, u64)>],
+) -> (Vec<u8>, Vec<u64>, usize) {
+    let high_water = rows.rows.last().map_or(0, |r| r.0);
+    let mut included = vec![0u64; (high_water as usize >> 6) + 1];
+    let mut body = Vec::with_capacity(rows.rows.len() * 64);
+    let (mut previous, mut written) = (0u64, 0usize);
+    for ((rid, id, scope, kind, typed), found) in rows.rows.iter().zip(text_rows) {
+        let Some((len, part, title_hash)) = found else {
+            continue;
+        };
+        included[*rid as usize >> 6] |= 1 << (rid & 63);
+        put_varint(&mut body, rid - previous);
+        previous = *rid;
+        put_varint(&mut body, *len as u64);
+        put_varint(&mut body, *part as u64);
+        body.extend_from_slice(&title_hash.to_le_bytes());
+        put_str(&mut body, id);
+        for v in [*scope, *kind, *typed] {
+            put_varint(&mut body, v as u64);
+        }
+        written += 1;
+    }
+    (body, included, written)
 }
 
 /// The term section: each term's postings of included rows, by row id. Returns the postings
