@@ -231,8 +231,11 @@ fn write_terms<W: Write>(
     for start in (0..terms).step_by(TERMS_PER_LOCK) {
         {
             let inner = text.inner.read();
-            for t in start..(start + TERMS_PER_LOCK).min(terms) {
-                let p = &inner.postings[t];
+            let end = (start + TERMS_PER_LOCK).min(terms);
+            for (p, term) in inner.postings[start..end]
+                .iter()
+                .zip(&inner.term_text[start..end])
+            {
                 pairs.clear();
                 pairs.extend(
                     p.rids
@@ -246,7 +249,7 @@ fn write_terms<W: Write>(
                 }
                 // Lists are in insertion order, which re-indexed rows break: sort.
                 pairs.sort_unstable_by_key(|(r, _)| *r);
-                put_str(&mut buf, &inner.term_text[t]);
+                put_str(&mut buf, term);
                 put_varint(&mut buf, pairs.len() as u64);
                 let mut previous = 0u32;
                 for &(rid, tf) in &pairs {
