@@ -65,4 +65,26 @@ mod tests {
             assert_eq!(parse_size(text).map_err(drop), want, "{text}");
         }
     }
+
+    #[test]
+    fn the_memory_budget_defaults_to_none_and_takes_a_size_from_the_environment() {
+        use crate::config::Config;
+        let env = |v: &str| vec![("EVIDENT__STORE__MEMORY_BUDGET".to_string(), v.to_string())];
+        assert_eq!(
+            Config::load(None, vec![])
+                .expect("defaults")
+                .store
+                .memory_budget,
+            0
+        );
+        let cfg = Config::load(None, env("3GiB")).expect("string");
+        assert_eq!(cfg.store.memory_budget, 3 << 30);
+        let cfg = Config::load(None, env("1048576")).expect("integer");
+        assert_eq!(cfg.store.memory_budget, 1 << 20);
+        let err = Config::load(None, env("lots")).expect_err("refused");
+        assert!(
+            err.to_string().contains("memory_budget") || err.to_string().contains("lots"),
+            "{err}"
+        );
+    }
 }
