@@ -100,6 +100,7 @@ impl KbError {
                 ErrorKind::Conflict => 409,
                 ErrorKind::Incompatible => 409,
                 ErrorKind::Corrupt => 500,
+                ErrorKind::CapacityExceeded => 507,
             },
             KbError::Embed(e) if e.is_retryable() => 503,
             KbError::Embed(_) => 502,

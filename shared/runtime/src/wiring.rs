@@ -247,11 +247,11 @@ async fn open_stores(
             vector_space: space.clone(),
             background_indexer: true,
         };
-        Some(
-            tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
-                .await
-                .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??,
-        )
+        let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
+            .await
+            .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??;
+        store.set_memory_budget(cfg.store.memory_budget)?;
+        Some(store)
     } else {
         None
     };

@@ -1,6 +1,5 @@
 //! ChunkStore over SQLite, the in-memory BM25 index and the vector index.
 
-use crate::vectors::VectorIndex;
 use async_trait::async_trait;
 use evident_core::{Chunk, NodeKey, Scope, Typed, Visibility};
 use evident_store::{ChunkFilter, ChunkStore, Result, ScoredId, StoreError, VectorSpace};
@@ -205,40 +204,9 @@ pub(crate) fn load_embeddings_above(conn: &Connection, above: u64) -> Result<Vec
         .map_err(sqlite_err)
 }
 
-/// Loads every live row into the in-memory indexes: the row map (visibility, kinds, ids) and
-/// the BM25 text index.
-pub(crate) fn track_all_rows(
-    conn: &Connection,
-    vectors: &VectorIndex,
-    text: &crate::text_index::TextIndex,
-) -> Result<()> {
-    let mut stmt = conn
-        .prepare(
-            "SELECT rid, id, client_id, project_id, group_id, kind, title, content, metadata FROM chunks",
-        )
-        .map_err(sqlite_err)?;
-    let mut rows = stmt.query([]).map_err(sqlite_err)?;
-    while let Some(r) = rows.next().map_err(sqlite_err)? {
-        let scope = Scope {
-            client_id: r.get(2).map_err(sqlite_err)?,
-            project_id: r.get(3).map_err(sqlite_err)?,
-            group_id: r.get(4).map_err(sqlite_err)?,
-        };
-        let rid: i64 = r.get(0).map_err(sqlite_err)?;
-        let id: String = r.get(1).map_err(sqlite_err)?;
-        let kind: String = r.get(5).map_err(sqlite_err)?;
-        let title: Option<String> = r.get(6).map_err(sqlite_err)?;
-        let content: String = r.get(7).map_err(sqlite_err)?;
-        let metadata: String = r.get(8).map_err(sqlite_err)?;
-        vectors.track_row_typed(rid as u64, &id, &scope, &kind, &typed_of(&metadata));
-        text.add(rid as u64, scope.partition(), title.as_deref(), &content);
-    }
-    Ok(())
-}
-
 /// The typed labels in a chunk's stored metadata JSON, parsed only when the reserved key
 /// appears in it (most chunks have none; opening a large store parses no metadata for them).
-fn typed_of(metadata: &str) -> Typed {
+pub(crate) fn typed_of(metadata: &str) -> Typed {
     if !metadata.contains(evident_core::typed::METADATA_KEY) {
         return Typed::default();
     }

@@ -50,6 +50,19 @@ impl<T> DenseMap<T> {
     pub fn len(&self) -> usize {
         self.len
     }
+
+    /// Entries in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(k, v)| v.as_ref().map(|v| (k as u64, v)))
+    }
+
+    /// Bytes of the slot vector (values' own heap allocations not included).
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Option<T>>()
+    }
 }
 
 #[cfg(test)]

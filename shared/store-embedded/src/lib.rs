@@ -2,8 +2,10 @@
 //!
 //! - `evident.db`: SQLite in WAL mode with `synchronous=FULL` — the system of record for
 //!   chunks (with their embeddings), the graph, aliases, sources and the task queue.
-//! - In memory, derived from SQLite at open and updated at every commit: the BM25 text index
-//!   and the row map (visibility and kind per chunk row) that every search filters with.
+//! - In memory, updated at every commit: the BM25 text index and the row map (visibility and
+//!   kind per chunk row) that every search filters with. `text.index` holds both, saved in the
+//!   background and at close and loaded at open (see [`restart`]); without a usable file
+//!   they are rebuilt from SQLite.
 //! - `vectors.usearch` + `vectors.json`: the HNSW index, derived from the stored embeddings
 //!   and maintained in the background (see [`vectors`]).
 //!
@@ -15,6 +17,7 @@
 
 mod access;
 mod aliases;
+mod budget;
 mod chunks;
 mod claims;
 mod dense;
@@ -25,6 +28,7 @@ mod integrity;
 mod memory;
 mod procedures;
 mod queue;
+mod restart;
 mod schema;
 mod sources;
 mod sql;
@@ -43,7 +47,9 @@ use evident_store::{HealthReport, Result, StoreError, Stores, VectorSpace};
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
+pub use budget::MemoryUsage;
 pub use integrity::IntegrityReport;
+pub use restart::TextIndexOrigin;
 use vectors::VectorIndex;
 
 const READERS: usize = 4;
@@ -64,8 +70,10 @@ pub(crate) struct Inner {
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     pub(crate) vectors: Arc<VectorIndex>,
-    /// BM25 over chunk text, derived from SQLite at open.
+    /// BM25 over chunk text, loaded from `text.index` or rebuilt from SQLite at open.
     pub(crate) text: text_index::TextIndex,
+    /// The saved text index and row map, and the thread saving them.
+    pub(crate) persisted: restart::Persisted,
     /// Alias seen counts accumulated by `resolve`, flushed in batches (resolve stays a read).
     pub(crate) seen: Mutex<HashMap<(String, String), u64>>,
     indexer: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -76,6 +84,8 @@ pub(crate) struct Inner {
     lock: Mutex<Option<std::fs::File>>,
     /// Every procedure with its vector, derived from SQLite (matching reads only this).
     pub(crate) procedures: Arc<procedures::ProcedureIndex>,
+    /// `[store] memory_budget` and the last measurement against it.
+    pub(crate) budget: budget::Budget,
 }
 
 impl Inner {
@@ -167,7 +177,7 @@ impl EmbeddedStore {
             chunks::load_embeddings_above(&writer, above)
         })?;
         let text = text_index::TextIndex::default();
-        chunks::track_all_rows(&writer, &vectors, &text)?;
+        let persisted = restart::open_derived(&writer, &opts.dir, &vectors, &text)?;
         let procedures = Arc::new(procedures::ProcedureIndex::load(&writer)?);
 
         let mut readers = Vec::with_capacity(READERS);
@@ -184,12 +194,14 @@ impl EmbeddedStore {
                 next_reader: AtomicUsize::new(0),
                 vectors: Arc::new(vectors),
                 text,
+                persisted,
                 seen: Mutex::new(HashMap::new()),
                 indexer: Mutex::new(None),
                 writes: Mutex::new(None),
                 committer: Mutex::new(None),
                 lock: Mutex::new(Some(lock)),
                 procedures,
+                budget: budget::Budget::default(),
             }),
         };
         let (tx, rx) = std::sync::mpsc::channel();
@@ -200,6 +212,7 @@ impl EmbeddedStore {
             .map_err(|e| StoreError::unavailable(format!("starting writer: {e}")))?;
         *store.inner.writes.lock() = Some(tx);
         *store.inner.committer.lock() = Some(committer);
+        restart::start_saver(&store.inner)?;
         if opts.background_indexer {
             let vectors = store.inner.vectors.clone();
             let handle = std::thread::Builder::new()
@@ -246,7 +259,43 @@ impl EmbeddedStore {
         (self.inner.vectors.indexed(), self.inner.vectors.pending())
     }
 
-    /// Flushes alias counters, stops the indexer and saves the vector index.
+    /// Caps the bytes the in-memory structures may hold (`[store] memory_budget`; 0: no cap)
+    /// and sizes the SQLite page caches from it. Writes adding chunks past it are refused
+    /// with `capacity_exceeded` (see `budget.rs`).
+    pub fn set_memory_budget(&self, bytes: u64) -> Result<()> {
+        budget::configure(&self.inner, bytes)
+    }
+
+    /// Bytes held by each in-memory structure, measured now.
+    pub fn memory_usage(&self) -> MemoryUsage {
+        budget::measure(&self.inner)
+    }
+
+    /// Live chunk rows.
+    pub fn chunk_count(&self) -> usize {
+        self.inner.vectors.live_rows()
+    }
+
+    /// How long loading (or rebuilding) the text index and the row map took at open.
+    pub fn text_index_open_time(&self) -> std::time::Duration {
+        self.inner.persisted.open_time()
+    }
+
+    /// Where the text index came from at open (loaded from `text.index`, or rebuilt).
+    pub fn text_index_origin(&self) -> TextIndexOrigin {
+        self.inner.persisted.origin()
+    }
+
+    /// Saves the text index and row map now if they changed since the last save (tests,
+    /// benchmarks; the store also saves in the background and at `close`).
+    pub async fn save_text_index(&self) -> Result<()> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || restart::save(&inner).map(drop))
+            .await
+            .map_err(|e| StoreError::unavailable(format!("store task failed: {e}")))?
+    }
+
+    /// Flushes alias counters, stops the indexer and saves the text and vector indexes.
     pub fn close(&self) -> Result<()> {
         // Stop taking writes; the committer finishes what it has and exits.
         drop(self.inner.writes.lock().take());
@@ -254,6 +303,10 @@ impl EmbeddedStore {
             let _ = h.join();
         }
         aliases::flush_seen(&self.inner)?;
+        restart::stop_saver(&self.inner);
+        if let Err(e) = restart::save(&self.inner) {
+            tracing::warn!(error = %e, "text index not saved; the next open rebuilds it");
+        }
         self.inner.vectors.shutdown();
         if let Some(h) = self.inner.indexer.lock().take() {
             let _ = h.join();
@@ -370,8 +423,12 @@ impl evident_store::Health for EmbeddedStore {
             detail: match result {
                 Ok(_) => {
                     let (indexed, pending) = self.vector_index_status();
+                    let budget = match self.inner.budget.limit() {
+                        0 => String::new(),
+                        limit => format!(", memory budget {} MiB", limit >> 20),
+                    };
                     Some(format!(
-                        "{} ({indexed} vectors indexed, {pending} pending)",
+                        "{} ({indexed} vectors indexed, {pending} pending{budget})",
                         self.inner.dir.display()
                     ))
                 }

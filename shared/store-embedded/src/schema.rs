@@ -315,6 +315,27 @@ CREATE TABLE IF NOT EXISTS indexer_cursors(
     value     TEXT NOT NULL,
     PRIMARY KEY(source_id, key)
 ) WITHOUT ROWID;
+
+-- Chunk rows deleted, or changed in what the in-memory indexes hold, in commit order: the
+-- saved text index and row map (`text.index`) record the sequence they include, and a load
+-- re-reads the rows changed after it (`restart.rs`). Pruned up to a saved sequence.
+CREATE TABLE IF NOT EXISTS chunk_changes(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    rid INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS chunks_deleted_log AFTER DELETE ON chunks
+BEGIN
+    INSERT INTO chunk_changes(rid) VALUES (old.rid);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_changed_log
+AFTER UPDATE OF client_id, project_id, group_id, kind, title, content, metadata ON chunks
+WHEN old.client_id IS NOT new.client_id OR old.project_id IS NOT new.project_id
+    OR old.group_id IS NOT new.group_id OR old.kind IS NOT new.kind
+    OR old.title IS NOT new.title OR old.content IS NOT new.content
+    OR old.metadata IS NOT new.metadata
+BEGIN
+    INSERT INTO chunk_changes(rid) VALUES (old.rid);
+END;
 "#;
 
 /// Connection settings. `synchronous=FULL` because a write is acknowledged only once durable.

@@ -678,6 +678,11 @@ impl VectorIndex {
     }
 }
 
+// The row map as plain data (saved beside the text index) and memory measurements.
+#[path = "vectors_export.rs"]
+mod export;
+pub use export::RowsExport;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -440,6 +440,7 @@ impl EmbeddedStore {
                 )));
             }
         }
+        crate::budget::admit(&self.inner, &write)?;
         // Tokenizing for the text index happens here, on the caller's side, so the writer
         // (one thread for the whole store) only inserts postings.
         let analyzed = write
@@ -507,15 +508,27 @@ impl SourceWriter for EmbeddedStore {
             ));
         }
         let (p, urn, scope) = (partition.to_string(), source_urn.to_string(), to.clone());
-        let moved = self
-            .write_grouped(move |conn| move_in(conn, &p, &urn, &scope))
-            .await?;
-        // The row map answers visibility for searches: it follows the committed scope.
-        if let Some(rows) = &moved {
-            for (rid, id, kind) in rows {
-                self.inner.vectors.track_row(*rid, id, to, kind);
+        // The row map answers visibility for searches: it follows the committed scope, on the
+        // writer thread before the writer lock is let go (a saved row map holds every commit
+        // up to its marks: `restart.rs`).
+        let (to, inner) = (to.clone(), std::sync::Arc::downgrade(&self.inner));
+        let publish: Publish<Option<Vec<(u64, String, String)>>> = Box::new(move |moved| {
+            if let (Some(rows), Some(inner)) = (moved, inner.upgrade()) {
+                for (rid, id, kind) in rows {
+                    inner.vectors.track_row(*rid, id, &to, kind);
+                }
             }
-        }
+        });
+        let (reply, answer) = oneshot::channel();
+        self.send_job(Job::Op(Box::new(Op {
+            f: Some(move |conn: &Connection| move_in(conn, &p, &urn, &scope)),
+            out: None,
+            publish: Some(publish),
+            reply: Some(reply),
+        })))?;
+        let moved = answer.await.map_err(|_| {
+            StoreError::unavailable("the write was not committed (see the log); retry")
+        })??;
         Ok(moved.map(|rows| rows.len()))
     }
 }

@@ -12,6 +12,10 @@ pub enum ErrorKind {
     Incompatible,
     /// Data on disk failed an integrity check.
     Corrupt,
+    /// The store is full for its configured capacity (the embedded store's
+    /// `[store] memory_budget`): new data is refused until some is removed or the budget
+    /// raised. Retryable: the same write can succeed once there is room.
+    CapacityExceeded,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -42,7 +46,10 @@ impl StoreError {
     }
     /// Whether retrying the same operation later can succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self.kind, ErrorKind::Unavailable | ErrorKind::Conflict)
+        matches!(
+            self.kind,
+            ErrorKind::Unavailable | ErrorKind::Conflict | ErrorKind::CapacityExceeded
+        )
     }
     /// Stable snake_case code for APIs and logs.
     pub fn code(&self) -> &'static str {
@@ -52,6 +59,7 @@ impl StoreError {
             ErrorKind::Conflict => "store_conflict",
             ErrorKind::Incompatible => "store_incompatible",
             ErrorKind::Corrupt => "store_corrupt",
+            ErrorKind::CapacityExceeded => "capacity_exceeded",
         }
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! - `retrieve [--chunks N] [--queries N] [--dir PATH] [--index-after]`: ingest a generated
 //!   corpus (default 100,000 chunks), then retrieval with expansion, by-kind, and the raw-index floor.
+//! - `restart --dir PATH`: opening a data dir made by `retrieve --dir`, the text index rebuilt
+//!   versus loaded from `text.index` (each in a fresh process): time, RSS, memory by structure.
 //! - `mcp [--chunks N] [--queries N]`: `search` through MCP over HTTP next to the REST retrieve
 //!   path (same router, token and queries; default 20,000 chunks).
 //! - `memory [--items N] [--reads N] [--appends N] [--procedures N] [--matches N]`: the
@@ -36,6 +38,7 @@ mod mcp;
 mod memory;
 mod procedures;
 mod queue;
+mod restart;
 mod retrieve;
 mod sources;
 
@@ -204,7 +207,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -232,6 +235,8 @@ fn main() {
         "claims" => rt.block_on(claims::run(&args)),
         "graph-writes" => rt.block_on(gaps::run(&args)),
         "context" => rt.block_on(context::run(&args)),
+        "restart" => rt.block_on(restart::run(&args)),
+        "restart-open" => rt.block_on(restart::open_once(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

@@ -320,6 +320,10 @@ pub struct StoreConfig {
     /// Queue, source registry, indexer state, session memory: `embedded` or `mongo`.
     #[serde(default)]
     pub queue: QueueBackend,
+    /// Bytes the embedded store's in-memory structures may hold (0: no cap): bytes or a
+    /// string with a unit (`"4GiB"`).
+    #[serde(default, deserialize_with = "size::deserialize")]
+    pub memory_budget: u64,
 }
 
 impl StoreConfig {
@@ -602,5 +606,6 @@ impl Config {
     }
 }
 
+pub mod size;
 #[cfg(test)]
 mod tests;
