@@ -50,6 +50,11 @@ impl<T> DenseMap<T> {
     pub fn len(&self) -> usize {
         self.len
     }
+
+    /// Slots allocated (one past the highest key the map has room for).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
 }
 
 #[cfg(test)]

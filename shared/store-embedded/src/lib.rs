@@ -246,6 +246,12 @@ impl EmbeddedStore {
         (self.inner.vectors.indexed(), self.inner.vectors.pending())
     }
 
+    /// The vector index itself: how its graph came to be at open ([`vectors::GraphOrigin`]),
+    /// its memory, its backlog bound (`[store] vector_backlog`).
+    pub fn vector_index(&self) -> &VectorIndex {
+        &self.inner.vectors
+    }
+
     /// Flushes alias counters, stops the indexer and saves the vector index.
     pub fn close(&self) -> Result<()> {
         // Stop taking writes; the committer finishes what it has and exits.
@@ -370,8 +376,13 @@ impl evident_store::Health for EmbeddedStore {
             detail: match result {
                 Ok(_) => {
                     let (indexed, pending) = self.vector_index_status();
+                    let graph = match self.inner.vectors.origin() {
+                        vectors::GraphOrigin::Empty => "new".to_string(),
+                        vectors::GraphOrigin::Loaded { .. } => "loaded from disk".to_string(),
+                        vectors::GraphOrigin::Rebuilt { reason } => format!("rebuilt: {reason}"),
+                    };
                     Some(format!(
-                        "{} ({indexed} vectors indexed, {pending} pending)",
+                        "{} ({indexed} vectors indexed, {pending} pending; graph {graph})",
                         self.inner.dir.display()
                     ))
                 }
