@@ -247,11 +247,13 @@ async fn open_stores(
             vector_space: space.clone(),
             background_indexer: true,
         };
-        Some(
-            tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
-                .await
-                .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??,
-        )
+        let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
+            .await
+            .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??;
+        store
+            .vector_index()
+            .set_backlog_bound(cfg.store.vector_backlog);
+        Some(store)
     } else {
         None
     };

@@ -37,6 +37,7 @@ mod memory;
 mod procedures;
 mod queue;
 mod retrieve;
+mod retrieve_scale;
 mod sources;
 
 use std::collections::HashMap;
@@ -232,6 +233,8 @@ fn main() {
         "claims" => rt.block_on(claims::run(&args)),
         "graph-writes" => rt.block_on(gaps::run(&args)),
         "context" => rt.block_on(context::run(&args)),
+        // The child server of `retrieve`'s restart measurement.
+        "serve-child" => rt.block_on(retrieve_scale::serve_child(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

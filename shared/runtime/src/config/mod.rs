@@ -320,6 +320,15 @@ pub struct StoreConfig {
     /// Queue, source registry, indexer state, session memory: `embedded` or `mongo`.
     #[serde(default)]
     pub queue: QueueBackend,
+    /// Embedded store: most vectors waiting for the HNSW graph before writes wait (`0`:
+    /// unbounded). Every search scans them exactly, so the bound caps what a backlog costs
+    /// a search; ingest slows to the indexing rate instead.
+    #[serde(default = "default_vector_backlog")]
+    pub vector_backlog: usize,
+}
+
+fn default_vector_backlog() -> usize {
+    evident_store_embedded::vectors::DEFAULT_BACKLOG
 }
 
 impl StoreConfig {
