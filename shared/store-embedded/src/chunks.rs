@@ -398,6 +398,25 @@ impl ChunkStore for EmbeddedStore {
             // Newest first: walk the (kind, rid) index — row ids only, no row reads — keeping
             // rows the reader may see, then load just the `limit` newest.
             let rows = inner.vectors.row_filter(&vis, &filter.kinds, &filter.typed);
+            if let Some(admitted) = rows.admitted() {
+                // A small tenant: its rows are listed, no walk over everyone's.
+                let newest: Vec<Value> = admitted
+                    .rids
+                    .iter()
+                    .rev()
+                    .take(limit)
+                    .map(|r| Value::Integer(*r as i64))
+                    .collect();
+                drop(rows);
+                if newest.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let q = format!(
+                    "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
+                    sql::placeholders(newest.len())
+                );
+                return query_chunks(conn, &q, newest);
+            }
             let scans: Vec<(String, Vec<Value>)> = if filter.kinds.is_empty() {
                 vec![(
                     "SELECT rid FROM chunks ORDER BY rid DESC".to_string(),

@@ -139,7 +139,12 @@ async fn a_sigkilled_store_loads_its_saved_graph() {
     let dir = tempfile::tempdir().expect("tmp");
     let n = chunks();
     let child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["child_writes_until_killed", "--exact", "--ignored", "--nocapture"])
+        .args([
+            "child_writes_until_killed",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
         .env(DIR_VAR, dir.path())
         .env(CHUNKS_VAR, n.to_string())
         .stdout(Stdio::piped())
@@ -158,25 +163,46 @@ async fn a_sigkilled_store_loads_its_saved_graph() {
     child.0.wait().expect("reaped");
 
     let store = open(dir.path(), false);
-    let GraphOrigin::Loaded { vectors, high_water } = store.vector_index().origin().clone() else {
+    let GraphOrigin::Loaded {
+        vectors,
+        high_water,
+    } = store.vector_index().origin().clone()
+    else {
         panic!("graph not loaded: {:?}", store.vector_index().origin());
     };
     let (indexed, pending) = store.vector_index_status();
     let live = store.vector_index().live_rows();
-    assert!(high_water >= n as u64 / 2 && vectors >= n / 2, "{vectors} at {high_water}");
+    assert!(
+        high_water >= n as u64 / 2 && vectors >= n / 2,
+        "{vectors} at {high_water}"
+    );
     assert_eq!(indexed, vectors, "nothing added to the loaded graph yet");
     assert!(live > n + 500, "every acknowledged write survived: {live}");
     // Only rows above the mark are caught up: the loaded graph holds the rest.
-    assert!(indexed + pending >= live, "{indexed} + {pending} cover {live}");
-    assert!(pending < live - n / 2, "{pending} pending of {live}: not a rebuild");
+    assert!(
+        indexed + pending >= live,
+        "{indexed} + {pending} cover {live}"
+    );
+    assert!(
+        pending < live - n / 2,
+        "{pending} pending of {live}: not a rebuild"
+    );
     let health = store.check().await;
     assert!(health.ready);
     let detail = health.detail.unwrap_or_default();
     assert!(detail.contains("graph loaded from disk"), "{detail}");
     for i in [0, n / 3, n - 1, n + 499] {
-        assert_eq!(nearest(&store, "c", i).await, Some(format!("c{i}")), "chunk {i}");
+        assert_eq!(
+            nearest(&store, "c", i).await,
+            Some(format!("c{i}")),
+            "chunk {i}"
+        );
     }
-    assert_eq!(nearest(&store, "t", 5).await, Some("t0".into()), "the one-chunk tenant");
+    assert_eq!(
+        nearest(&store, "t", 5).await,
+        Some("t0".into()),
+        "the one-chunk tenant"
+    );
     store.drain_vector_index().expect("catch up");
     assert_eq!(store.vector_index_status(), (live, 0));
 }

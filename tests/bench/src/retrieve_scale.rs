@@ -269,7 +269,10 @@ pub fn restart(dir: &Path, queries: &[String], p99_ms: f64) -> serde_json::Value
         ..Default::default()
     };
     let body = serde_json::to_string(&doc).expect("document");
-    assert_eq!(http(&first.addr, "POST", "/api/v1/ingest", &body), Some(200));
+    assert_eq!(
+        http(&first.addr, "POST", "/api/v1/ingest", &body),
+        Some(200)
+    );
     drop(first); // SIGKILL
     let started = Instant::now();
     let server = spawn_server(dir);
@@ -281,7 +284,10 @@ pub fn restart(dir: &Path, queries: &[String], p99_ms: f64) -> serde_json::Value
     let mut fast_s = None;
     for q in queries.iter().cycle().take(2000) {
         let t = Instant::now();
-        assert_eq!(http(&server.addr, "POST", "/api/v1/retrieve", &retrieve_body(q)), Some(200));
+        assert_eq!(
+            http(&server.addr, "POST", "/api/v1/retrieve", &retrieve_body(q)),
+            Some(200)
+        );
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         first_query_ms.get_or_insert(ms);
         if ms <= p99_ms {

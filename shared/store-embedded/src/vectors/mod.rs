@@ -146,19 +146,34 @@ impl VectorIndex {
     ) -> Result<VectorIndex, StoreError> {
         let index_path = dir.join("vectors.usearch");
         let state_path = dir.join("vectors.json");
-        let (hnsw, high_water, origin) =
-            match graph::load_saved(&index_path, &state_path, &space, max_rid) {
-                Ok((hnsw, high_water)) => {
-                    let vectors = hnsw.size();
-                    tracing::info!(vectors, high_water, "vector index loaded from disk");
-                    (hnsw, high_water, GraphOrigin::Loaded { vectors, high_water })
-                }
-                Err(_) if max_rid == 0 => (graph::new_hnsw(space.dim)?, 0, GraphOrigin::Empty),
-                Err(reason) => {
-                    tracing::warn!(%reason, "rebuilding the vector index from the record store in the background");
-                    (graph::new_hnsw(space.dim)?, 0, GraphOrigin::Rebuilt { reason })
-                }
-            };
+        let (hnsw, high_water, origin) = match graph::load_saved(
+            &index_path,
+            &state_path,
+            &space,
+            max_rid,
+        ) {
+            Ok((hnsw, high_water)) => {
+                let vectors = hnsw.size();
+                tracing::info!(vectors, high_water, "vector index loaded from disk");
+                (
+                    hnsw,
+                    high_water,
+                    GraphOrigin::Loaded {
+                        vectors,
+                        high_water,
+                    },
+                )
+            }
+            Err(_) if max_rid == 0 => (graph::new_hnsw(space.dim)?, 0, GraphOrigin::Empty),
+            Err(reason) => {
+                tracing::warn!(%reason, "rebuilding the vector index from the record store in the background");
+                (
+                    graph::new_hnsw(space.dim)?,
+                    0,
+                    GraphOrigin::Rebuilt { reason },
+                )
+            }
+        };
         let mut pending = BTreeMap::new();
         for (rid, mut v) in load_vectors(high_water)? {
             if v.len() != space.dim {
@@ -522,9 +537,14 @@ mod tests {
         let index = two_tenants(dir.path(), 300);
         index.index_batch().expect("one batch"); // rows 1..=256 in the graph, the rest in the tail
         assert_eq!((index.indexed(), index.pending()), (256, 44));
-        let (vis, typed) = (Visibility::of(Scope::client("small")), TypedFilter::default());
+        let (vis, typed) = (
+            Visibility::of(Scope::client("small")),
+            TypedFilter::default(),
+        );
         let all = |index: &VectorIndex| {
-            let mut got = ids(index.search(&vis, &[], &typed, &noise(1), 100).expect("search"));
+            let mut got = ids(index
+                .search(&vis, &[], &typed, &noise(1), 100)
+                .expect("search"));
             got.sort();
             got
         };
@@ -619,7 +639,11 @@ mod tests {
             let hits = index
                 .search(&vis, &[], &TypedFilter::default(), &noise(rid), 1)
                 .expect("search");
-            assert_eq!(ids(hits), vec![format!("r{rid}")], "graph row 7, tail row 599");
+            assert_eq!(
+                ids(hits),
+                vec![format!("r{rid}")],
+                "graph row 7, tail row 599"
+            );
         }
         drop(index);
         let path = dir.path().join("vectors.usearch");

@@ -80,7 +80,11 @@ impl VectorIndex {
         }
         if let Some(since) = waited {
             self.backlog_waits.fetch_add(1, Ordering::Relaxed);
-            tracing::debug!(rows, waited_ms = since.elapsed().as_millis() as u64, "write waited for the vector backlog");
+            tracing::debug!(
+                rows,
+                waited_ms = since.elapsed().as_millis() as u64,
+                "write waited for the vector backlog"
+            );
         }
     }
 
