@@ -323,9 +323,11 @@ pub async fn serve_child(args: &Args) {
     })
     .expect("open store");
     eprintln!(
-        "serve-child: store open in {:.2} s, vector graph {:?}",
+        "serve-child: store open in {:.2} s (vector graph and tail {:.2} s: {:?}, {} pending)",
         opened.elapsed().as_secs_f64(),
-        store.vector_index().origin()
+        store.vector_index().open_time().as_secs_f64(),
+        store.vector_index().origin(),
+        store.vector_index().pending()
     );
     let kb = Kb::new(store.stores(), embedder, PoolConfig::default())
         .await

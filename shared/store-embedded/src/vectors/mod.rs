@@ -58,6 +58,8 @@ pub struct VectorIndex {
     typed: RwLock<Interner<Typed>>,
     stop: AtomicBool,
     origin: GraphOrigin,
+    /// Time open spent verifying and loading the saved graph and reading the tail.
+    open_time: std::time::Duration,
     /// Most vectors the tail may hold before writes wait (`0`: unbounded).
     backlog_bound: AtomicUsize,
     /// Woken whenever the tail shrinks or the bound changes.
@@ -144,6 +146,7 @@ impl VectorIndex {
         max_rid: u64,
         load_vectors: impl FnOnce(u64) -> Result<Vec<(u64, Vec<f32>)>, StoreError>,
     ) -> Result<VectorIndex, StoreError> {
+        let started = std::time::Instant::now();
         let index_path = dir.join("vectors.usearch");
         let state_path = dir.join("vectors.json");
         let (hnsw, high_water, origin) = match graph::load_saved(
@@ -205,6 +208,7 @@ impl VectorIndex {
             typed: RwLock::new(none_typed()),
             stop: AtomicBool::new(false),
             origin,
+            open_time: started.elapsed(),
             backlog_bound: AtomicUsize::new(DEFAULT_BACKLOG),
             room: tokio::sync::Notify::new(),
             indexer_running: AtomicBool::new(false),
@@ -221,6 +225,12 @@ impl VectorIndex {
     /// Whether the graph was loaded from disk or is being rebuilt (decided at open).
     pub fn origin(&self) -> &GraphOrigin {
         &self.origin
+    }
+
+    /// Time open spent on the graph (checksum, load) and the tail (stored embeddings above the
+    /// saved mark).
+    pub fn open_time(&self) -> std::time::Duration {
+        self.open_time
     }
 
     /// Writes that waited for room in the tail since open.
