@@ -58,7 +58,9 @@ pub async fn run(args: &Args) {
         in_flight.spawn(async move {
             let req = Document {
                 client_id: Some(crate::retrieve_scale::client_of(doc, docs).into()),
-                project_id: Some(format!("p{}", doc % 4)),
+                // The small tenants' documents are client-wide (their reader sees them all).
+                project_id: (crate::retrieve_scale::client_of(doc, docs) == "bench")
+                    .then(|| format!("p{}", doc % 4)),
                 source_urn: format!("bench:doc/{doc}"),
                 kind: if doc % 10 == 1 {
                     "decision".into()
