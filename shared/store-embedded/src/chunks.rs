@@ -400,22 +400,25 @@ impl ChunkStore for EmbeddedStore {
             let rows = inner.vectors.row_filter(&vis, &filter.kinds, &filter.typed);
             if let Some(admitted) = rows.admitted() {
                 // A small tenant: its rows are listed, no walk over everyone's.
-                let newest: Vec<Value> = admitted
+                let newest: Vec<i64> = admitted
                     .rids
                     .iter()
                     .rev()
                     .take(limit)
-                    .map(|r| Value::Integer(*r as i64))
+                    .map(|r| *r as i64)
                     .collect();
                 drop(rows);
-                if newest.is_empty() {
-                    return Ok(Vec::new());
+                // In batches: SQLite caps the variables of one statement.
+                let mut found = Vec::with_capacity(newest.len());
+                for batch in newest.chunks(500) {
+                    let q = format!(
+                        "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
+                        sql::placeholders(batch.len())
+                    );
+                    let params = batch.iter().map(|r| Value::Integer(*r)).collect();
+                    found.extend(query_chunks(conn, &q, params)?);
                 }
-                let q = format!(
-                    "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
-                    sql::placeholders(newest.len())
-                );
-                return query_chunks(conn, &q, newest);
+                return Ok(found);
             }
             let scans: Vec<(String, Vec<Value>)> = if filter.kinds.is_empty() {
                 vec![(

@@ -507,7 +507,11 @@ mod tests {
     fn two_tenants(dir: &Path, n: u64) -> VectorIndex {
         let index = VectorIndex::open(dir, space(), 0, |_| Ok(Vec::new())).expect("open");
         for rid in 1..=n {
-            let scope = Scope::client(if rid.is_multiple_of(10) { "small" } else { "big" });
+            let scope = Scope::client(if rid.is_multiple_of(10) {
+                "small"
+            } else {
+                "big"
+            });
             index.track_row(rid, &format!("r{rid}"), &scope, "doc");
             index.push(rid, noise(rid));
         }
@@ -534,7 +538,11 @@ mod tests {
             let want = if tenant == "small" { 0 } else { 1 };
             for id in &exact {
                 let rid: u64 = id[1..].parse().expect("rid");
-                assert_eq!(u64::from(!rid.is_multiple_of(10)), want, "{id} is {tenant}'s");
+                assert_eq!(
+                    u64::from(!rid.is_multiple_of(10)),
+                    want,
+                    "{id} is {tenant}'s"
+                );
             }
         }
     }
