@@ -251,6 +251,9 @@ async fn open_stores(
             .await
             .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??;
         store.set_memory_budget(cfg.store.memory_budget)?;
+        store
+            .vector_index()
+            .set_backlog_bound(cfg.store.vector_backlog);
         Some(store)
     } else {
         None

@@ -366,6 +366,28 @@ impl ChunkStore for EmbeddedStore {
             // Newest first: walk the (kind, rid) index — row ids only, no row reads — keeping
             // rows the reader may see, then load just the `limit` newest.
             let rows = inner.vectors.row_filter(&vis, &filter.kinds, &filter.typed);
+            if let Some(admitted) = rows.admitted() {
+                // A small tenant: its rows are listed, no walk over everyone's.
+                let newest: Vec<i64> = admitted
+                    .rids
+                    .iter()
+                    .rev()
+                    .take(limit)
+                    .map(|r| *r as i64)
+                    .collect();
+                drop(rows);
+                // In batches: SQLite caps the variables of one statement.
+                let mut found = Vec::with_capacity(newest.len());
+                for batch in newest.chunks(500) {
+                    let q = format!(
+                        "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
+                        sql::placeholders(batch.len())
+                    );
+                    let params = batch.iter().map(|r| Value::Integer(*r)).collect();
+                    found.extend(query_chunks(conn, &q, params)?);
+                }
+                return Ok(found);
+            }
             let scans: Vec<(String, Vec<Value>)> = if filter.kinds.is_empty() {
                 vec![(
                     "SELECT rid FROM chunks ORDER BY rid DESC".to_string(),

@@ -63,6 +63,11 @@ impl<T> DenseMap<T> {
     pub fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Option<T>>()
     }
+
+    /// Slots allocated (one past the highest key the map has room for).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
 }
 
 #[cfg(test)]

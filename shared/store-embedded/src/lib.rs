@@ -295,6 +295,12 @@ impl EmbeddedStore {
             .map_err(|e| StoreError::unavailable(format!("store task failed: {e}")))?
     }
 
+    /// The vector index itself: how its graph came to be at open ([`vectors::GraphOrigin`]),
+    /// its memory, its backlog bound (`[store] vector_backlog`).
+    pub fn vector_index(&self) -> &VectorIndex {
+        &self.inner.vectors
+    }
+
     /// Flushes alias counters, stops the indexer and saves the text and vector indexes.
     pub fn close(&self) -> Result<()> {
         // Stop taking writes; the committer finishes what it has and exits.
@@ -427,8 +433,13 @@ impl evident_store::Health for EmbeddedStore {
                         0 => String::new(),
                         limit => format!(", memory budget {} MiB", limit >> 20),
                     };
+                    let graph = match self.inner.vectors.origin() {
+                        vectors::GraphOrigin::Empty => "new".to_string(),
+                        vectors::GraphOrigin::Loaded { .. } => "loaded from disk".to_string(),
+                        vectors::GraphOrigin::Rebuilt { reason } => format!("rebuilt: {reason}"),
+                    };
                     Some(format!(
-                        "{} ({indexed} vectors indexed, {pending} pending{budget})",
+                        "{} ({indexed} vectors indexed, {pending} pending; graph {graph}{budget})",
                         self.inner.dir.display()
                     ))
                 }

@@ -441,6 +441,11 @@ impl EmbeddedStore {
             }
         }
         crate::budget::admit(&self.inner, &write)?;
+        // A full vector backlog makes the write wait here, before anything is written.
+        self.inner
+            .vectors
+            .wait_for_room(write.upsert_chunks.len())
+            .await;
         // Tokenizing for the text index happens here, on the caller's side, so the writer
         // (one thread for the whole store) only inserts postings.
         let analyzed = write

@@ -40,6 +40,7 @@ mod procedures;
 mod queue;
 mod restart;
 mod retrieve;
+mod retrieve_scale;
 mod sources;
 
 use std::collections::HashMap;
@@ -237,6 +238,8 @@ fn main() {
         "context" => rt.block_on(context::run(&args)),
         "restart" => rt.block_on(restart::run(&args)),
         "restart-open" => rt.block_on(restart::open_once(&args)),
+        // The child server of `retrieve`'s restart measurement.
+        "serve-child" => rt.block_on(retrieve_scale::serve_child(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

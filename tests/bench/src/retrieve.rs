@@ -57,8 +57,10 @@ pub async fn run(args: &Args) {
         let kb = kb.clone();
         in_flight.spawn(async move {
             let req = Document {
-                client_id: Some("bench".into()),
-                project_id: Some(format!("p{}", doc % 4)),
+                client_id: Some(crate::retrieve_scale::client_of(doc, docs).into()),
+                // The small tenants' documents are client-wide (their reader sees them all).
+                project_id: (crate::retrieve_scale::client_of(doc, docs) == "bench")
+                    .then(|| format!("p{}", doc % 4)),
                 source_urn: format!("bench:doc/{doc}"),
                 kind: if doc % 10 == 1 {
                     "decision".into()
@@ -94,12 +96,6 @@ pub async fn run(args: &Args) {
         "ingest: {total_chunks} chunks in {ingest_secs:.1} s = {ingest_rate:.0} chunks/s (durable, searchable on return)"
     );
 
-    let started = Instant::now();
-    let (_, pending) = store.vector_index_status();
-    store.drain_vector_index().expect("drain");
-    let drain_secs = started.elapsed().as_secs_f64();
-    println!("vector index: {pending} pending at end of ingest, drained in {drain_secs:.1} s");
-
     // Queries: 3–5 words, drawn like the corpus.
     let mut qrng = Rng(0xfeed);
     let queries: Vec<String> = (0..query_count)
@@ -113,6 +109,8 @@ pub async fn run(args: &Args) {
         })
         .collect();
     let vis = evident_kb::visibility(Some("bench"), Some("p1"), None).expect("scope");
+    let drain = crate::retrieve_scale::during_drain(&kb, &store, &queries).await;
+    let drain_secs = drain["drain_s"].as_f64().unwrap_or(0.0);
 
     // Warm-up (page cache, lazily built statics).
     for q in queries.iter().take(20) {
@@ -223,6 +221,8 @@ pub async fn run(args: &Args) {
     }
     by_kind_times.sort();
 
+    let tenants = crate::retrieve_scale::tenants(&kb, &store, &embedder, &queries).await;
+    let memory = crate::retrieve_scale::memory_and_disk(&store, total_chunks);
     let phrases = exact_phrases(&kb, &vis).await;
     let (auth_off, auth_on, auth_overhead) =
         crate::auth::overhead(&kb, &queries[..queries.len().min(300)]).await;
@@ -274,10 +274,17 @@ pub async fn run(args: &Args) {
         "phrase_queries": phrases.queries,
         "rss_mib": rss,
         "peak_rss_mib": peak,
+        "drain": drain,
+        "tenants": tenants,
+        "memory": memory,
     });
     if let Err(e) = store.close() {
         eprintln!("close: {e}");
     }
+    drop(kb);
+    let restart = crate::retrieve_scale::restart(&dir, &queries, p99);
+    let mut json = json;
+    json["restart"] = restart;
     println!("{json}");
 }
 

@@ -324,6 +324,15 @@ pub struct StoreConfig {
     /// string with a unit (`"4GiB"`).
     #[serde(default, deserialize_with = "size::deserialize")]
     pub memory_budget: u64,
+    /// Embedded store: most vectors waiting for the HNSW graph before writes wait (`0`:
+    /// unbounded). Every search scans them exactly, so the bound caps what a backlog costs
+    /// a search; ingest slows to the indexing rate instead.
+    #[serde(default = "default_vector_backlog")]
+    pub vector_backlog: usize,
+}
+
+fn default_vector_backlog() -> usize {
+    evident_store_embedded::vectors::DEFAULT_BACKLOG
 }
 
 impl StoreConfig {

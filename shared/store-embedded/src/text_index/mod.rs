@@ -266,6 +266,10 @@ impl TextIndex {
                 let df = df.min(n);
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 for (&rid, &tf) in p.rids.iter().zip(&p.tfs) {
+                    // A small tenant's query skips other tenants' postings on one bit test.
+                    if !filter.may_admit(rid as u64) {
+                        continue;
+                    }
                     let Some(&dl) = inner.doc_len.get(rid as u64) else {
                         continue;
                     };

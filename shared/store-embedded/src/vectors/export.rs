@@ -79,19 +79,12 @@ impl VectorIndex {
 
     /// Bytes held by the HNSW graph (with its vectors) and the tail (estimated).
     pub fn memory_bytes(&self) -> usize {
-        let graph = self.hnsw.read().memory_usage();
-        let tail = self.tail.lock().pending.len() * (self.space.dim * 4 + 64);
-        graph + tail
+        let m = self.memory();
+        m.graph + m.tail
     }
 
-    /// Bytes held by the row map: slots, chunk ids and interned values (estimated).
+    /// Bytes held by the row map: slots, chunk ids, scope lists (estimated).
     pub fn row_map_bytes(&self) -> usize {
-        let map = self.rows.read();
-        // An `Arc<str>` allocation: two counters, the text, malloc's rounding and header.
-        let ids: usize = map
-            .iter()
-            .map(|(_, m)| (m.id.len() + 16).next_multiple_of(16) + 16)
-            .sum();
-        map.heap_bytes() + ids
+        self.memory().row_map
     }
 }
