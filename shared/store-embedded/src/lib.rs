@@ -32,6 +32,8 @@ mod text_index;
 mod tokens;
 pub mod vectors;
 mod write;
+mod graph_write;
+pub mod writer_stats;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

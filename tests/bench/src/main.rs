@@ -24,6 +24,8 @@
 //!   N claims (default 100,000).
 //! - `graph-writes [--edges N] [--batch N] [--writers N] [--gaps N] [--claims N]`: agent edge
 //!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
+//! - `repo [--path DIR] [--branch B]`: a real repository indexed in full next to `git log -p`
+//!   on it in the same run (default: this project's own history).
 
 mod auth;
 mod claims;
@@ -36,6 +38,7 @@ mod mcp;
 mod memory;
 mod procedures;
 mod queue;
+mod repo;
 mod retrieve;
 mod sources;
 
@@ -204,7 +207,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, repo";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -232,6 +235,7 @@ fn main() {
         "claims" => rt.block_on(claims::run(&args)),
         "graph-writes" => rt.block_on(gaps::run(&args)),
         "context" => rt.block_on(context::run(&args)),
+        "repo" => rt.block_on(repo::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);
