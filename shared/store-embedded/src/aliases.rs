@@ -285,7 +285,12 @@ mod tests {
         }
         let cycle = register_in(&c, "x", &k("c:1"), &k("a:1"));
         assert!(cycle.is_err(), "c → a would close a cycle");
-        assert_eq!(repoint(&c, "x", "c:1", "a:1").expect("repoint"), 2);
+        // `a:1 → c:1` is not re-pointed at itself (a merge deletes it instead); `b:1` moves.
+        assert_eq!(repoint(&c, "x", "c:1", "a:1").expect("repoint"), 1);
+        assert_eq!(
+            canonical_of(&c, "x", "b:1").expect("read").as_deref(),
+            Some("a:1")
+        );
         assert_eq!(repoint(&c, "y", "a:1", "z:1").expect("other client"), 0);
     }
 }
