@@ -65,7 +65,9 @@ fn repoint(conn: &Connection, client: &str, from: &str, to: &str) -> Result<usiz
         .collect::<rusqlite::Result<_>>()
         .map_err(sqlite_err)?;
     let mut update = conn
-        .prepare_cached("UPDATE aliases SET canonical_key = ?1 WHERE client = ?2 AND alias_key = ?3")
+        .prepare_cached(
+            "UPDATE aliases SET canonical_key = ?1 WHERE client = ?2 AND alias_key = ?3",
+        )
         .map_err(sqlite_err)?;
     let mut moved = 0;
     for alias in found.iter().filter(|a| a.as_str() != to) {
@@ -79,7 +81,12 @@ fn repoint(conn: &Connection, client: &str, from: &str, to: &str) -> Result<usiz
 /// Registers `alias → canonical` exactly as [`AliasRegistry::register`] specifies: pointed at
 /// the end of the chain (so resolution is one lookup), refusing a cycle, and re-pointing what
 /// pointed at the alias.
-fn register_in(conn: &Connection, client: &str, alias: &NodeKey, canonical: &NodeKey) -> Result<()> {
+fn register_in(
+    conn: &Connection,
+    client: &str,
+    alias: &NodeKey,
+    canonical: &NodeKey,
+) -> Result<()> {
     let target = canonical_of(conn, client, canonical.as_str())?
         .unwrap_or_else(|| canonical.as_str().to_string());
     if target == alias.as_str() && alias != canonical {
@@ -180,13 +187,20 @@ impl AliasRegistry for EmbeddedStore {
         let (client, source, target) = (client.to_string(), source.clone(), target.clone());
         self.write(move |conn, _| {
             let tx = conn.transaction().map_err(sqlite_err)?;
-            let target = canonical_of(&tx, &client, target.as_str())?.unwrap_or_else(|| target.as_str().to_string());
+            let target = canonical_of(&tx, &client, target.as_str())?
+                .unwrap_or_else(|| target.as_str().to_string());
             if target == source.as_str() {
-                return Err(StoreError::invalid(format!("{target} already resolves to {source}; merging would create a cycle")));
+                return Err(StoreError::invalid(format!(
+                    "{target} already resolves to {source}; merging would create a cycle"
+                )));
             }
             let moved = repoint(&tx, &client, source.as_str(), &target)?;
             // The target must not be an alias of anything (it is canonical now).
-            tx.execute("DELETE FROM aliases WHERE client = ?1 AND alias_key = ?2", rusqlite::params![client, target]).map_err(sqlite_err)?;
+            tx.execute(
+                "DELETE FROM aliases WHERE client = ?1 AND alias_key = ?2",
+                rusqlite::params![client, target],
+            )
+            .map_err(sqlite_err)?;
             put_alias(&tx, &client, source.as_str(), &target)?;
             tx.commit().map_err(sqlite_err)?;
             Ok(moved as u64 + 1)

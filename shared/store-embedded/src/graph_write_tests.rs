@@ -34,7 +34,11 @@ mod reference {
 
     fn ensure(conn: &Connection, p: &str, key: &NodeKey, d: Option<(&str, &str)>, ev: &[Evidence]) {
         let (t, l) = d.unwrap_or_else(|| {
-            let l = if key.value().is_empty() { key.as_str() } else { key.value() };
+            let l = if key.value().is_empty() {
+                key.as_str()
+            } else {
+                key.value()
+            };
             (key.namespace(), l)
         });
         let nid: i64 = conn
@@ -48,7 +52,12 @@ mod reference {
         add_evidence(conn, "node_evidence", "nid", nid, ev);
     }
 
-    pub(super) fn upsert_graph(conn: &Connection, p: &str, nodes: &[NodeWrite], edges: &[EdgeWrite]) {
+    pub(super) fn upsert_graph(
+        conn: &Connection,
+        p: &str,
+        nodes: &[NodeWrite],
+        edges: &[EdgeWrite],
+    ) {
         let mut written: HashMap<&str, HashSet<&str>> = HashMap::new();
         for n in nodes {
             if n.mention_only {
@@ -119,7 +128,14 @@ fn mention(key: &str, chunks: &[&str], scope: &Scope) -> NodeWrite {
     }
 }
 
-fn edge(from: &str, t: &str, to: &str, props: serde_json::Value, chunks: &[&str], scope: &Scope) -> EdgeWrite {
+fn edge(
+    from: &str,
+    t: &str,
+    to: &str,
+    props: serde_json::Value,
+    chunks: &[&str],
+    scope: &Scope,
+) -> EdgeWrite {
     EdgeWrite {
         from: NodeKey::from_canonical(from),
         to: NodeKey::from_canonical(to),
@@ -139,16 +155,33 @@ fn writes() -> Vec<(String, Vec<NodeWrite>, Vec<EdgeWrite>)> {
         group_id: None,
     };
     let file = "file:repo/src/lib.rs";
-    let mut nodes = vec![node(file, json!({"path": "src/lib.rs", "repository": "repo"}), &["k0"], &c)];
+    let mut nodes = vec![node(
+        file,
+        json!({"path": "src/lib.rs", "repository": "repo"}),
+        &["k0"],
+        &c,
+    )];
     let mut edges = Vec::new();
     for i in 0..150 {
         let sym = format!("symbol:repo/lib.f{i}()");
         let chunk = format!("k{}", i / 3 + 1);
-        nodes.push(node(&sym, json!({"line": i, "kind": "function", "name": format!("f{i}")}), &[&chunk, "k0"], &c));
+        nodes.push(node(
+            &sym,
+            json!({"line": i, "kind": "function", "name": format!("f{i}")}),
+            &[&chunk, "k0"],
+            &c,
+        ));
         edges.push(edge(file, "contains", &sym, json!({}), &[&chunk], &c));
         if i % 7 == 0 {
             // An endpoint this write did not define: created bare, evidenced by the edge.
-            edges.push(edge(&sym, "imports", &format!("import:dep{i}"), json!({"via": "use"}), &[&chunk], &c));
+            edges.push(edge(
+                &sym,
+                "imports",
+                &format!("import:dep{i}"),
+                json!({"via": "use"}),
+                &[&chunk],
+                &c,
+            ));
         }
     }
     nodes.push(mention("topic:parsing", &["k1", "k2"], &c));
@@ -156,13 +189,37 @@ fn writes() -> Vec<(String, Vec<NodeWrite>, Vec<EdgeWrite>)> {
     changed[0].props.insert("language".into(), json!("rust"));
     changed[3].props.insert("line".into(), json!(99));
     let commit = vec![
-        node("commit:abc", json!({"hash": "abc", "message": "Fix \"quotes\" — é \u{1f}"}), &["m0"], &p),
-        node(file, json!({"path": "src/lib.rs", "repository": "repo"}), &["m0"], &p),
+        node(
+            "commit:abc",
+            json!({"hash": "abc", "message": "Fix \"quotes\" — é \u{1f}"}),
+            &["m0"],
+            &p,
+        ),
+        node(
+            file,
+            json!({"path": "src/lib.rs", "repository": "repo"}),
+            &["m0"],
+            &p,
+        ),
         mention("person:ada", &["m0"], &p),
     ];
     let commit_edges = vec![
-        edge("commit:abc", "modifies", file, json!({"status": "M", "oldPath": null}), &["m1", "m2"], &p),
-        edge("commit:abc", "authored_by", "person:ada", json!({}), &["m0"], &p),
+        edge(
+            "commit:abc",
+            "modifies",
+            file,
+            json!({"status": "M", "oldPath": null}),
+            &["m1", "m2"],
+            &p,
+        ),
+        edge(
+            "commit:abc",
+            "authored_by",
+            "person:ada",
+            json!({}),
+            &["m0"],
+            &p,
+        ),
         edge("commit:abc", "parent", "commit:abb", json!({}), &["m0"], &p),
     ];
     vec![
@@ -225,8 +282,14 @@ fn batched_graph_write_stores_what_the_row_by_row_write_stored() {
     }
     let rows = dump(&new);
     assert!(rows.iter().filter(|r| r.starts_with("nev ")).count() > 2 * EVIDENCE_BATCH);
-    assert!(rows.iter().any(|r| r.contains("\"language\":\"rust\"")), "props patched");
-    assert!(rows.iter().any(|r| r.contains("\"line\":99")), "props replaced");
+    assert!(
+        rows.iter().any(|r| r.contains("\"language\":\"rust\"")),
+        "props patched"
+    );
+    assert!(
+        rows.iter().any(|r| r.contains("\"line\":99")),
+        "props replaced"
+    );
 }
 
 #[test]

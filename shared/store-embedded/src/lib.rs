@@ -20,6 +20,7 @@ mod claims;
 mod dense;
 mod gaps;
 mod graph;
+mod graph_write;
 mod indexers;
 mod integrity;
 mod memory;
@@ -32,7 +33,6 @@ mod text_index;
 mod tokens;
 pub mod vectors;
 mod write;
-mod graph_write;
 pub mod writer_stats;
 
 use std::collections::HashMap;

@@ -59,7 +59,13 @@ impl WriterStats {
 
 impl std::fmt::Display for WriterStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let per = |n: u64| if self.groups == 0 { 0.0 } else { n as f64 / self.groups as f64 };
+        let per = |n: u64| {
+            if self.groups == 0 {
+                0.0
+            } else {
+                n as f64 / self.groups as f64
+            }
+        };
         write!(
             f,
             "writer: {} groups ({:.1} source writes + {:.1} small writes each); apply {:.2} s, commit {:.2} s, publish {:.2} s",
