@@ -87,7 +87,17 @@ impl CommitReading {
             &self.source_id,
             commits,
         )?);
-        let k = readers_for(commits.len());
+        self.run_on(commits, tx, readers_for(commits.len()))
+    }
+
+    /// [`CommitReading::run`] on `k` reader threads.
+    fn run_on(
+        &self,
+        commits: &[String],
+        tx: &tokio::sync::mpsc::Sender<PreparedSource>,
+        k: usize,
+    ) -> Result<usize, GitError> {
+        let k = k.max(1);
         std::thread::scope(|s| {
             let mut inbox: Vec<Receiver<Option<PreparedSource>>> = Vec::with_capacity(k);
             let mut workers = Vec::with_capacity(k);
@@ -114,5 +124,92 @@ impl CommitReading {
             }
             Ok(read)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository of `n` commits, each changing one of three files. Returns (dir, hashes
+    /// oldest first).
+    fn history(n: usize) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().expect("tmp");
+        let repo = git2::Repository::init(dir.path()).expect("init");
+        let sig = git2::Signature::now("Ada", "ada@example.com").expect("sig");
+        let mut parent: Option<git2::Oid> = None;
+        let mut hashes = Vec::new();
+        for i in 0..n {
+            let file = format!("f{}.py", i % 3);
+            let body = format!("def f{i}():\n    return {i}\n");
+            std::fs::write(dir.path().join(&file), body).expect("write");
+            let mut index = repo.index().expect("index");
+            index.add_path(std::path::Path::new(&file)).expect("add");
+            let tree = repo
+                .find_tree(index.write_tree().expect("tree"))
+                .expect("tree");
+            let parents: Vec<git2::Commit<'_>> = parent
+                .map(|p| repo.find_commit(p).expect("parent"))
+                .into_iter()
+                .collect();
+            let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
+            let oid = repo
+                .commit(
+                    Some("HEAD"),
+                    &sig,
+                    &sig,
+                    &format!("Change {i} (refs #{i})"),
+                    &tree,
+                    &refs,
+                )
+                .expect("commit");
+            hashes.push(oid.to_string());
+            parent = Some(oid);
+        }
+        (dir, hashes)
+    }
+
+    fn read(reading: &CommitReading, commits: &[String], k: usize) -> Vec<PreparedSource> {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(commits.len() + 1);
+        let n = reading.run_on(commits, &tx, k).expect("read");
+        drop(tx);
+        let mut out = Vec::new();
+        while let Ok(p) = rx.try_recv() {
+            out.push(p);
+        }
+        assert_eq!(n, out.len());
+        out
+    }
+
+    /// Several readers send exactly what one reader sends, in the same order, skipping a
+    /// commit that is not in the repository without losing their alignment.
+    #[test]
+    fn parallel_readers_send_what_one_reader_sends_in_order() {
+        let (dir, mut commits) = history(45);
+        commits.insert(7, "0123456789abcdef0123456789abcdef01234567".into());
+        let cfg = GitSourceConfig {
+            name: "repo".into(),
+            url: None,
+            path: Some(dir.path().to_path_buf()),
+            branches: vec![],
+            username_env: None,
+            token_env: None,
+            issue_tracker: None,
+            max_file_bytes: super::super::default_max_file_bytes(),
+        };
+        let scope = evident_core::Scope::client("c");
+        let reading = CommitReading {
+            ctx: super::super::repo_context("src", &scope, &cfg),
+            cfg,
+            mirrors: dir.path().join("mirrors"),
+            source_id: "src".into(),
+            max_tokens: 400,
+        };
+        let one = read(&reading, &commits, 1);
+        assert_eq!(one.len(), 45, "the missing commit is skipped");
+        for k in [2, 3, 4] {
+            let many = read(&reading, &commits, k);
+            assert_eq!(many, one, "{k} readers");
+        }
     }
 }
