@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
-use evident_core::{EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Scope, Visibility};
+use evident_core::{EdgeWrite, Node, NodeKey, NodeWrite, Scope, Visibility};
 use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
     Direction, EdgeKey, GraphStore, NodePage, RemovedCounts, Result, Subgraph, TraverseOptions,
@@ -19,154 +19,6 @@ use crate::{EmbeddedStore, json_err, now_millis, sql, sqlite_err};
 
 /// Most edges followed from one node in one hop: bounds expansion around hub nodes.
 const MAX_EDGES_PER_NODE: usize = 500;
-
-fn props_json(props: &Map<String, Json>) -> Result<String> {
-    serde_json::to_string(props).map_err(json_err)
-}
-
-fn add_evidence(
-    conn: &Connection,
-    table: &str,
-    id_col: &str,
-    id: i64,
-    evidence: &[Evidence],
-) -> Result<()> {
-    let q = format!(
-        "INSERT OR IGNORE INTO {table}({id_col}, chunk_id, client_id, project_id, group_id) VALUES (?1, ?2, ?3, ?4, ?5)"
-    );
-    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-    for ev in evidence {
-        stmt.execute(rusqlite::params![
-            id,
-            ev.chunk_id,
-            ev.scope.client_id,
-            ev.scope.project_id,
-            ev.scope.group_id
-        ])
-        .map_err(sqlite_err)?;
-    }
-    Ok(())
-}
-
-fn upsert_node(conn: &Connection, partition: &str, n: &NodeWrite) -> Result<i64> {
-    let mut stmt = conn
-        .prepare_cached(
-            "INSERT INTO nodes(partition, key, type, label, props, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
-             ON CONFLICT(partition, key) DO UPDATE SET type = excluded.type, label = excluded.label, \
-             props = json_patch(nodes.props, excluded.props), updated_at = excluded.updated_at RETURNING nid",
-        )
-        .map_err(sqlite_err)?;
-    let nid = stmt
-        .query_row(
-            rusqlite::params![
-                partition,
-                n.key.as_str(),
-                n.node_type,
-                n.label,
-                props_json(&n.props)?,
-                now_millis()
-            ],
-            |r| r.get(0),
-        )
-        .map_err(sqlite_err)?;
-    add_evidence(conn, "node_evidence", "nid", nid, &n.evidence)?;
-    Ok(nid)
-}
-
-/// Makes sure a node exists without overwriting what is known about it: created as
-/// `described` says (type, label) when missing, else only evidenced.
-fn ensure_node(
-    conn: &Connection,
-    partition: &str,
-    key: &NodeKey,
-    described: Option<(&str, &str)>,
-    evidence: &[Evidence],
-) -> Result<()> {
-    let mut stmt = conn
-        .prepare_cached(
-            "INSERT INTO nodes(partition, key, type, label, props, updated_at) VALUES (?1, ?2, ?3, ?4, '{}', ?5) \
-             ON CONFLICT(partition, key) DO UPDATE SET updated_at = nodes.updated_at RETURNING nid",
-        )
-        .map_err(sqlite_err)?;
-    let (node_type, label) = described.unwrap_or_else(|| {
-        let label = if key.value().is_empty() {
-            key.as_str()
-        } else {
-            key.value()
-        };
-        (key.namespace(), label)
-    });
-    let nid = stmt
-        .query_row(
-            rusqlite::params![partition, key.as_str(), node_type, label, now_millis()],
-            |r| r.get(0),
-        )
-        .map_err(sqlite_err)?;
-    add_evidence(conn, "node_evidence", "nid", nid, evidence)
-}
-
-pub(crate) fn upsert_graph(
-    conn: &Connection,
-    partition: &str,
-    nodes: &[NodeWrite],
-    edges: &[EdgeWrite],
-) -> Result<()> {
-    // What this write already gave each node: an edge endpoint written here with the edge's
-    // evidence needs no second statement (the knowledge base always sends endpoints).
-    let mut written: HashMap<&str, HashSet<&str>> = HashMap::with_capacity(nodes.len());
-    for n in nodes {
-        if n.mention_only {
-            let described = (n.node_type.as_str(), n.label.as_str());
-            ensure_node(conn, partition, &n.key, Some(described), &n.evidence)?;
-        } else {
-            upsert_node(conn, partition, n)?;
-        }
-        written
-            .entry(n.key.as_str())
-            .or_default()
-            .extend(n.evidence.iter().map(|e| e.chunk_id.as_str()));
-    }
-    let covered = |key: &NodeKey, evidence: &[Evidence]| {
-        written
-            .get(key.as_str())
-            .is_some_and(|have| evidence.iter().all(|e| have.contains(e.chunk_id.as_str())))
-    };
-    let mut stmt = conn
-        .prepare_cached(
-            "INSERT INTO edges(partition, from_key, edge_type, to_key, props) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT(partition, from_key, edge_type, to_key) DO UPDATE SET props = json_patch(edges.props, excluded.props) RETURNING eid",
-        )
-        .map_err(sqlite_err)?;
-    for e in edges {
-        if e.evidence.is_empty() {
-            return Err(evident_store::StoreError::invalid(format!(
-                "edge {} -{}-> {} has no evidence",
-                e.from, e.edge_type, e.to
-            )));
-        }
-        let eid: i64 = stmt
-            .query_row(
-                rusqlite::params![
-                    partition,
-                    e.from.as_str(),
-                    e.edge_type,
-                    e.to.as_str(),
-                    props_json(&e.props)?
-                ],
-                |r| r.get(0),
-            )
-            .map_err(sqlite_err)?;
-        add_evidence(conn, "edge_evidence", "eid", eid, &e.evidence)?;
-        // An edge's evidence also evidences both endpoints (so a node outlives its edges only
-        // while something still mentions it).
-        for end in [&e.from, &e.to] {
-            if !covered(end, &e.evidence) {
-                ensure_node(conn, partition, end, None, &e.evidence)?;
-            }
-        }
-    }
-    Ok(())
-}
 
 /// See [`GraphStore::fold_node`]. Runs inside the caller's transaction.
 pub(crate) fn fold_node(
@@ -597,10 +449,9 @@ impl GraphStore for EmbeddedStore {
         edges: Vec<EdgeWrite>,
     ) -> Result<()> {
         let partition = partition.to_string();
-        self.write(move |conn, _| {
-            let tx = conn.transaction().map_err(sqlite_err)?;
-            upsert_graph(&tx, &partition, &nodes, &edges)?;
-            tx.commit().map_err(sqlite_err)
+        // In the next group commit, under its own savepoint (all of it or nothing).
+        self.write_grouped(move |conn| {
+            crate::graph_write::upsert_graph(conn, &partition, &nodes, &edges)
         })
         .await
     }

@@ -23,6 +23,7 @@ mod claims;
 mod dense;
 mod gaps;
 mod graph;
+mod graph_write;
 mod indexers;
 mod integrity;
 mod memory;
@@ -36,6 +37,7 @@ mod text_index;
 mod tokens;
 pub mod vectors;
 mod write;
+pub mod writer_stats;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -339,6 +339,9 @@ END;
 "#;
 
 /// Connection settings. `synchronous=FULL` because a write is acknowledged only once durable.
+/// Prepared statements kept per connection (`prepare_cached`).
+const STATEMENT_CACHE: usize = 256;
+
 pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
@@ -347,5 +350,9 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "cache_size", -65_536)?; // 64 MiB page cache
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "wal_autocheckpoint", 8000)?;
+    // rusqlite keeps 16 prepared statements by default; one source write alone runs more
+    // distinct statements than that (chunks, nodes, edges, evidence, sources, queue), so the
+    // cache evicted and re-prepared statements on every write.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(())
 }

@@ -124,7 +124,7 @@ fn apply_in(conn: &Connection, w: &SourceWrite) -> Result<Applied> {
     for chunk in &w.relocate_chunks {
         chunks::relocate_chunk(conn, chunk)?;
     }
-    graph::upsert_graph(conn, &w.partition, &w.nodes, &w.edges)?;
+    crate::graph_write::upsert_graph(conn, &w.partition, &w.nodes, &w.edges)?;
     match &w.record {
         RecordUpdate::Put(rec) => sources::put(conn, rec)?,
         RecordUpdate::Remove => sources::remove(conn, &w.partition, &w.source_urn)?,
@@ -223,6 +223,7 @@ fn apply_group(
     let mut ran: Vec<Ran> = Vec::with_capacity(jobs.len());
     let mut pending = jobs.into_iter();
     let mut failed: Option<Job> = None;
+    let started = std::time::Instant::now();
     let committed = (|| -> Result<()> {
         let tx = conn.transaction().map_err(sqlite_err)?;
         for job in pending.by_ref() {
@@ -256,7 +257,11 @@ fn apply_group(
                 }
             }
         }
-        tx.commit().map_err(sqlite_err)
+        crate::writer_stats::applied(started.elapsed());
+        let committing = std::time::Instant::now();
+        let done = tx.commit().map_err(sqlite_err);
+        crate::writer_stats::committed(committing.elapsed());
+        done
     })();
     if let Some(failed) = failed {
         // Only source writes ran before it (they come first), and nothing was committed.
@@ -293,6 +298,7 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
     let (mut ordered, mut ops): (Vec<Job>, Vec<Job>) = jobs
         .into_iter()
         .partition(|j| matches!(j, Job::Source { .. }));
+    crate::writer_stats::group(ordered.len(), ops.len());
     ordered.append(&mut ops);
     let Attempt {
         ran,
@@ -312,7 +318,8 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
             },
         },
     };
-    match committed {
+    let publishing = std::time::Instant::now();
+    let replies = match committed {
         Ok(()) => ran
             .into_iter()
             .map(|r| match r {
@@ -345,7 +352,9 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
                 }))
                 .collect()
         }
-    }
+    };
+    crate::writer_stats::published(publishing.elapsed());
+    replies
 }
 
 /// The writer thread: takes every waiting write and commits them together.

@@ -22,6 +22,7 @@ use evident_qualifier::{Outcome, Qualifier, QueueConfig};
 use evident_store::VectorSpace;
 use evident_store::indexers::{IndexerSource, PollStatus};
 use evident_store::queue::{Clock, PriorityBand, SystemClock};
+use evident_store_embedded::writer_stats::WriterStats;
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
 use crate::{Args, rss_mib};
@@ -213,7 +214,21 @@ pub async fn open_kb_with(
 }
 
 pub(crate) async fn indexer(dir: &Path) -> Indexer {
-    let (store, kb) = open_kb(dir).await;
+    indexer_with(dir, PoolConfig::default().bulk).await
+}
+
+/// The indexer with `writes` concurrent ingests per task and bulk writes in flight
+/// (`[git] parallel_ingests` and `[kb] bulk` of a server; default 16 both).
+pub(crate) async fn indexer_with(dir: &Path, writes: usize) -> Indexer {
+    let (store, kb) = open_kb_with(
+        &dir.join("data"),
+        Arc::new(StaticEmbedder::builtin()),
+        PoolConfig {
+            bulk: writes,
+            ..PoolConfig::default()
+        },
+    )
+    .await;
     let mut handlers = TaskHandlers::new(&kb);
     GitTasks {
         kb: kb.clone(),
@@ -221,7 +236,7 @@ pub(crate) async fn indexer(dir: &Path) -> Indexer {
         mirrors: dir.join("mirrors"),
         code_chunking: CodeChunking::default(),
         doc_chunking: Default::default(),
-        parallel: 16,
+        parallel: writes,
         // A benchmark reads whatever repository its operator names.
         access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
     }
@@ -375,7 +390,7 @@ pub async fn code(args: &Args) {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let ix = indexer(tmp.path()).await;
+    let ix = indexer_with(tmp.path(), args.usize("writes", 16)).await;
     let mut rows = Vec::new();
     let (mut all_files, mut all_bytes, mut all_ours, mut all_floor, mut all_ctags) =
         (0usize, 0u64, 0.0, 0.0, 0.0);
@@ -383,7 +398,9 @@ pub async fn code(args: &Args) {
         let (work, bytes) = repository_of(c, tmp.path());
         let ctags_t = ctags(&work);
         let floor = parse_floor(&c.files);
+        let w0 = WriterStats::now();
         let by_kind = ix.index(c.language, &work).await;
+        println!("  {}", WriterStats::now().since(&w0));
         let ours = spent(&by_kind, &["plan", "ingest-git-structure"]);
         let n = c.files.len();
         let mb = bytes as f64 / 1e6;
@@ -565,8 +582,10 @@ pub async fn commits(args: &Args) {
     let git_log_p = t.elapsed();
     assert!(out_p.success());
 
-    let ix = indexer(tmp.path()).await;
+    let ix = indexer_with(tmp.path(), args.usize("writes", 16)).await;
+    let w0 = WriterStats::now();
     let by_kind = ix.index("history", &work).await;
+    println!("{}", WriterStats::now().since(&w0));
     let ours = spent(&by_kind, &["ingest-git-commits"]);
     let rate = n as f64 / ours.as_secs_f64();
     let (rss, peak) = rss_mib();

@@ -26,6 +26,8 @@
 //!   N claims (default 100,000).
 //! - `graph-writes [--edges N] [--batch N] [--writers N] [--gaps N] [--claims N]`: agent edge
 //!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
+//! - `repo [--path DIR] [--branch B]`: a real repository indexed in full next to `git log -p`
+//!   on it in the same run (default: this project's own history).
 
 mod auth;
 mod claims;
@@ -38,6 +40,7 @@ mod mcp;
 mod memory;
 mod procedures;
 mod queue;
+mod repo;
 mod restart;
 mod retrieve;
 mod retrieve_scale;
@@ -208,7 +211,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -240,6 +243,7 @@ fn main() {
         "restart-open" => rt.block_on(restart::open_once(&args)),
         // The child server of `retrieve`'s restart measurement.
         "serve-child" => rt.block_on(retrieve_scale::serve_child(&args)),
+        "repo" => rt.block_on(repo::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

@@ -10,6 +10,7 @@
 //! - [`repo`]: libgit2 access (local repositories and mirrors of remote ones).
 
 pub mod poller;
+mod read_commits;
 pub mod repo;
 mod similarity;
 pub mod tasks;

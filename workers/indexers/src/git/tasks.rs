@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use evident_ai::Priority;
 use evident_code::chunks::CodeChunking;
-use evident_code::commit::{commit_source, commit_urn};
+use evident_code::commit::commit_urn;
 use evident_code::overview::{OverviewInput, overview_source, overview_urn};
 use evident_code::skip::{SkipReason, skip_by_path, skip_file};
 use evident_code::structure::{
@@ -22,6 +22,7 @@ use evident_store::indexers::IndexerStore;
 use git2::Oid;
 use serde::{Deserialize, Serialize};
 
+use super::read_commits::CommitReading;
 use super::repo::{GitError, GitRepo};
 use super::write::ingest_commits;
 use super::{GitSourceConfig, repo_context};
@@ -101,7 +102,7 @@ fn git_err(e: GitError) -> TaskError {
 
 /// Opens a source's repository, making sure `commits` are in it (a mirror that lacks them —
 /// on a worker that did not poll — is fetched first).
-fn open_with(
+pub(super) fn open_with(
     cfg: &GitSourceConfig,
     mirrors: &std::path::Path,
     id: &str,
@@ -335,41 +336,17 @@ impl GitTasks {
         commits: Vec<String>,
         priority: Priority,
     ) -> Result<(), TaskError> {
-        let (cfg, mirrors, id, ctx) = (
-            src.cfg.clone(),
-            self.mirrors.clone(),
-            src.id.clone(),
-            src.ctx.clone(),
-        );
-        let max_tokens = self.code_chunking.max_tokens;
-        // A pipeline: a blocking reader diffs commits one after another (libgit2) while the
-        // ones already read are embedded and written on the other core.
+        let reading = CommitReading {
+            cfg: src.cfg.clone(),
+            mirrors: self.mirrors.clone(),
+            source_id: src.id.clone(),
+            ctx: src.ctx.clone(),
+            max_tokens: self.code_chunking.max_tokens,
+        };
+        // A pipeline: blocking readers diff commits (libgit2, several threads, merged back
+        // into order) while the ones already read are embedded and written.
         let (tx, rx) = tokio::sync::mpsc::channel::<PreparedSource>(2 * self.parallel.max(1));
-        let reader = tokio::task::spawn_blocking(move || -> Result<usize, GitError> {
-            let repo = open_with(&cfg, &mirrors, &id, &commits)?;
-            let issues = cfg.issue_context();
-            let mut read = 0;
-            for c in &commits {
-                let oid = match repo.oid(c) {
-                    Ok(o) => o,
-                    Err(GitError::Missing(_)) => {
-                        // Rewritten away and collected since planning: nothing to index.
-                        tracing::warn!(commit = %c, "commit no longer in the repository; skipped");
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                };
-                let info = repo.commit_info(oid, cfg.max_file_bytes)?;
-                if tx
-                    .blocking_send(commit_source(&ctx, &info, &issues, max_tokens))
-                    .is_err()
-                {
-                    break; // the writers stopped; their error is reported
-                }
-                read += 1;
-            }
-            Ok(read)
-        });
+        let reader = tokio::task::spawn_blocking(move || reading.run(&commits, &tx));
 
         let results = ingest_commits(
             &self.kb,
