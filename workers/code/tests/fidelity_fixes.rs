@@ -29,6 +29,9 @@ const outer = function () {
   function nested() {}
 };
 items.forEach((x) => { function each() {} });
+const ajax = (() => { function create() {} return create; })();
+var __extends = (this && this.__extends) || (function () { var extendStatics = function () {}; })();
+module.exports = (cls) => class Builder extends cls { build() {} };
 ";
     assert_eq!(
         symbols(Language::JavaScript, "lib/m.js", src),
@@ -40,6 +43,10 @@ items.forEach((x) => { function each() {} });
             "function lib/m.outer 9",
             "function lib/m.outer.nested 10",
             "function lib/m.each 12",
+            "function lib/m.create 13",
+            "function lib/m.extendStatics 14",
+            "class lib/m.Builder 15",
+            "method lib/m.Builder.build 15",
         ]
     );
 }

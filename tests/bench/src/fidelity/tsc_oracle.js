@@ -18,8 +18,11 @@ const boundObject = (o) => {
     || (ts.isBinaryExpression(p) && p.right === o && p.operatorToken.kind === ts.SyntaxKind.EqualsToken)
     || (ts.isPropertyAssignment(p) && p.initializer === o && boundObject(p.parent));
 };
-const nameOf = (n) => (n.name && (ts.isIdentifier(n.name) || ts.isPrivateIdentifier(n.name)
-  || ts.isStringLiteral(n.name) || ts.isNumericLiteral(n.name))) ? n.name.text : null;
+// Computed names (`[_close]() {}`) as written.
+const nameOf = (n) => !n.name ? null
+  : (ts.isIdentifier(n.name) || ts.isPrivateIdentifier(n.name) || ts.isStringLiteral(n.name)
+    || ts.isNumericLiteral(n.name)) ? n.name.text
+  : ts.isComputedPropertyName(n.name) ? n.name.getText() : null;
 
 for (const rel of files) {
   let text;

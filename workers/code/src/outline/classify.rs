@@ -305,7 +305,8 @@ fn go<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
 /// (`import` and `require`).
 fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
     match node.kind() {
-        "class_declaration" | "abstract_class_declaration" => {
+        // A named class expression (`cls => class Builder extends cls {…}`) too.
+        "class_declaration" | "abstract_class_declaration" | "class" => {
             symbol(SymbolKind::Class, node, name(node, src))
         }
         "interface_declaration" => symbol(SymbolKind::Interface, node, name(node, src)),
@@ -352,23 +353,6 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
             Some(s) => Decl::Imports(vec![unquote(&s)]),
             None => Decl::Skip,
         },
-        // Functions inside expressions: an IIFE (`(function () {…})()`, `!function () {…}()`)
-        // or a callback passed as an argument (`define([…], function () {…})`). The anonymous
-        // function is no symbol; what it declares is, qualified as if declared where the
-        // expression stands (what ctags reports, and how such module patterns are read).
-        "call_expression"
-        | "new_expression"
-        | "arguments"
-        | "parenthesized_expression"
-        | "unary_expression"
-        | "await_expression"
-        | "assignment_expression" => Decl::Descend,
-        "function_expression" | "function" | "arrow_function" | "generator_function" => {
-            match field(node, "body") {
-                Some(body) => Decl::Anonymous { body },
-                None => Decl::Skip,
-            }
-        }
         "program"
         | "export_statement"
         | "expression_statement"
@@ -380,6 +364,34 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         | "variable_declaration"
         | "ambient_declaration"
         | "enum_body" => Decl::Descend,
+        _ => js_expression(node),
+    }
+}
+
+/// JavaScript/TypeScript expressions that may hold functions: walked, and an anonymous
+/// function found there entered.
+fn js_expression(node: Node<'_>) -> Decl<'_> {
+    match node.kind() {
+        // Functions inside expressions: an IIFE (`(function () {…})()`, `!function () {…}()`)
+        // or a callback passed as an argument (`define([…], function () {…})`). The anonymous
+        // function is no symbol; what it declares is, qualified as if declared where the
+        // expression stands (what ctags reports, and how such module patterns are read).
+        "call_expression"
+        | "new_expression"
+        | "arguments"
+        | "parenthesized_expression"
+        | "unary_expression"
+        | "await_expression"
+        | "assignment_expression"
+        | "binary_expression"
+        | "ternary_expression"
+        | "sequence_expression" => Decl::Descend,
+        "function_expression" | "function" | "arrow_function" | "generator_function" => {
+            match field(node, "body") {
+                Some(body) => Decl::Anonymous { body },
+                None => Decl::Skip,
+            }
+        }
         _ => Decl::Skip,
     }
 }
@@ -472,6 +484,8 @@ fn js_function_binding<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
             name: text(n, src).to_string(),
             body: value_body(node),
         },
+        // Any other value may hold functions (`const ajax = (() => { function f() {} })()`).
+        (false, _) => Decl::Descend,
         _ => Decl::Skip,
     }
 }
