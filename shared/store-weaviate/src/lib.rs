@@ -7,7 +7,9 @@
 //! One collection (default `EvidentChunk`) holds one object per chunk, with the vector
 //! Evident computed (vectorizer `none`, HNSW, cosine distance) and the properties
 //! `chunkId partition clientId projectId groupId sourceUrn kind title content contentHash
-//! locator graphRefs metadata observedAt ordinal createdAt seq`. Ids, scope fields, source and
+//! locator graphRefs metadata observedAt ordinal createdAt seq knowledgeType infoType tags
+//! entity` (the last four: typed-knowledge labels copied out of `metadata`, see
+//! `chunks::labels`). Ids, scope fields, source and
 //! kind are `field`-tokenised (the whole value is one token, so filters are exact — the
 //! reference filtered `sourceUrn` on word tokens); only `title` and `content` are
 //! word-tokenised and BM25-searchable (title weighted ×2); `locator` and `metadata` are
@@ -31,9 +33,10 @@
 //! Every read applies the reader's [`Visibility`](evident_core::Visibility): its
 //! [`clauses`](evident_core::Visibility::clauses) become a `where` filter, an `Or` over the
 //! clauses, each an `And` of `Equal` / `IsNull` conditions on `clientId`, `projectId`,
-//! `groupId`; kind filters are `ContainsAny` on `kind`. Values are JSON-escaped GraphQL
-//! literals, never spliced text. Writes use `consistency_level` and reads `consistencyLevel`
-//! (default `QUORUM`), and Weaviate indexes an object before the batch call returns, so a chunk
+//! `groupId`; kind filters are `ContainsAny` on `kind`; typed-knowledge filters are one
+//! condition per label group (`Equal`, or `ContainsAny` for several values and for `tags`).
+//! Values are JSON-escaped GraphQL literals, never spliced text. Writes use
+//! `consistency_level` and reads `consistencyLevel` (default `QUORUM`), and Weaviate indexes an object before the batch call returns, so a chunk
 //! is findable as soon as `upsert` returns.
 //!
 //! # Tenancy

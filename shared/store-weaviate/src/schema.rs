@@ -96,7 +96,24 @@ pub(crate) const CHUNK_PROPS: &[PropSpec] = &[
     int("ordinal", true),
     number("createdAt"),
     number("seq"),
+    // Typed-knowledge labels (issue 17), copied out of `metadata` so `where` filters them
+    // exactly; see `chunks::labels`.
+    exact("knowledgeType", true),
+    exact("infoType", true),
+    PropSpec {
+        name: "tags",
+        data_type: "text[]",
+        tokenization: Some("field"),
+        filterable: true,
+        searchable: false,
+    },
+    exact("entity", true),
 ];
+
+/// Properties that may be added to a collection already holding objects, because the
+/// adapter back-fills them (`chunks::labels`): they are derived from the stored `metadata`,
+/// and re-writing them on each object that has a value makes Weaviate index it.
+pub(crate) const BACKFILLED_PROPS: &[&str] = &["knowledgeType", "infoType", "tags", "entity"];
 
 /// Properties of a record in the meta collection.
 pub(crate) const META_PROPS: &[PropSpec] = &[exact("key", true), exact("value", false)];
@@ -285,50 +302,33 @@ pub(crate) fn plan_migration<'a>(
     }
 }
 
+/// What [`ensure_class`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ensured {
+    /// The collection was created with every property.
+    Created,
+    /// The collection existed; missing properties were added, except `deferred`: back-filled
+    /// properties missing on a collection that holds objects, which the caller adds together
+    /// with their back-fill. `had_backfilled`: every back-filled property was there already.
+    Existing {
+        deferred: Vec<PropSpec>,
+        had_backfilled: bool,
+    },
+}
+
 /// Creates `def`'s collection when missing, else checks it and adds missing properties.
 pub(crate) async fn ensure_class(
     client: &Client,
     def: &Value,
     props: &[PropSpec],
     rules: Rules,
-) -> Result<()> {
+) -> Result<Ensured> {
     let name = def.get("class").and_then(Value::as_str).unwrap_or_default();
-    let path = format!("/v1/schema/{name}");
-    let reply = client.send(Method::GET, &path, &[], None).await?;
-    let existing = match reply.status {
-        200 if !reply.body.is_null() => reply.body,
-        200 | 404 => {
-            let created = client
-                .send(Method::POST, "/v1/schema", &[], Some(def))
-                .await?;
-            if created.is_success() {
-                tracing::info!(collection = name, "created Weaviate collection");
-                return Ok(());
-            }
-            if created.status == 422 && created.message().to_lowercase().contains("already exists")
-            {
-                // Another process created it meanwhile: check theirs like any existing one.
-                client
-                    .send(Method::GET, &path, &[], None)
-                    .await?
-                    .ok(&format!("reading collection `{name}`"))?
-            } else {
-                return Err(error::status(
-                    &format!("creating collection `{name}`"),
-                    created.status,
-                    &created.body,
-                ));
-            }
-        }
-        s => {
-            return Err(error::status(
-                &format!("reading collection `{name}`"),
-                s,
-                &reply.body,
-            ));
-        }
+    let Some(existing) = existing_or_create(client, def, name).await? else {
+        return Ok(Ensured::Created);
     };
     let missing = plan_migration(&existing, props, rules)?;
+    let had_backfilled = !missing.iter().any(|p| BACKFILLED_PROPS.contains(&p.name));
     // Weaviate indexes a property added after import only for objects written later: the
     // objects already there would silently drop out of every filter (and BM25) on it.
     let indexed: Vec<&str> = missing
@@ -336,33 +336,92 @@ pub(crate) async fn ensure_class(
         .filter(|p| p.filterable || p.searchable)
         .map(|p| p.name)
         .collect();
-    if !indexed.is_empty() && holds_objects(client, name, rules.multi_tenancy).await? {
+    let populated = !indexed.is_empty() && holds_objects(client, name, rules.multi_tenancy).await?;
+    let refused: Vec<&str> = indexed
+        .iter()
+        .copied()
+        .filter(|n| !BACKFILLED_PROPS.contains(n))
+        .collect();
+    if populated && !refused.is_empty() {
         return Err(StoreError::incompatible(format!(
             "collection `{name}` lacks the indexed properties {} and already holds objects; \
              Weaviate would not index them for those objects, which would vanish from filtered \
              reads. Point `[weaviate] collection` at a new collection and re-index",
-            indexed.join(", ")
+            refused.join(", ")
         )));
     }
+    let mut deferred = Vec::new();
     for spec in missing {
-        client
-            .send(
-                Method::POST,
-                &format!("/v1/schema/{name}/properties"),
-                &[],
-                Some(&spec.to_json()),
-            )
-            .await?
-            .ok(&format!(
-                "adding property `{}` to collection `{name}`",
-                spec.name
-            ))?;
-        tracing::info!(
-            collection = name,
-            property = spec.name,
-            "added property to Weaviate collection"
-        );
+        if populated && BACKFILLED_PROPS.contains(&spec.name) {
+            deferred.push(*spec);
+        } else {
+            add_property(client, name, spec).await?;
+        }
     }
+    Ok(Ensured::Existing {
+        deferred,
+        had_backfilled,
+    })
+}
+
+/// The collection's definition, or `None` after creating it from `def`.
+async fn existing_or_create(client: &Client, def: &Value, name: &str) -> Result<Option<Value>> {
+    let path = format!("/v1/schema/{name}");
+    let reply = client.send(Method::GET, &path, &[], None).await?;
+    match reply.status {
+        200 if !reply.body.is_null() => Ok(Some(reply.body)),
+        200 | 404 => {
+            let created = client
+                .send(Method::POST, "/v1/schema", &[], Some(def))
+                .await?;
+            if created.is_success() {
+                tracing::info!(collection = name, "created Weaviate collection");
+                return Ok(None);
+            }
+            if created.status == 422 && created.message().to_lowercase().contains("already exists")
+            {
+                // Another process created it meanwhile: check theirs like any existing one.
+                Ok(Some(
+                    client
+                        .send(Method::GET, &path, &[], None)
+                        .await?
+                        .ok(&format!("reading collection `{name}`"))?,
+                ))
+            } else {
+                Err(error::status(
+                    &format!("creating collection `{name}`"),
+                    created.status,
+                    &created.body,
+                ))
+            }
+        }
+        s => Err(error::status(
+            &format!("reading collection `{name}`"),
+            s,
+            &reply.body,
+        )),
+    }
+}
+
+/// `POST /v1/schema/{class}/properties`.
+pub(crate) async fn add_property(client: &Client, class: &str, spec: &PropSpec) -> Result<()> {
+    client
+        .send(
+            Method::POST,
+            &format!("/v1/schema/{class}/properties"),
+            &[],
+            Some(&spec.to_json()),
+        )
+        .await?
+        .ok(&format!(
+            "adding property `{}` to collection `{class}`",
+            spec.name
+        ))?;
+    tracing::info!(
+        collection = class,
+        property = spec.name,
+        "added property to Weaviate collection"
+    );
     Ok(())
 }
 
@@ -432,9 +491,11 @@ pub(crate) async fn check_version(client: &Client) -> Result<String> {
 const SPACE_KEY: &str = "vector_space";
 
 impl Inner {
-    /// Creates or checks both collections.
+    /// Creates or checks both collections, then adds and back-fills the typed-label
+    /// properties of a populated collection from before them (or finishes a back-fill an
+    /// earlier process left unfinished).
     pub(crate) async fn migrate(&self) -> Result<()> {
-        ensure_class(
+        let chunks = ensure_class(
             &self.client,
             &chunk_class(&self.class, self.multi_tenancy),
             CHUNK_PROPS,
@@ -453,7 +514,22 @@ impl Inner {
                 chunks: false,
             },
         )
-        .await
+        .await?;
+        match chunks {
+            Ensured::Created => Ok(()),
+            Ensured::Existing {
+                deferred,
+                had_backfilled,
+            } => {
+                if !deferred.is_empty() {
+                    self.add_backfilled(&deferred).await
+                } else if had_backfilled {
+                    self.resume_backfill().await
+                } else {
+                    Ok(()) // added just now to an empty collection: nothing to back-fill
+                }
+            }
+        }
     }
 
     /// Records `space` as the collection's vector space, or checks it against the one

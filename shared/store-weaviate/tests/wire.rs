@@ -107,7 +107,19 @@ async fn connect_adds_missing_properties_without_touching_data() {
         .iter()
         .map(|r| r.body["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(added, vec!["projectId", "createdAt", "seq"]);
+    assert_eq!(
+        added,
+        vec![
+            "projectId",
+            "createdAt",
+            "seq",
+            "knowledgeType",
+            "infoType",
+            "tags",
+            "entity"
+        ],
+        "an empty collection needs no back-fill"
+    );
     assert!(
         received
             .iter()
@@ -294,6 +306,14 @@ async fn upsert_writes_batches_with_deterministic_ids() {
     d1.title = Some("Intro".into());
     d1.graph_refs = vec![NodeKey::from_canonical("jira:abc-1")];
     d1.metadata.insert("lang".into(), json!("en"));
+    evident_core::Typed::from_raw(
+        Some(evident_core::KnowledgeType::Fact),
+        Some("context"),
+        &["Ops".into()],
+        None,
+    )
+    .expect("labels")
+    .insert_into(&mut d1.metadata);
     d1.observed_at = Some("2026-01-02T03:04:05Z".into());
     let d2 = chunk(Scope::client("c1"), "d2", "beta two", 1);
     let g1 = chunk(Scope::global(), "g1", "gamma", 2);
@@ -332,8 +352,10 @@ async fn upsert_writes_batches_with_deterministic_ids() {
                     "sourceUrn": "urn:doc", "kind": "doc", "title": "Intro",
                     "content": "alpha one", "contentHash": "sha256:d1",
                     "locator": "{\"type\":\"document\",\"uri\":\"urn:doc\",\"charStart\":0,\"charEnd\":9}",
-                    "graphRefs": ["jira:abc-1"], "metadata": "{\"lang\":\"en\"}",
-                    "observedAt": "2026-01-02T03:04:05Z", "ordinal": 0
+                    "graphRefs": ["jira:abc-1"],
+                    "metadata": "{\"knowledge\":{\"infoType\":\"context\",\"knowledgeType\":\"fact\",\"tags\":[\"ops\"]},\"lang\":\"en\"}",
+                    "observedAt": "2026-01-02T03:04:05Z", "ordinal": 0,
+                    "knowledgeType": "fact", "infoType": "context", "tags": ["ops"]
                 }
             },
             {

@@ -19,6 +19,7 @@
 mod commits;
 mod oracles;
 mod symbols;
+mod tsc;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -261,6 +262,8 @@ async fn symbol_fidelity(ix: &crate::git::Indexer, src: &Source, scratch: &Path)
     let mut missing_by_kind = std::collections::BTreeMap::<String, usize>::new();
     let mut extra_by_kind = std::collections::BTreeMap::<String, usize>::new();
     let (mut missing_ex, mut extra_ex) = (Vec::new(), Vec::new());
+    // JavaScript and TypeScript are compared with the compiler's parser too (see `tsc`).
+    let mut kept: Vec<(String, Vec<symbols::Stored>)> = Vec::new();
     for file in &rel {
         if unparsable.contains(file) {
             continue;
@@ -270,6 +273,9 @@ async fn symbol_fidelity(ix: &crate::git::Indexer, src: &Source, scratch: &Path)
             continue;
         };
         compared += 1;
+        if matches!(c.language, "javascript" | "typescript") {
+            kept.push((file.clone(), stored.clone()));
+        }
         let defs = oracle.remove(file).unwrap_or_default();
         stored_n += stored.len();
         let score = symbols::compare(stored, &defs);
@@ -317,7 +323,16 @@ async fn symbol_fidelity(ix: &crate::git::Indexer, src: &Source, scratch: &Path)
             println!("      + {e}");
         }
     }
+    let second = if kept.is_empty() {
+        Value::Null
+    } else {
+        match tsc::fetch(scratch) {
+            Ok(lib) => tsc::second_oracle(c.language, &lib, &work, kept),
+            Err(e) => json!({ "error": e }),
+        }
+    };
     json!({
+        "second_oracle": second,
         "language": c.language, "corpus": src.origin, "files": compared, "mb": bytes as f64 / 1e6,
         "oracle": oracle_name, "oracle_definitions": oracle_n, "stored": stored_n,
         "matched": matched, "precision": precision, "recall": recall,

@@ -12,7 +12,8 @@
 //! 3. Overloads in languages with parameter types (Java, Kotlin, TypeScript): each gets its
 //!    parameter types as written, names and generic arguments dropped: `com.acme.Cart.add(Item,int)`
 //!    (key `symbol:shop/com.acme.Cart.add(Item,int)`).
-//! 4. Whatever still collides — Go's several `init` functions, JavaScript static and instance
+//! 4. Whatever still collides — Rust items under alternative `#[cfg]`s, Go's several `init`
+//!    functions, JavaScript static and instance
 //!    methods of one name, getter and setter pairs, Python redefinitions (property setters,
 //!    `if`/`else` alternatives) — is numbered in source order from the second on:
 //!    `name#2`, `name#3`.
@@ -147,23 +148,30 @@ fn parameter_types(lang: Language, node: Node<'_>, src: &str) -> Option<String> 
     Some(format!("({})", types.join(",")))
 }
 
-/// Callables, and the associated types of Rust trait impls (`type Output` of `Add` and of
-/// `Sub`): what several declarations of one scope may name alike.
-fn may_collide(s: &Symbol, e: &Extra) -> bool {
+/// Callables, the associated types of Rust trait impls (`type Output` of `Add` and of
+/// `Sub`), and any Rust item: what several declarations of one scope may name alike (Rust
+/// `#[cfg(…)]` alternatives — `#[cfg(unix)] type Fd = i32;` next to `#[cfg(windows)] type Fd =
+/// u64;` — are each a definition).
+fn may_collide(lang: Language, s: &Symbol, e: &Extra) -> bool {
     matches!(s.kind, SymbolKind::Function | SymbolKind::Method)
         || (s.kind == SymbolKind::Type && e.trait_name.is_some())
+        || lang == Language::Rust
 }
 
-/// Indexes of symbols that may collide grouped by qualified name, groups of two or more, in
+/// Indexes of symbols that may collide grouped by key — qualified name, and whether a type
+/// (a callable's key ends in `()`, so it never meets a type's) — groups of two or more, in
 /// source order.
-fn collisions(symbols: &[Symbol], extras: &[Extra]) -> Vec<Vec<usize>> {
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+fn collisions(lang: Language, symbols: &[Symbol], extras: &[Extra]) -> Vec<Vec<usize>> {
+    let mut by_name: HashMap<(bool, &str), Vec<usize>> = HashMap::new();
     for (i, s) in symbols
         .iter()
         .enumerate()
-        .filter(|(i, s)| may_collide(s, &extras[*i]))
+        .filter(|(i, s)| may_collide(lang, s, &extras[*i]))
     {
-        by_name.entry(&s.qualified_name).or_default().push(i);
+        by_name
+            .entry((s.kind.is_type(), &s.qualified_name))
+            .or_default()
+            .push(i);
     }
     let mut groups: Vec<Vec<usize>> = by_name.into_values().filter(|g| g.len() > 1).collect();
     groups.sort();
@@ -173,7 +181,7 @@ fn collisions(symbols: &[Symbol], extras: &[Extra]) -> Vec<Vec<usize>> {
 /// Step 1: TypeScript signatures folded into their implementation.
 fn fold_signatures(symbols: &mut Vec<Symbol>, extras: &mut Vec<Extra>) {
     let mut remove = Vec::new();
-    for group in collisions(symbols, extras) {
+    for group in collisions(Language::TypeScript, symbols, extras) {
         if !group.iter().any(|&i| extras[i].signature_only) {
             continue;
         }
@@ -221,7 +229,7 @@ pub(crate) fn disambiguate(lang: Language, symbols: &mut Vec<Symbol>, mut extras
         fold_signatures(symbols, &mut extras);
     }
     let sep = lang.separator();
-    for group in collisions(symbols, &extras) {
+    for group in collisions(lang, symbols, &extras) {
         for i in group {
             let s = &mut symbols[i];
             if let Some(t) = &extras[i].trait_name {
@@ -231,7 +239,7 @@ pub(crate) fn disambiguate(lang: Language, symbols: &mut Vec<Symbol>, mut extras
             }
         }
     }
-    for group in collisions(symbols, &extras) {
+    for group in collisions(lang, symbols, &extras) {
         for (n, i) in group.into_iter().enumerate().skip(1) {
             symbols[i].qualified_name = format!("{}#{}", symbols[i].qualified_name, n + 1);
         }

@@ -11,6 +11,8 @@ use evident_store::{
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 
+use labels::{label_properties, with_filter};
+
 use crate::config::MAX_RESULTS;
 use crate::error;
 use crate::ids::{object_id, tenant_name};
@@ -20,6 +22,7 @@ use crate::query::{
 };
 use crate::{Inner, WeaviateStore};
 
+mod labels;
 mod properties;
 mod read;
 mod write;
@@ -32,15 +35,6 @@ const CHUNK_FIELDS: &str = "chunkId clientId projectId groupId sourceUrn kind ti
 const SOURCE_FIELDS: &str = "chunkId contentHash ordinal";
 const SCORE_FIELDS: &str = "chunkId _additional{score}";
 const DISTANCE_FIELDS: &str = "chunkId _additional{distance}";
-/// The same with the metadata, read when a typed-knowledge filter applies.
-const SCORE_TYPED_FIELDS: &str = "chunkId metadata _additional{score}";
-const DISTANCE_TYPED_FIELDS: &str = "chunkId metadata _additional{distance}";
-/// Candidates read per result asked for when a typed-knowledge filter applies: the labels live
-/// inside the JSON `metadata` (no schema property of their own yet), so they are tested here on
-/// a deeper candidate list instead of in Weaviate's `where`.
-const TYPED_OVERFETCH: usize = 4;
-const TYPED_MIN_CANDIDATES: usize = 100;
-
 /// Relocations (one PATCH each) in flight at once.
 const RELOCATE_CONCURRENCY: usize = 8;
 

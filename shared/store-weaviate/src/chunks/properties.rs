@@ -63,13 +63,14 @@ pub(super) fn chunk_properties(chunk: &Chunk, created_at: i64, seq: i64) -> Resu
     p.insert("ordinal".into(), json!(ordinal_of(chunk)?));
     p.insert("createdAt".into(), json!(created_at));
     p.insert("seq".into(), json!(seq));
+    p.extend(label_properties(&chunk.metadata, false));
     Ok(Value::Object(p))
 }
 
 /// What a relocation changes: everything but id, text, hash and vector (and the newest-first
 /// key, which belongs to the upsert). Absent optional fields are `null`: PATCH removes them.
 pub(super) fn relocation_properties(chunk: &Chunk) -> Result<Value> {
-    Ok(json!({
+    let mut p = json!({
         "partition": chunk.scope.partition(),
         "clientId": chunk.scope.client_id,
         "projectId": chunk.scope.project_id,
@@ -82,7 +83,11 @@ pub(super) fn relocation_properties(chunk: &Chunk) -> Result<Value> {
         "metadata": json_text(&chunk.metadata, "metadata")?,
         "observedAt": chunk.observed_at,
         "ordinal": ordinal_of(chunk)?,
-    }))
+    });
+    if let Value::Object(map) = &mut p {
+        map.extend(label_properties(&chunk.metadata, true));
+    }
+    Ok(p)
 }
 
 pub(super) fn refs(chunk: &Chunk) -> Vec<&str> {

@@ -98,23 +98,16 @@ impl Inner {
         score: Score,
         limit: usize,
     ) -> Result<Vec<ScoredId>> {
-        let typed = !filter.typed.is_empty();
-        let fields = match (score, typed) {
-            (Score::Relevance, false) => SCORE_FIELDS,
-            (Score::Distance, false) => DISTANCE_FIELDS,
-            (Score::Relevance, true) => SCORE_TYPED_FIELDS,
-            (Score::Distance, true) => DISTANCE_TYPED_FIELDS,
+        let fields = match score {
+            Score::Relevance => SCORE_FIELDS,
+            Score::Distance => DISTANCE_FIELDS,
         };
-        let depth = typed_depth(filter, limit);
         let mut hits: Vec<ScoredId> = Vec::new();
         for target in self.targets(vis) {
-            let where_ = with_kinds(target.filter, &filter.kinds);
-            let mut q = self.query(target.tenant.as_deref(), &where_, fields, depth);
+            let where_ = with_filter(target.filter, filter);
+            let mut q = self.query(target.tenant.as_deref(), &where_, fields, limit);
             q.search = Some(search);
             for row in self.rows(target.tenant.as_deref(), &q.render()).await? {
-                if typed && !admits_typed(filter, &row) {
-                    continue;
-                }
                 let chunk_id = text_field(&row, "chunkId")?;
                 let value = match score {
                     Score::Relevance => number(row.pointer("/_additional/score")),
@@ -202,14 +195,10 @@ impl Inner {
         }
         let mut listed: Vec<(i64, Chunk)> = Vec::new();
         for target in self.targets(vis) {
-            let where_ = with_kinds(target.filter, &filter.kinds);
-            let depth = typed_depth(filter, limit);
-            let mut q = self.query(target.tenant.as_deref(), &where_, CHUNK_FIELDS, depth);
+            let where_ = with_filter(target.filter, filter);
+            let mut q = self.query(target.tenant.as_deref(), &where_, CHUNK_FIELDS, limit);
             q.sort = Some(SORT_NEWEST_FIRST);
             for row in self.rows(target.tenant.as_deref(), &q.render()).await? {
-                if !filter.typed.is_empty() && !admits_typed(filter, &row) {
-                    continue;
-                }
                 let seq = int_field(&row, "seq").unwrap_or(0);
                 listed.push((seq, decode_chunk(&row)?));
             }
@@ -218,28 +207,4 @@ impl Inner {
         listed.truncate(limit);
         Ok(listed.into_iter().map(|(_, c)| c).collect())
     }
-}
-
-/// How many candidates to read for `limit` results: deeper under a typed filter (see
-/// [`TYPED_OVERFETCH`]).
-pub(super) fn typed_depth(filter: &ChunkFilter, limit: usize) -> usize {
-    if filter.typed.is_empty() {
-        limit
-    } else {
-        (limit * TYPED_OVERFETCH)
-            .max(TYPED_MIN_CANDIDATES)
-            .min(MAX_RESULTS.max(limit))
-    }
-}
-
-/// Whether a row's stored metadata carries typed labels the filter admits.
-pub(super) fn admits_typed(filter: &ChunkFilter, row: &Value) -> bool {
-    let metadata: Map<String, Value> = row
-        .get("metadata")
-        .and_then(Value::as_str)
-        .and_then(|m| serde_json::from_str(m).ok())
-        .unwrap_or_default();
-    filter
-        .typed
-        .admits(&evident_core::Typed::from_metadata(&metadata))
 }

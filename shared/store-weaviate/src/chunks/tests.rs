@@ -78,27 +78,91 @@ fn kinds_narrow_the_visibility_filter() {
     );
 }
 
-/// Typed-knowledge filters are tested on each row's stored metadata, over a deeper list.
+fn labelled(chunk: &mut Chunk) {
+    evident_core::Typed::from_raw(
+        Some(evident_core::KnowledgeType::Procedure),
+        Some("skills"),
+        &["CFL".into(), "les".into()],
+        Some("User:Alice"),
+    )
+    .expect("labels")
+    .insert_into(&mut chunk.metadata);
+}
+
+/// The labels are copied from the metadata into properties of their own (left out when
+/// absent on insert, `null` on relocation so a PATCH removes labels that were dropped).
 #[test]
-fn typed_filters_read_the_stored_metadata() {
+fn typed_labels_become_properties() {
     let mut chunk = sample();
-    evident_core::Typed::from_raw(None, Some("skills"), &["cfl".into()], None)
-        .expect("labels")
-        .insert_into(&mut chunk.metadata);
-    let row = chunk_properties(&chunk, 0, 0).expect("properties");
-    let filter = |info: &str| ChunkFilter {
+    labelled(&mut chunk);
+    let props = chunk_properties(&chunk, 0, 0).expect("properties");
+    assert_eq!(props["knowledgeType"], "procedure");
+    assert_eq!(props["infoType"], "skills");
+    assert_eq!(props["tags"], json!(["cfl", "les"]));
+    assert_eq!(props["entity"], "user:alice");
+    assert_eq!(
+        decode_chunk(&props).expect("decodes"),
+        chunk,
+        "metadata kept"
+    );
+    let plain = chunk_properties(&sample(), 0, 0).expect("properties");
+    for name in ["knowledgeType", "infoType", "tags", "entity"] {
+        assert!(plain.get(name).is_none(), "{name} left out");
+    }
+    let moved = relocation_properties(&sample()).expect("properties");
+    for name in ["knowledgeType", "infoType", "tags", "entity"] {
+        assert_eq!(moved[name], Value::Null, "{name} cleared");
+    }
+    assert_eq!(
+        relocation_properties(&chunk).expect("p")["tags"],
+        json!(["cfl", "les"])
+    );
+}
+
+/// Each non-empty label group is one condition of the `where` filter, next to visibility
+/// and kinds: single values are `Equal`, several (and tags, an array) `ContainsAny`.
+#[test]
+fn typed_filters_go_into_where() {
+    use evident_core::{KnowledgeType, NodeKey, TypedFilter};
+    let vis = Filter::IsNull("clientId");
+    let filter = ChunkFilter {
+        kinds: vec!["doc".into()],
+        typed: TypedFilter {
+            knowledge_types: vec![KnowledgeType::Fact, KnowledgeType::Procedure],
+            info_types: vec!["skills".into()],
+            tags: vec!["les".into()],
+            entities: vec![NodeKey::from_canonical("user:alice")],
+        },
+    };
+    assert_eq!(
+        labels::with_filter(vis.clone(), &filter),
+        Filter::And(vec![
+            vis.clone(),
+            Filter::ContainsAny("kind", vec!["doc".into()]),
+            Filter::And(vec![
+                Filter::ContainsAny("knowledgeType", vec!["fact".into(), "procedure".into()]),
+                Filter::EqualText("infoType", "skills".into()),
+                Filter::ContainsAny("tags", vec!["les".into()]),
+                Filter::EqualText("entity", "user:alice".into()),
+            ]),
+        ])
+    );
+    let only_info = ChunkFilter {
         kinds: Vec::new(),
-        typed: evident_core::TypedFilter {
-            info_types: vec![info.to_string()],
+        typed: TypedFilter {
+            info_types: vec!["skills".into()],
             ..Default::default()
         },
     };
-    assert!(read::admits_typed(&filter("skills"), &row));
-    assert!(!read::admits_typed(&filter("context"), &row));
-    assert!(!read::admits_typed(
-        &filter("skills"),
-        &chunk_properties(&sample(), 0, 0).expect("p")
-    ));
-    assert_eq!(read::typed_depth(&ChunkFilter::default(), 10), 10);
-    assert_eq!(read::typed_depth(&filter("skills"), 10), 100);
+    assert_eq!(
+        labels::with_filter(vis.clone(), &only_info),
+        Filter::And(vec![
+            vis.clone(),
+            Filter::EqualText("infoType", "skills".into())
+        ])
+    );
+    assert_eq!(
+        labels::with_filter(vis.clone(), &ChunkFilter::default()),
+        vis
+    );
 }

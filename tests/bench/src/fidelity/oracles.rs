@@ -80,7 +80,9 @@ fn map_ctags_kind(
         ("go", "func") if scoped => "method",
         ("go", "func") => "function",
         ("kotlin", "method") => CALLABLE,
-        ("rust", "function") if scope_kind.is_none() => CALLABLE,
+        // ctags loses the impl scope (see above): the function then has no scope, or the
+        // enclosing module's.
+        ("rust", "function") if !scoped => CALLABLE,
         ("go", "methodSpec") => "method",
         (_, "function" | "generator") => "function",
         (_, "method" | "getter" | "setter") => "method",

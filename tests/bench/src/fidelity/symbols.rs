@@ -81,6 +81,7 @@ pub async fn stored_symbols(kb: &Kb, repository: &str, file: &str) -> Option<Vec
             .map(|(n, _)| n)
             .filter(|n| SYMBOL_TYPES.contains(&n.node_type.as_str()))
             .filter(|n| n.props.get("path").and_then(|p| p.as_str()) == Some(file))
+            .filter(|n| !is_rust_union(n))
             .filter_map(|n| {
                 Some(Stored {
                     name: n.props.get("name")?.as_str()?.to_string(),
@@ -91,6 +92,21 @@ pub async fn stored_symbols(kb: &Kb, repository: &str, file: &str) -> Option<Vec
             })
             .collect(),
     )
+}
+
+/// A Rust `union` (stored as a struct): ctags 5.9 does not know the keyword and reports
+/// none, so unions are left out of the comparison rather than counted against precision.
+fn is_rust_union(n: &evident_core::Node) -> bool {
+    n.node_type == "struct"
+        && n.props.get("language").and_then(|l| l.as_str()) == Some("rust")
+        && n.props
+            .get("signature")
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| {
+                s.split_whitespace()
+                    .find(|w| !w.starts_with("pub") && !w.starts_with('#'))
+                    == Some("union")
+            })
 }
 
 /// Matches of one file: (matched, stored only, oracle only), with the unmatched listed.

@@ -305,7 +305,8 @@ fn go<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
 /// (`import` and `require`).
 fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
     match node.kind() {
-        "class_declaration" | "abstract_class_declaration" => {
+        // A named class expression (`cls => class Builder extends cls {…}`) too.
+        "class_declaration" | "abstract_class_declaration" | "class" => {
             symbol(SymbolKind::Class, node, name(node, src))
         }
         "interface_declaration" => symbol(SymbolKind::Interface, node, name(node, src)),
@@ -363,6 +364,34 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         | "variable_declaration"
         | "ambient_declaration"
         | "enum_body" => Decl::Descend,
+        _ => js_expression(node),
+    }
+}
+
+/// JavaScript/TypeScript expressions that may hold functions: walked, and an anonymous
+/// function found there entered.
+fn js_expression(node: Node<'_>) -> Decl<'_> {
+    match node.kind() {
+        // Functions inside expressions: an IIFE (`(function () {…})()`, `!function () {…}()`)
+        // or a callback passed as an argument (`define([…], function () {…})`). The anonymous
+        // function is no symbol; what it declares is, qualified as if declared where the
+        // expression stands (what ctags reports, and how such module patterns are read).
+        "call_expression"
+        | "new_expression"
+        | "arguments"
+        | "parenthesized_expression"
+        | "unary_expression"
+        | "await_expression"
+        | "assignment_expression"
+        | "binary_expression"
+        | "ternary_expression"
+        | "sequence_expression" => Decl::Descend,
+        "function_expression" | "function" | "arrow_function" | "generator_function" => {
+            match field(node, "body") {
+                Some(body) => Decl::Anonymous { body },
+                None => Decl::Skip,
+            }
+        }
         _ => Decl::Skip,
     }
 }
@@ -370,6 +399,12 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
 /// Whether the node's `value` field is one of `kinds` (a function expression, say).
 fn value_is(node: Node<'_>, kinds: &[&str]) -> bool {
     field(node, "value").is_some_and(|v| kinds.contains(&v.kind()))
+}
+
+/// The body of the function held by the node's `value` field: walked like a declared
+/// function's, for the functions declared inside.
+fn value_body<'t>(node: Node<'t>) -> Option<Node<'t>> {
+    field(node, "value").and_then(|v| field(v, "body"))
 }
 
 /// `const x = require("m")`: an import of `m`.
@@ -435,7 +470,7 @@ fn js_member_function<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
         (true, Some(n)) => Decl::Symbol {
             kind: SymbolKind::Method,
             name: unquote(text(n, src)),
-            body: None,
+            body: value_body(node),
         },
         _ => Decl::Skip,
     }
@@ -447,8 +482,10 @@ fn js_function_binding<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         (true, Some(n)) if n.kind() == "identifier" => Decl::Symbol {
             kind: callable_kind(ctx),
             name: text(n, src).to_string(),
-            body: None,
+            body: value_body(node),
         },
+        // Any other value may hold functions (`const ajax = (() => { function f() {} })()`).
+        (false, _) => Decl::Descend,
         _ => Decl::Skip,
     }
 }

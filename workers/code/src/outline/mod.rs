@@ -12,6 +12,7 @@
 //! reported so callers can tell a partial outline from a clean one.
 
 mod classify;
+mod go_keys;
 mod syntax;
 mod walk;
 
@@ -158,6 +159,12 @@ enum Decl<'t> {
         name: String,
         body: Node<'t>,
     },
+    /// An anonymous function inside an expression (JavaScript IIFEs and callbacks): no
+    /// symbol, but what its body declares is, with no qualifier of its own and never as
+    /// methods.
+    Anonymous {
+        body: Node<'t>,
+    },
     Imports(Vec<String>),
     Package(String),
     /// Not a declaration itself, but may contain some (export wrappers, declaration lists).
@@ -182,5 +189,5 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
         imports: Vec::new(),
         error_nodes: syntax::count_errors(root),
     };
-    Ok(walk::Walk::new(lang, src, root, out).run())
+    Ok(walk::Walk::new(lang, path, src, root, out).run())
 }

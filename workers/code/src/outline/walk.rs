@@ -4,6 +4,7 @@
 use tree_sitter::Node;
 
 use super::classify::classify;
+use super::go_keys;
 use super::syntax::{field, find_descendant, signature, text};
 use super::{Ctx, Decl, Import, Outline, Symbol, SymbolKind};
 use crate::lang::Language;
@@ -22,11 +23,21 @@ pub(super) struct Walk<'t, 's> {
     out: Outline,
     /// Per symbol, what tells overloads apart (parameter types, trait, signature or body).
     extras: Vec<overloads::Extra>,
+    /// The file's path (Go qualifies symbols by directory, see [`go_keys`]).
+    path: &'s str,
+    /// Go: the package qualifier without this file's build variant.
+    go_base: Option<String>,
 }
 
 impl<'t, 's> Walk<'t, 's> {
     /// A walk from `root` filling `out` (whose package, if any, qualifies the names).
-    pub(super) fn new(lang: Language, src: &'s str, root: Node<'t>, out: Outline) -> Self {
+    pub(super) fn new(
+        lang: Language,
+        path: &'s str,
+        src: &'s str,
+        root: Node<'t>,
+        out: Outline,
+    ) -> Self {
         Walk {
             lang,
             src,
@@ -35,6 +46,8 @@ impl<'t, 's> Walk<'t, 's> {
             stack: vec![(root, Ctx::default())],
             out,
             extras: Vec::new(),
+            path,
+            go_base: None,
         }
     }
 
@@ -43,6 +56,7 @@ impl<'t, 's> Walk<'t, 's> {
         while let Some((node, ctx)) = self.stack.pop() {
             self.visit(node, ctx);
         }
+        self.go_receivers_declared_elsewhere();
         overloads::disambiguate(self.lang, &mut self.out.symbols, self.extras);
         self.out
     }
@@ -51,7 +65,14 @@ impl<'t, 's> Walk<'t, 's> {
     fn visit(&mut self, node: Node<'t>, ctx: Ctx) {
         match classify(self.lang, node, self.src, &ctx) {
             Decl::Package(p) => {
-                self.package_prefix = Some(vec![p.clone()]);
+                let prefix = if self.lang == Language::Go {
+                    let (variant, base) = go_keys::qualifier(self.path, &p, self.src);
+                    self.go_base = Some(base);
+                    variant
+                } else {
+                    p.clone()
+                };
+                self.package_prefix = Some(vec![prefix]);
                 self.out.package = Some(p);
             }
             Decl::Imports(targets) => {
@@ -100,8 +121,44 @@ impl<'t, 's> Walk<'t, 's> {
                     self.push_children(body, inner);
                 }
             }
+            Decl::Anonymous { body } => {
+                let mut inner = ctx;
+                inner.in_type = false;
+                inner.parent = None;
+                inner.impl_trait = None;
+                // A block, or an arrow function's expression body (which may hold more).
+                self.stack.push((body, inner));
+            }
             Decl::Descend => self.push_children(node, ctx),
             Decl::Skip => {}
+        }
+    }
+
+    /// Go, in a build-variant file: a method whose receiver type is not declared in this file
+    /// belongs to the plain (variant-free) type.
+    fn go_receivers_declared_elsewhere(&mut self) {
+        let (Some(base), Some(prefix)) = (&self.go_base, self.package_prefix.as_ref()) else {
+            return;
+        };
+        let variant = &prefix[0];
+        if variant == base {
+            return;
+        }
+        let local: std::collections::HashSet<String> = self
+            .out
+            .symbols
+            .iter()
+            .filter(|s| s.kind.is_type())
+            .map(|s| s.qualified_name.clone())
+            .collect();
+        let from = format!("{variant}{}", self.sep);
+        for s in &mut self.out.symbols {
+            if let Some(p) = &s.parent
+                && !local.contains(p)
+                && let Some(rest) = p.strip_prefix(&from)
+            {
+                s.parent = Some(format!("{base}{}{rest}", self.sep));
+            }
         }
     }
 

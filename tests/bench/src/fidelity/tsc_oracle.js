@@ -1,0 +1,63 @@
+// Second oracle for JavaScript and TypeScript: the TypeScript compiler's own parser.
+// Usage: node tsc_oracle.js TYPESCRIPT_LIB ROOT < file list; prints one JSON line per
+// definition: {"path", "kind", "name", "line"} with Evident's kinds (docs/benchmarks.md,
+// `fidelity`): classes, interfaces, enums, type aliases, functions and methods, including
+// function values bound to a name (`const f = () => …`, class fields, members of an object
+// literal bound to a name) and functions declared anywhere inside functions.
+const ts = require(process.argv[2]);
+const fs = require("fs");
+const path = require("path");
+const root = process.argv[3];
+const files = fs.readFileSync(0, "utf8").split("\n").filter(Boolean);
+
+const isFn = (n) => n && (ts.isArrowFunction(n) || ts.isFunctionExpression(n));
+// An object literal whose members Evident reads: bound to a name, assigned, or nested so.
+const boundObject = (o) => {
+  const p = o.parent;
+  return (ts.isVariableDeclaration(p) && p.initializer === o && ts.isIdentifier(p.name))
+    || (ts.isBinaryExpression(p) && p.right === o && p.operatorToken.kind === ts.SyntaxKind.EqualsToken)
+    || (ts.isPropertyAssignment(p) && p.initializer === o && boundObject(p.parent));
+};
+// Computed names (`[_close]() {}`) as written.
+const nameOf = (n) => !n.name ? null
+  : (ts.isIdentifier(n.name) || ts.isPrivateIdentifier(n.name) || ts.isStringLiteral(n.name)
+    || ts.isNumericLiteral(n.name)) ? n.name.text
+  : ts.isComputedPropertyName(n.name) ? n.name.getText() : null;
+
+for (const rel of files) {
+  let text;
+  try { text = fs.readFileSync(path.join(root, rel), "utf8"); } catch { continue; }
+  const kind = /\.tsx$/.test(rel) ? ts.ScriptKind.TSX : /\.(ts|mts|cts)$/.test(rel) ? ts.ScriptKind.TS
+    : ts.ScriptKind.JSX;
+  const sf = ts.createSourceFile(rel, text, ts.ScriptTarget.Latest, true, kind);
+  const emit = (node, k, name) => {
+    if (!name) return;
+    const at = node.name ? node.name.getStart(sf) : node.getStart(sf);
+    const line = sf.getLineAndCharacterOfPosition(at).line + 1;
+    console.log(JSON.stringify({ path: rel, kind: k, name, line }));
+  };
+  const seenSignature = new Set();
+  const visit = (n) => {
+    if (ts.isClassDeclaration(n) || (ts.isClassExpression(n) && n.name)) emit(n, "class", nameOf(n));
+    else if (ts.isInterfaceDeclaration(n)) emit(n, "interface", nameOf(n));
+    else if (ts.isEnumDeclaration(n)) emit(n, "enum", nameOf(n));
+    else if (ts.isTypeAliasDeclaration(n)) emit(n, "type", nameOf(n));
+    else if (ts.isFunctionDeclaration(n)) {
+      // Overload signatures and their implementation are one function: the first of a run.
+      const key = n.parent.pos + ":" + nameOf(n);
+      if (!seenSignature.has(key)) { seenSignature.add(key); emit(n, "function", nameOf(n)); }
+    } else if (ts.isMethodDeclaration(n) || ts.isMethodSignature(n) || ts.isGetAccessor(n)
+      || ts.isSetAccessor(n)) {
+      if (!ts.isObjectLiteralExpression(n.parent) || boundObject(n.parent)) {
+        const key = n.parent.pos + ":" + (n.kind === ts.SyntaxKind.GetAccessor ? "get " : n.kind === ts.SyntaxKind.SetAccessor ? "set " : "")
+          + (n.modifiers && n.modifiers.some((m) => m.kind === ts.SyntaxKind.StaticKeyword) ? "static " : "") + nameOf(n);
+        if (!seenSignature.has(key)) { seenSignature.add(key); emit(n, "method", nameOf(n)); }
+      }
+    } else if (ts.isConstructorDeclaration(n) && n.body) emit(n, "method", "constructor");
+    else if (ts.isPropertyDeclaration(n) && isFn(n.initializer)) emit(n, "method", nameOf(n));
+    else if (ts.isPropertyAssignment(n) && isFn(n.initializer) && boundObject(n.parent)) emit(n, "method", nameOf(n));
+    else if (ts.isVariableDeclaration(n) && isFn(n.initializer) && ts.isIdentifier(n.name)) emit(n, "function", n.name.text);
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+}
