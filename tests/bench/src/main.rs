@@ -22,6 +22,9 @@
 //!   the LKML corpus in `data/notmuch-lkml`).
 //! - `claims [--claims N] [--learns N] [--queries N] [--docs N]`: learn p99 and recall p50 at
 //!   N claims (default 100,000).
+//! - `quality [--repo PATH] [--collections NAME=DIR,…]`: retrieval quality — this
+//!   repository's code-and-docs and history questions, judged collections — per channel and
+//!   fused, next to a plain Okapi BM25 (see `quality/mod.rs`).
 //! - `graph-writes [--edges N] [--batch N] [--writers N] [--gaps N] [--claims N]`: agent edge
 //!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
 
@@ -35,6 +38,7 @@ mod git;
 mod mcp;
 mod memory;
 mod procedures;
+mod quality;
 mod queue;
 mod retrieve;
 mod sources;
@@ -204,7 +208,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, quality";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -232,6 +236,7 @@ fn main() {
         "claims" => rt.block_on(claims::run(&args)),
         "graph-writes" => rt.block_on(gaps::run(&args)),
         "context" => rt.block_on(context::run(&args)),
+        "quality" => rt.block_on(quality::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

@@ -45,10 +45,10 @@ pub use candidates::{Candidates, channel_depths};
 pub use entities::{QueryEntities, entity_hits, query_entities};
 pub use expansion::{EdgeRelevance, Expansion, expansion_seeds, graph_hits, rank_edges};
 pub use fusion::{Fusion, FusionParams};
-pub use rerank::RerankWeights;
 pub use history::{PackCommit, asks_about_change};
 pub use pack::{Channels, evidence_items, summary};
 pub use phrase::{Phrases, phrase_hits, phrases};
+pub use rerank::RerankWeights;
 
 use crate::{Kb, KbError, Result, Stage, Watch};
 

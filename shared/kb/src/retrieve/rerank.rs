@@ -170,7 +170,11 @@ pub fn rerank(
             Some(s) if best_bm25 > 0.0 => s / best_bm25,
             _ => 0.0,
         };
-        let linked = if graph.contains(id.as_str()) { 1.0 } else { 0.0 };
+        let linked = if graph.contains(id.as_str()) {
+            1.0
+        } else {
+            0.0
+        };
         *score *= 1.0
             + weights.fields * in_fields
             + weights.coverage * covered
@@ -222,8 +226,16 @@ mod tests {
     #[test]
     fn a_path_naming_the_question_and_an_adjacent_phrase_move_up() {
         let chunks = vec![
-            chunk("other", "src/pack.rs", "score fusion is mentioned here once"),
-            chunk("fusion", "src/retrieve/fusion.rs", "weighted rank fusion over chunk ids"),
+            chunk(
+                "other",
+                "src/pack.rs",
+                "score fusion is mentioned here once",
+            ),
+            chunk(
+                "fusion",
+                "src/retrieve/fusion.rs",
+                "weighted rank fusion over chunk ids",
+            ),
         ];
         let mut fused = vec![("other".to_string(), 0.010), ("fusion".to_string(), 0.009)];
         let w = RerankWeights::default();

@@ -1,0 +1,248 @@
+//! The repository question sets: code-and-docs questions answered by a file, history
+//! questions answered by a commit, over this repository indexed by the git indexer.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use evident_ai::{Embedder, StaticEmbedder};
+use evident_kb::retrieve::{FusionParams, Tuning};
+use serde_json::{Value, json};
+
+use super::okapi::Okapi;
+use super::{Asker, Hit, MODES, Mode, fusion_grid, p50};
+
+/// A question and what answers it: a file among `files`, or `commit`.
+pub struct Question {
+    pub id: u64,
+    pub q: String,
+    pub files: Vec<String>,
+    pub commit: Option<String>,
+}
+
+fn questions(text: &str) -> Vec<Question> {
+    let all: Vec<Value> = serde_json::from_str(text).expect("question file");
+    all.iter()
+        .map(|v| Question {
+            id: v["id"].as_u64().expect("id"),
+            q: v["q"].as_str().expect("q").to_string(),
+            files: v["files"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|f| f.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            commit: v["commit"].as_str().map(str::to_string),
+        })
+        .collect()
+}
+
+impl Question {
+    /// Where the first right answer is among `hits` (0-based).
+    fn rank(&self, hits: &[Hit]) -> Option<usize> {
+        hits.iter().position(|h| match &self.commit {
+            Some(c) => h.commit.as_deref() == Some(c.as_str()),
+            None => h.path.as_ref().is_some_and(|p| self.files.contains(p)),
+        })
+    }
+}
+
+/// Ranks of the right answer for `qs` under `mode` and `tuning`, with the retrieve times.
+async fn ranks(
+    asker: &Asker<'_>,
+    mode: Mode,
+    tuning: Tuning,
+    qs: &[&Question],
+) -> (Vec<Option<usize>>, Vec<Duration>) {
+    let (mut out, mut times) = (Vec::new(), Vec::new());
+    for q in qs {
+        let (hits, took) = asker.ask(mode, &q.q, 10, tuning).await;
+        out.push(q.rank(&hits));
+        times.push(took);
+    }
+    (out, times)
+}
+
+fn rate(ranks: &[Option<usize>], within: usize) -> f64 {
+    ranks
+        .iter()
+        .filter(|r| r.is_some_and(|r| r < within))
+        .count() as f64
+        / ranks.len().max(1) as f64
+}
+
+/// The questions whose id has parity `parity` (0: the tuning half, 1: the reported half).
+fn half<'a>(qs: &[&'a Question], parity: u64) -> Vec<&'a Question> {
+    qs.iter().copied().filter(|q| q.id % 2 == parity).collect()
+}
+
+/// The tuning objective on a set of questions: top-5 for files, top-3 for commits.
+async fn objective(
+    asker: &Asker<'_>,
+    tuning: Tuning,
+    files: &[&Question],
+    commits: &[&Question],
+) -> f64 {
+    let (f, _) = ranks(asker, Mode::HybridGraph, tuning, files).await;
+    let (c, _) = ranks(asker, Mode::HybridGraph, tuning, commits).await;
+    rate(&f, 5) + rate(&c, 3)
+}
+
+/// The fusion parameters of the grid that do best on the even-numbered questions.
+async fn choose(asker: &Asker<'_>, files: &[&Question], commits: &[&Question]) -> FusionParams {
+    let (files, commits) = (half(files, 0), half(commits, 0));
+    let mut best = (f64::MIN, FusionParams::default());
+    for p in fusion_grid() {
+        let tuning = Tuning {
+            fusion: p,
+            ..Default::default()
+        };
+        let score = objective(asker, tuning, &files, &commits).await;
+        if score > best.0 + 1e-9 {
+            best = (score, p);
+        }
+    }
+    println!(
+        "fusion chosen on the even half: {:?} (objective {:.3})",
+        best.1, best.0
+    );
+    best.1
+}
+
+/// Okapi BM25 over the files of HEAD (path and text) and over commit messages.
+fn baselines(repo: &Path, files: &[&Question], commits: &[&Question]) -> (f64, f64, f64) {
+    let git = git2::Repository::open(repo).expect("open repository");
+    let tree = git
+        .head()
+        .and_then(|h| h.peel_to_tree())
+        .expect("HEAD tree");
+    let mut docs: Vec<(String, String)> = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if let Ok(blob) = entry.to_object(&git).and_then(|o| o.peel_to_blob())
+            && let Ok(text) = std::str::from_utf8(blob.content())
+            && blob.size() < 1 << 20
+        {
+            let path = format!("{dir}{}", entry.name().unwrap_or(""));
+            docs.push((path.clone(), format!("{path}\n{text}")));
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .expect("walk");
+    let idx = Okapi::new(docs.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let file_ranks: Vec<Option<usize>> = files
+        .iter()
+        .map(|q| {
+            idx.search(&q.q, 10)
+                .iter()
+                .position(|p| q.files.contains(p))
+        })
+        .collect();
+    let mut walk = git.revwalk().expect("revwalk");
+    walk.push_head().expect("head");
+    let messages: Vec<(String, String)> = walk
+        .flatten()
+        .filter_map(|oid| git.find_commit(oid).ok())
+        .map(|c| (c.id().to_string(), c.message().unwrap_or("").to_string()))
+        .collect();
+    let idx = Okapi::new(messages.iter().map(|(h, m)| (h.as_str(), m.as_str())));
+    let commit_ranks: Vec<Option<usize>> = commits
+        .iter()
+        .map(|q| {
+            let want = q.commit.as_deref().unwrap_or("");
+            idx.search(&q.q, 10).iter().position(|h| h == want)
+        })
+        .collect();
+    (
+        rate(&file_ranks, 1),
+        rate(&file_ranks, 5),
+        rate(&commit_ranks, 3),
+    )
+}
+
+pub async fn run(repo: &Path, scratch: &Path) -> Value {
+    let files = questions(include_str!("../../data/quality/repo-questions.json"));
+    let commits = questions(include_str!("../../data/quality/history-questions.json"));
+    let indexer = crate::git::indexer(scratch).await;
+    let t = Instant::now();
+    indexer.index("evident", repo).await;
+    let indexed_s = t.elapsed().as_secs_f64();
+    println!("repository {} indexed in {indexed_s:.1} s", repo.display());
+    let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
+    let asker = Asker {
+        kb: &indexer.kb,
+        embedder: &embedder,
+        client: "bench",
+    };
+    let all_files: Vec<&Question> = files.iter().collect();
+    let all_commits: Vec<&Question> = commits.iter().collect();
+    let chosen = choose(&asker, &all_files, &all_commits).await;
+    let (test_files, test_commits) = (half(&all_files, 1), half(&all_commits, 1));
+    let mut out = serde_json::Map::new();
+    let (b1, b5, bh) = baselines(repo, &all_files, &all_commits);
+    println!("okapi baseline (all): files top-1 {b1:.3} top-5 {b5:.3}; history top-3 {bh:.3}");
+    out.insert(
+        "okapi".into(),
+        json!({"top1": b1, "top5": b5, "history_top3": bh}),
+    );
+    let tunings = [
+        (
+            "rrf",
+            Tuning {
+                fusion: FusionParams::rrf(),
+                ..Default::default()
+            },
+        ),
+        ("default", Tuning::default()),
+        (
+            "chosen",
+            Tuning {
+                fusion: chosen,
+                ..Default::default()
+            },
+        ),
+    ];
+    let mut latency: Vec<(Mode, Vec<Duration>)> = Vec::new();
+    for (label, tuning) in tunings {
+        for mode in MODES {
+            if label != "default" && matches!(mode, Mode::Bm25 | Mode::Vector) {
+                continue;
+            }
+            for (split, fq, cq) in [
+                ("all", &all_files, &all_commits),
+                ("odd", &test_files, &test_commits),
+            ] {
+                let (f, mut ft) = ranks(&asker, mode, tuning, fq).await;
+                let (c, ct) = ranks(&asker, mode, tuning, cq).await;
+                let (t1, t5, h3) = (rate(&f, 1), rate(&f, 5), rate(&c, 3));
+                println!(
+                    "{label:>7} {:<20} {split:>3}: files top-1 {t1:.3} top-5 {t5:.3} ({} q); history top-3 {h3:.3} ({} q)",
+                    mode.name(),
+                    fq.len(),
+                    cq.len()
+                );
+                out.insert(
+                    format!("{label}/{}/{split}", mode.name()),
+                    json!({"top1": t1, "top5": t5, "history_top3": h3}),
+                );
+                if label == "default" && split == "all" {
+                    ft.extend(ct);
+                    latency.push((mode, ft));
+                }
+            }
+        }
+    }
+    for (mode, times) in latency.iter_mut() {
+        let p = p50(times);
+        println!("retrieve p50 {:<20} {p:.2} ms", mode.name());
+        out.insert(format!("p50_ms/{}", mode.name()), json!(p));
+    }
+    out.insert("indexed_s".into(), json!(indexed_s));
+    out.insert("chosen".into(), serde_json::to_value(chosen).expect("json"));
+    out.insert(
+        "questions".into(),
+        json!({"files": files.len(), "history": commits.len()}),
+    );
+    Value::Object(out)
+}
