@@ -69,12 +69,27 @@ const CHANGE_WORDS: &[&str] = &[
     "originally",
 ];
 
+/// Words after `commit` or `diff` that make it the name of a thing, not a change: "commit
+/// messages", "diff hunks" (and "group commit" before it) ask how those work now.
+const THING_AFTER: &[&str] = &[
+    "message", "messages", "hook", "hooks", "graph", "hunk", "hunks", "chunk", "chunks", "tool",
+    "tools", "format", "parser", "parsing",
+];
+
 /// Whether the query asks about change (who/when/why something changed, history, diffs,
-/// commits, since when), by its words; see [`CHANGE_WORDS`].
+/// commits, since when), by its words; see [`CHANGE_WORDS`]. `commit` and `diff` used as
+/// the name of a thing ([`THING_AFTER`], "group commit") do not count.
 pub fn asks_about_change(query: &str) -> bool {
-    words(query)
-        .iter()
-        .any(|w| CHANGE_WORDS.contains(&w.as_str()))
+    let ws = words(query);
+    ws.iter().enumerate().any(|(i, w)| {
+        if !CHANGE_WORDS.contains(&w.as_str()) {
+            return false;
+        }
+        let noun = matches!(w.as_str(), "commit" | "commits" | "diff" | "diffs");
+        let next = ws.get(i + 1).map(String::as_str).unwrap_or("");
+        let prev = if i > 0 { ws[i - 1].as_str() } else { "" };
+        !(noun && (THING_AFTER.contains(&next) || prev == "group"))
+    })
 }
 
 /// Whether a request is about change: its query asks ([`asks_about_change`]), or it asks
@@ -258,6 +273,10 @@ mod tests {
             ("how do I change the timeout", false),
             ("how to remove a source", false),
             ("retrieve with expansion", false),
+            ("group commit of source writes", false),
+            ("issue references in commit messages", false),
+            ("why are diff chunks demoted", false),
+            ("which commit changed the commit messages", true),
             ("", false),
         ] {
             assert_eq!(asks_about_change(q), change, "{q}");

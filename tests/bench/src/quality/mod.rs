@@ -1,9 +1,10 @@
 //! `quality`: how good retrieval's answers are, next to a plain Okapi BM25 baseline.
 //!
-//! `quality [--repo PATH] [--collections NAME=DIR,…] [--dir PATH]`:
+//! `quality [--repo PATH] [--at COMMIT] [--collections NAME=DIR,…] [--dir PATH]`:
 //! - the code-and-docs questions of `data/quality/repo-questions.json` over this repository
-//!   indexed as the quickstart does (the git indexer: every file and every commit): top-1 /
-//!   top-5 hit rate of a current chunk of the right file;
+//!   cloned at the commit they were written against ([`repo::PINNED`], the last one before
+//!   they were added) and indexed as the quickstart does (the git indexer: every file and
+//!   every commit): top-1 / top-5 hit rate of a current chunk of the right file;
 //! - the history questions of `data/quality/history-questions.json`: the right commit
 //!   (a `git-commit` or `git-diff` chunk of it) in the top 3;
 //! - each judged collection named (BEIR layout — `corpus.jsonl`, `queries.jsonl`,
@@ -64,6 +65,7 @@ impl Mode {
 /// it belongs to (history chunks only).
 #[derive(Debug, Clone)]
 pub struct Hit {
+    pub kind: String,
     pub source_urn: String,
     pub path: Option<String>,
     pub commit: Option<String>,
@@ -85,6 +87,7 @@ fn hit_of(c: &Chunk) -> Hit {
         _ => None,
     };
     Hit {
+        kind: c.kind.clone(),
         source_urn: c.source_urn.clone(),
         path,
         commit,
@@ -186,7 +189,7 @@ pub async fn run(args: &Args) {
         .expect("scratch dir");
     let repo_path = args.path("repo").unwrap_or_else(default_repo);
     let mut json = serde_json::Map::new();
-    let repo_figures = repo::run(&repo_path, scratch.path()).await;
+    let repo_figures = repo::run(&repo_path, args.value("at"), scratch.path()).await;
     json.insert("repo".into(), repo_figures);
     let mut judged_json = serde_json::Map::new();
     for spec in args

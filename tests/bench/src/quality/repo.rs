@@ -57,9 +57,33 @@ async fn ranks(
     qs: &[&Question],
 ) -> (Vec<Option<usize>>, Vec<Duration>) {
     let (mut out, mut times) = (Vec::new(), Vec::new());
+    let show = std::env::var("EVIDENT_QUALITY_MISSES").is_ok_and(|m| m == mode.name());
     for q in qs {
         let (hits, took) = asker.ask(mode, &q.q, 10, tuning).await;
-        out.push(q.rank(&hits));
+        let rank = q.rank(&hits);
+        if show && rank.is_none_or(|r| r >= 3) {
+            let top: Vec<String> = hits
+                .iter()
+                .take(3)
+                .map(|h| {
+                    format!(
+                        "{} {}",
+                        h.kind,
+                        h.path
+                            .as_deref()
+                            .or(h.commit.as_deref())
+                            .unwrap_or(&h.source_urn)
+                    )
+                })
+                .collect();
+            println!(
+                "  miss #{} {:?} at {rank:?}: {}",
+                q.id,
+                q.q,
+                top.join(" | ")
+            );
+        }
+        out.push(rank);
         times.push(took);
     }
     (out, times)
@@ -161,9 +185,30 @@ fn baselines(repo: &Path, files: &[&Question], commits: &[&Question]) -> (f64, f
     )
 }
 
-pub async fn run(repo: &Path, scratch: &Path) -> Value {
+/// The commit the question sets are written against: the last one before they were added
+/// (a later tree holds the questions themselves, which would answer them verbatim).
+pub const PINNED: &str = "f7b24f2010b77d9d1adb0c7fbc3fa9a31b94484c";
+
+/// A clone of `repo` whose one branch is at `commit`.
+fn pinned_clone(repo: &Path, commit: &str, scratch: &Path) -> std::path::PathBuf {
+    let dest = scratch.join("pinned");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?}");
+    };
+    let d = dest.to_str().expect("utf-8 path");
+    git(&["clone", "-q", repo.to_str().expect("utf-8 path"), d]);
+    git(&["-C", d, "reset", "-q", "--hard", commit]);
+    dest
+}
+
+pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
     let files = questions(include_str!("../../data/quality/repo-questions.json"));
     let commits = questions(include_str!("../../data/quality/history-questions.json"));
+    let repo = &pinned_clone(repo, at.unwrap_or(PINNED), scratch);
     let indexer = crate::git::indexer(scratch).await;
     let t = Instant::now();
     indexer.index("evident", repo).await;
