@@ -67,6 +67,26 @@ const CHANGE_WORDS: &[&str] = &[
     "wrote",
     "previously",
     "originally",
+    "fixed",
+    "became",
+    "started",
+    "stopped",
+    "dropped",
+    "replaced",
+    "moved",
+    "exported",
+];
+
+/// Openings of a question about the past: "when was …", "who wrote …", "why did …".
+const CHANGE_OPENINGS: &[&[&str]] = &[
+    &["when", "was"],
+    &["when", "were"],
+    &["when", "did"],
+    &["when", "could"],
+    &["who"],
+    &["why", "did"],
+    &["why", "was"],
+    &["why", "were"],
 ];
 
 /// Words after `commit` or `diff` that make it the name of a thing, not a change: "commit
@@ -81,6 +101,12 @@ const THING_AFTER: &[&str] = &[
 /// the name of a thing ([`THING_AFTER`], "group commit") do not count.
 pub fn asks_about_change(query: &str) -> bool {
     let ws = words(query);
+    if CHANGE_OPENINGS
+        .iter()
+        .any(|o| ws.len() > o.len() && ws.iter().zip(o.iter()).all(|(w, o)| w == o))
+    {
+        return true;
+    }
     ws.iter().enumerate().any(|(i, w)| {
         if !CHANGE_WORDS.contains(&w.as_str()) {
             return false;
@@ -277,6 +303,10 @@ mod tests {
             ("issue references in commit messages", false),
             ("why are diff chunks demoted", false),
             ("which commit changed the commit messages", true),
+            ("when did purge stop removing other scopes' sources", true),
+            ("why did the claim start naming its index", true),
+            ("who maintains the queue", true),
+            ("when is the lease renewed", false),
             ("", false),
         ] {
             assert_eq!(asks_about_change(q), change, "{q}");

@@ -205,6 +205,42 @@ fn pinned_clone(repo: &Path, commit: &str, scratch: &Path) -> std::path::PathBuf
     dest
 }
 
+/// The reranking step alone, timed on what it sees in a request: the 30 fused candidates of
+/// a 10-item page, fetched, with the query's BM25 list. Returns per-question times.
+async fn rerank_cost(asker: &Asker<'_>, qs: &[&Question]) -> Vec<Duration> {
+    use evident_kb::retrieve::{RerankWeights, RetrieveQuery, rerank::rerank};
+    let vis = evident_kb::visibility(Some(asker.client), None, None).expect("visibility");
+    let chunks = &asker.kb.stores().chunks;
+    let mut times = Vec::new();
+    for q in qs {
+        let mut req = RetrieveQuery::new(q.q.as_str(), Some(asker.client));
+        req.max_results = 30;
+        let pack = asker.kb.retrieve(&req).await.expect("retrieve");
+        let mut fused: Vec<(String, f32)> = pack
+            .items
+            .iter()
+            .map(|i| (i.chunk_id.clone(), i.score))
+            .collect();
+        let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
+        let got = chunks.get(&vis, &ids).await.expect("get");
+        let bm25 = chunks
+            .search_text(&vis, &q.q, &Default::default(), 50)
+            .await
+            .expect("bm25");
+        let t = Instant::now();
+        rerank(
+            &q.q,
+            &RerankWeights::default(),
+            &mut fused,
+            &got,
+            &bm25,
+            &[],
+        );
+        times.push(t.elapsed());
+    }
+    times
+}
+
 pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
     let files = questions(include_str!("../../data/quality/repo-questions.json"));
     let commits = questions(include_str!("../../data/quality/history-questions.json"));
@@ -283,6 +319,14 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
         println!("retrieve p50 {:<20} {p:.2} ms", mode.name());
         out.insert(format!("p50_ms/{}", mode.name()), json!(p));
     }
+    let mut cost = rerank_cost(&asker, &all_files).await;
+    cost.sort();
+    let (c50, c99) = (
+        crate::percentile(&cost, 0.5),
+        crate::percentile(&cost, 0.99),
+    );
+    println!("rerank step alone (30 candidates): p50 {c50:.3} ms, p99 {c99:.3} ms");
+    out.insert("rerank_ms".into(), json!({"p50": c50, "p99": c99}));
     out.insert("indexed_s".into(), json!(indexed_s));
     out.insert("chosen".into(), serde_json::to_value(chosen).expect("json"));
     out.insert(
