@@ -105,34 +105,64 @@ fn half<'a>(qs: &[&'a Question], parity: u64) -> Vec<&'a Question> {
 /// The tuning objective on a set of questions: top-5 for files, top-3 for commits.
 async fn objective(
     asker: &Asker<'_>,
+    mode: Mode,
     tuning: Tuning,
     files: &[&Question],
     commits: &[&Question],
 ) -> f64 {
-    let (f, _) = ranks(asker, Mode::HybridGraph, tuning, files).await;
-    let (c, _) = ranks(asker, Mode::HybridGraph, tuning, commits).await;
+    let (f, _) = ranks(asker, mode, tuning, files).await;
+    let (c, _) = ranks(asker, mode, tuning, commits).await;
     rate(&f, 5) + rate(&c, 3)
 }
 
-/// The fusion parameters of the grid that do best on the even-numbered questions.
-async fn choose(asker: &Asker<'_>, files: &[&Question], commits: &[&Question]) -> FusionParams {
+/// The fusion parameters of the grid that do best on the even-numbered questions (hybrid +
+/// graph), then the reranker's weights that do best with them (hybrid + graph + rerank).
+async fn choose(asker: &Asker<'_>, files: &[&Question], commits: &[&Question]) -> Tuning {
     let (files, commits) = (half(files, 0), half(commits, 0));
-    let mut best = (f64::MIN, FusionParams::default());
-    for p in fusion_grid() {
+    let mut best = (f64::MIN, Tuning::default());
+    for fusion in fusion_grid() {
         let tuning = Tuning {
-            fusion: p,
+            fusion,
             ..Default::default()
         };
-        let score = objective(asker, tuning, &files, &commits).await;
+        let score = objective(asker, Mode::HybridGraph, tuning, &files, &commits).await;
         if score > best.0 + 1e-9 {
-            best = (score, p);
+            best = (score, tuning);
+        }
+    }
+    let fusion = best.1.fusion;
+    best.0 = f64::MIN;
+    for rerank in rerank_grid() {
+        let tuning = Tuning { fusion, rerank };
+        let score = objective(asker, Mode::Rerank, tuning, &files, &commits).await;
+        if score > best.0 + 1e-9 {
+            best = (score, tuning);
         }
     }
     println!(
-        "fusion chosen on the even half: {:?} (objective {:.3})",
+        "chosen on the even half: {:?} (objective {:.3})",
         best.1, best.0
     );
     best.1
+}
+
+/// The reranker weights tried on the tuning half.
+fn rerank_grid() -> Vec<evident_kb::retrieve::RerankWeights> {
+    let mut out = Vec::new();
+    for fields in [0.5, 1.0, 2.0, 3.0] {
+        for coverage in [0.0, 0.5, 1.0] {
+            for bm25 in [0.0, 0.5, 1.0] {
+                out.push(evident_kb::retrieve::RerankWeights {
+                    fields,
+                    coverage,
+                    proximity: 0.5,
+                    bm25,
+                    graph: 0.2,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Okapi BM25 over the files of HEAD (path and text) and over commit messages.
@@ -276,13 +306,7 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
             },
         ),
         ("default", Tuning::default()),
-        (
-            "chosen",
-            Tuning {
-                fusion: chosen,
-                ..Default::default()
-            },
-        ),
+        ("chosen", chosen),
     ];
     let mut latency: Vec<(Mode, Vec<Duration>)> = Vec::new();
     for (label, tuning) in tunings {
@@ -328,7 +352,10 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
     println!("rerank step alone (30 candidates): p50 {c50:.3} ms, p99 {c99:.3} ms");
     out.insert("rerank_ms".into(), json!({"p50": c50, "p99": c99}));
     out.insert("indexed_s".into(), json!(indexed_s));
-    out.insert("chosen".into(), serde_json::to_value(chosen).expect("json"));
+    out.insert(
+        "chosen".into(),
+        json!({"fusion": chosen.fusion, "rerank": chosen.rerank}),
+    );
     out.insert(
         "questions".into(),
         json!({"files": files.len(), "history": commits.len()}),
