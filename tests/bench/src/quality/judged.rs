@@ -215,19 +215,9 @@ pub async fn run(name: &str, data: &Path, dir: &Path) -> Value {
         "{name} okapi (test half): nDCG@10 / recall@10 / MRR {:?}",
         base(&test)
     );
-    let mut best = (f64::MIN, FusionParams::default());
-    for p in fusion_grid() {
-        let t = Tuning {
-            fusion: p,
-            ..Default::default()
-        };
-        let ndcg = evaluate(&asker, &c, Mode::HybridGraph, t, &dev).await[0];
-        if ndcg > best.0 + 1e-9 {
-            best = (ndcg, p);
-        }
-    }
+    let best = choose(&asker, &c, &dev).await;
     let chosen = Tuning {
-        fusion: best.1,
+        fusion: best,
         ..Default::default()
     };
     for (label, tuning) in [("default", Tuning::default()), ("chosen", chosen)] {
@@ -237,6 +227,22 @@ pub async fn run(name: &str, data: &Path, dir: &Path) -> Value {
             out.insert(format!("{label}/{}/test", mode.name()), json!(m));
         }
     }
-    out.insert("chosen".into(), serde_json::to_value(best.1).expect("json"));
+    out.insert("chosen".into(), serde_json::to_value(best).expect("json"));
     Value::Object(out)
+}
+
+/// The fusion parameters of the grid with the best nDCG@10 on `dev` (hybrid + graph).
+async fn choose(asker: &Asker<'_>, c: &Collection, dev: &[&(String, String)]) -> FusionParams {
+    let mut best = (f64::MIN, FusionParams::default());
+    for p in fusion_grid() {
+        let t = Tuning {
+            fusion: p,
+            ..Default::default()
+        };
+        let ndcg = evaluate(asker, c, Mode::HybridGraph, t, dev).await[0];
+        if ndcg > best.0 + 1e-9 {
+            best = (ndcg, p);
+        }
+    }
+    best.1
 }

@@ -271,6 +271,48 @@ async fn rerank_cost(asker: &Asker<'_>, qs: &[&Question]) -> Vec<Duration> {
     times
 }
 
+/// Every tuning × mode × split: files top-1 / top-5 and history top-3 printed and put in
+/// `out`, then the retrieve p50 of each mode (shipped tuning, every question).
+async fn report(
+    asker: &Asker<'_>,
+    tunings: &[(&str, Tuning)],
+    splits: &[(&str, &[&Question], &[&Question])],
+    out: &mut serde_json::Map<String, Value>,
+) {
+    let mut latency: Vec<(Mode, Vec<Duration>)> = Vec::new();
+    for &(label, tuning) in tunings {
+        for mode in MODES {
+            if label != "default" && matches!(mode, Mode::Bm25 | Mode::Vector) {
+                continue;
+            }
+            for &(split, fq, cq) in splits {
+                let (f, mut ft) = ranks(asker, mode, tuning, fq).await;
+                let (c, ct) = ranks(asker, mode, tuning, cq).await;
+                let (t1, t5, h3) = (rate(&f, 1), rate(&f, 5), rate(&c, 3));
+                println!(
+                    "{label:>7} {:<20} {split:>3}: files top-1 {t1:.3} top-5 {t5:.3} ({} q); history top-3 {h3:.3} ({} q)",
+                    mode.name(),
+                    fq.len(),
+                    cq.len()
+                );
+                out.insert(
+                    format!("{label}/{}/{split}", mode.name()),
+                    json!({"top1": t1, "top5": t5, "history_top3": h3}),
+                );
+                if label == "default" && split == "all" {
+                    ft.extend(ct);
+                    latency.push((mode, ft));
+                }
+            }
+        }
+    }
+    for (mode, times) in latency.iter_mut() {
+        let p = p50(times);
+        println!("retrieve p50 {:<20} {p:.2} ms", mode.name());
+        out.insert(format!("p50_ms/{}", mode.name()), json!(p));
+    }
+}
+
 pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
     let files = questions(include_str!("../../data/quality/repo-questions.json"));
     let commits = questions(include_str!("../../data/quality/history-questions.json"));
@@ -308,41 +350,11 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
         ("default", Tuning::default()),
         ("chosen", chosen),
     ];
-    let mut latency: Vec<(Mode, Vec<Duration>)> = Vec::new();
-    for (label, tuning) in tunings {
-        for mode in MODES {
-            if label != "default" && matches!(mode, Mode::Bm25 | Mode::Vector) {
-                continue;
-            }
-            for (split, fq, cq) in [
-                ("all", &all_files, &all_commits),
-                ("odd", &test_files, &test_commits),
-            ] {
-                let (f, mut ft) = ranks(&asker, mode, tuning, fq).await;
-                let (c, ct) = ranks(&asker, mode, tuning, cq).await;
-                let (t1, t5, h3) = (rate(&f, 1), rate(&f, 5), rate(&c, 3));
-                println!(
-                    "{label:>7} {:<20} {split:>3}: files top-1 {t1:.3} top-5 {t5:.3} ({} q); history top-3 {h3:.3} ({} q)",
-                    mode.name(),
-                    fq.len(),
-                    cq.len()
-                );
-                out.insert(
-                    format!("{label}/{}/{split}", mode.name()),
-                    json!({"top1": t1, "top5": t5, "history_top3": h3}),
-                );
-                if label == "default" && split == "all" {
-                    ft.extend(ct);
-                    latency.push((mode, ft));
-                }
-            }
-        }
-    }
-    for (mode, times) in latency.iter_mut() {
-        let p = p50(times);
-        println!("retrieve p50 {:<20} {p:.2} ms", mode.name());
-        out.insert(format!("p50_ms/{}", mode.name()), json!(p));
-    }
+    let splits = [
+        ("all", all_files.as_slice(), all_commits.as_slice()),
+        ("odd", test_files.as_slice(), test_commits.as_slice()),
+    ];
+    report(&asker, &tunings, &splits, &mut out).await;
     let mut cost = rerank_cost(&asker, &all_files).await;
     cost.sort();
     let (c50, c99) = (
