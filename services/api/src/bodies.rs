@@ -48,6 +48,10 @@ pub struct RetrieveRequest {
     /// gap with the query (needs a write grant).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub record_gap: bool,
+    /// Rerank the fused candidates with the feature-based reranker (title, path, symbol and
+    /// heading matches, coverage, adjacent terms, BM25 decisiveness, graph evidence).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rerank: bool,
     /// Typed-knowledge filters (seed 000): chunks of any of these knowledge types…
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub knowledge_types: Vec<evident_core::KnowledgeType>,
@@ -76,6 +80,7 @@ impl RetrieveRequest {
             max_depth: two(),
             min_score: None,
             record_gap: false,
+            rerank: false,
             knowledge_types: Vec::new(),
             info_types: Vec::new(),
             tags: Vec::new(),
@@ -120,6 +125,8 @@ impl TryFrom<RetrieveRequest> for RetrieveQuery {
             expand_graph: r.expand_graph,
             max_depth: r.max_depth,
             min_score: r.min_score,
+            rerank: r.rerank,
+            tuning: Default::default(),
         })
     }
 }

@@ -223,6 +223,9 @@ struct SearchArgs {
     /// grant; see *Knowledge gaps*).
     #[arg(long)]
     record_gap: bool,
+    /// Rerank the candidates (title, path, symbol and heading matches, adjacent terms).
+    #[arg(long)]
+    rerank: bool,
     #[command(flatten)]
     typed: crate::context_cmd::TypedFilterArgs,
     #[command(flatten)]
@@ -417,6 +420,7 @@ async fn search(args: SearchArgs) -> anyhow::Result<()> {
         max_results: args.max,
         expand_graph: !args.no_graph,
         record_gap: args.record_gap,
+        rerank: args.rerank,
         ..args
             .typed
             .retrieve_fields(RetrieveRequest::new(args.query))?

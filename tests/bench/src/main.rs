@@ -24,6 +24,9 @@
 //!   the LKML corpus in `data/notmuch-lkml`).
 //! - `claims [--claims N] [--learns N] [--queries N] [--docs N]`: learn p99 and recall p50 at
 //!   N claims (default 100,000).
+//! - `quality [--repo PATH] [--collections NAME=DIR,…]`: retrieval quality — this
+//!   repository's code-and-docs and history questions, judged collections — per channel and
+//!   fused, next to a plain Okapi BM25 (see `quality/mod.rs`).
 //! - `graph-writes [--edges N] [--batch N] [--writers N] [--gaps N] [--claims N]`: agent edge
 //!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
 //! - `repo [--path DIR] [--branch B]`: a real repository indexed in full next to `git log -p`
@@ -39,6 +42,7 @@ mod git;
 mod mcp;
 mod memory;
 mod procedures;
+mod quality;
 mod queue;
 mod repo;
 mod restart;
@@ -211,7 +215,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo, quality";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -244,6 +248,7 @@ fn main() {
         // The child server of `retrieve`'s restart measurement.
         "serve-child" => rt.block_on(retrieve_scale::serve_child(&args)),
         "repo" => rt.block_on(repo::run(&args)),
+        "quality" => rt.block_on(quality::run(&args)),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

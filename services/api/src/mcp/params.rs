@@ -52,6 +52,10 @@ pub struct SearchArgs {
     /// Drop passages scoring below this fused score.
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// Rerank the candidates by title, path, symbol and heading matches, coverage and
+    /// adjacent query terms (default false).
+    #[serde(default)]
+    pub rerank: Option<bool>,
     /// Only typed knowledge of these knowledge types (`fact`, `instruction`, `preference`,
     /// `procedure`, `note`, `episodic`).
     #[serde(default)]

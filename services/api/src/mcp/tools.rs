@@ -70,6 +70,8 @@ impl EvidentMcp {
             expand_graph: a.expand_graph.unwrap_or(true),
             max_depth: a.max_depth.unwrap_or(2),
             min_score: a.min_score,
+            rerank: a.rerank.unwrap_or(false),
+            tuning: Default::default(),
         };
         let pack = Call::of(&ctx)
             .read(|watch| async move { Ok(self.state.kb.retrieve_watched(&req, &watch).await?) })

@@ -67,14 +67,55 @@ const CHANGE_WORDS: &[&str] = &[
     "wrote",
     "previously",
     "originally",
+    "fixed",
+    "became",
+    "started",
+    "stopped",
+    "dropped",
+    "replaced",
+    "moved",
+    "exported",
+];
+
+/// Openings of a question about the past: "when was …", "who wrote …", "why did …".
+const CHANGE_OPENINGS: &[&[&str]] = &[
+    &["when", "was"],
+    &["when", "were"],
+    &["when", "did"],
+    &["when", "could"],
+    &["who"],
+    &["why", "did"],
+    &["why", "was"],
+    &["why", "were"],
+];
+
+/// Words after `commit` or `diff` that make it the name of a thing, not a change: "commit
+/// messages", "diff hunks" (and "group commit" before it) ask how those work now.
+const THING_AFTER: &[&str] = &[
+    "message", "messages", "hook", "hooks", "graph", "hunk", "hunks", "chunk", "chunks", "tool",
+    "tools", "format", "parser", "parsing",
 ];
 
 /// Whether the query asks about change (who/when/why something changed, history, diffs,
-/// commits, since when), by its words; see [`CHANGE_WORDS`].
+/// commits, since when), by its words; see [`CHANGE_WORDS`]. `commit` and `diff` used as
+/// the name of a thing ([`THING_AFTER`], "group commit") do not count.
 pub fn asks_about_change(query: &str) -> bool {
-    words(query)
+    let ws = words(query);
+    if CHANGE_OPENINGS
         .iter()
-        .any(|w| CHANGE_WORDS.contains(&w.as_str()))
+        .any(|o| ws.len() > o.len() && ws.iter().zip(o.iter()).all(|(w, o)| w == o))
+    {
+        return true;
+    }
+    ws.iter().enumerate().any(|(i, w)| {
+        if !CHANGE_WORDS.contains(&w.as_str()) {
+            return false;
+        }
+        let noun = matches!(w.as_str(), "commit" | "commits" | "diff" | "diffs");
+        let next = ws.get(i + 1).map(String::as_str).unwrap_or("");
+        let prev = if i > 0 { ws[i - 1].as_str() } else { "" };
+        !(noun && (THING_AFTER.contains(&next) || prev == "group"))
+    })
 }
 
 /// Whether a request is about change: its query asks ([`asks_about_change`]), or it asks
@@ -258,6 +299,14 @@ mod tests {
             ("how do I change the timeout", false),
             ("how to remove a source", false),
             ("retrieve with expansion", false),
+            ("group commit of source writes", false),
+            ("issue references in commit messages", false),
+            ("why are diff chunks demoted", false),
+            ("which commit changed the commit messages", true),
+            ("when did purge stop removing other scopes' sources", true),
+            ("why did the claim start naming its index", true),
+            ("who maintains the queue", true),
+            ("when is the lease renewed", false),
             ("", false),
         ] {
             assert_eq!(asks_about_change(q), change, "{q}");

@@ -1,0 +1,248 @@
+//! Judged test collections: documents ingested one source each, queries asked in every
+//! mode, nDCG@10 / recall@10 / MRR against the judgements, Okapi BM25 beside them.
+//!
+//! Layouts read: BEIR (`corpus.jsonl` with `_id`, `title`, `text`; `queries.jsonl` with
+//! `_id`, `text`; `qrels/test.tsv`, header then `query-id corpus-id score`) and the Glasgow
+//! collections (`*.ALL` documents and `*.QRY` queries as `.I n` records with `.T`/`.W`/…
+//! fields; `*.REL` as `query doc [0 0.0]` lines, relevance 1).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use evident_ai::{Embedder, Priority};
+use evident_kb::Document;
+use evident_kb::retrieve::{FusionParams, Tuning};
+use serde_json::{Value, json};
+
+use super::okapi::{Okapi, measures};
+use super::{Asker, MODES, Mode, fusion_grid};
+
+pub struct Collection {
+    pub docs: Vec<(String, String, String)>,
+    pub queries: Vec<(String, String)>,
+    pub qrels: HashMap<String, HashMap<String, u32>>,
+}
+
+fn files_ending(dir: &Path, suffix: &str) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.to_ascii_uppercase().ends_with(suffix))
+        })
+}
+
+fn beir(dir: &Path) -> Option<Collection> {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
+    let jsonl = |text: String| -> Vec<Value> {
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let field = |v: &Value, k: &str| v[k].as_str().unwrap_or("").to_string();
+    let docs = jsonl(read("corpus.jsonl")?)
+        .iter()
+        .map(|v| (field(v, "_id"), field(v, "title"), field(v, "text")))
+        .collect();
+    let queries = jsonl(read("queries.jsonl")?)
+        .iter()
+        .map(|v| (field(v, "_id"), field(v, "text")))
+        .collect();
+    let mut qrels: HashMap<String, HashMap<String, u32>> = HashMap::new();
+    for line in read("qrels/test.tsv")?.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if let [q, d, s] = f[..] {
+            let s: u32 = s.trim().parse().unwrap_or(0);
+            qrels.entry(q.into()).or_default().insert(d.into(), s);
+        }
+    }
+    Some(Collection {
+        docs,
+        queries,
+        qrels,
+    })
+}
+
+/// `.I n` records: (n, title, the other text fields joined).
+fn records(text: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
+    let mut field = ' ';
+    for line in text.lines() {
+        if let Some(id) = line.strip_prefix(".I") {
+            out.push((id.trim().to_string(), String::new(), String::new()));
+            field = ' ';
+        } else if line.len() >= 2
+            && line.starts_with('.')
+            && line.as_bytes()[1].is_ascii_uppercase()
+            && line.trim().len() == 2
+        {
+            field = line.as_bytes()[1] as char;
+        } else if let Some(last) = out.last_mut() {
+            let into = if field == 'T' {
+                &mut last.1
+            } else if matches!(field, 'W' | 'A') {
+                &mut last.2
+            } else {
+                continue;
+            };
+            into.push_str(line.trim());
+            into.push(' ');
+        }
+    }
+    out
+}
+
+fn glasgow(dir: &Path) -> Option<Collection> {
+    let read =
+        |suffix: &str| files_ending(dir, suffix).and_then(|p| std::fs::read_to_string(p).ok());
+    let docs = records(&read(".ALL")?);
+    let queries = records(&read(".QRY")?)
+        .into_iter()
+        .enumerate()
+        // Query files number their records; judgements count them in order from 1.
+        .map(|(i, (_, t, w))| ((i + 1).to_string(), format!("{t}{w}")))
+        .collect();
+    let mut qrels: HashMap<String, HashMap<String, u32>> = HashMap::new();
+    for line in read(".REL")?.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 2 {
+            qrels.entry(f[0].into()).or_default().insert(f[1].into(), 1);
+        }
+    }
+    Some(Collection {
+        docs,
+        queries,
+        qrels,
+    })
+}
+
+async fn ingest(kb: &evident_kb::Kb, c: &Collection) {
+    for (id, title, text) in &c.docs {
+        let doc = Document {
+            client_id: Some("bench".into()),
+            source_urn: format!("judged:{id}"),
+            kind: "document".into(),
+            title: (!title.trim().is_empty()).then(|| title.trim().to_string()),
+            content: format!("{title}\n\n{text}"),
+            ..Default::default()
+        };
+        kb.ingest(doc, Priority::DEFAULT).await.expect("ingest");
+    }
+}
+
+/// Mean nDCG@10, recall@10, MRR of `mode` over `queries` (documents deduplicated from their
+/// chunks, best chunk first).
+async fn evaluate(
+    asker: &Asker<'_>,
+    c: &Collection,
+    mode: Mode,
+    tuning: Tuning,
+    queries: &[&(String, String)],
+) -> [f64; 3] {
+    let mut sum = [0.0; 3];
+    for (qid, text) in queries {
+        let (hits, _) = asker.ask(mode, text, 30, tuning).await;
+        let mut ranked: Vec<String> = Vec::new();
+        for h in hits {
+            let id = h.source_urn.trim_start_matches("judged:").to_string();
+            if !ranked.contains(&id) {
+                ranked.push(id);
+            }
+        }
+        let m = measures(&ranked, &c.qrels[qid], 10);
+        (0..3).for_each(|i| sum[i] += m[i]);
+    }
+    sum.map(|s| s / queries.len().max(1) as f64)
+}
+
+pub async fn run(name: &str, data: &Path, dir: &Path) -> Value {
+    let Some(c) = beir(data).or_else(|| glasgow(data)) else {
+        println!(
+            "{name}: no BEIR or Glasgow collection in {}",
+            data.display()
+        );
+        return json!({"error": "unreadable"});
+    };
+    let (_store, kb) = crate::git::open_kb(dir).await;
+    ingest(&kb, &c).await;
+    let embedder: Arc<dyn Embedder> = Arc::new(evident_ai::StaticEmbedder::builtin());
+    let asker = Asker {
+        kb: &kb,
+        embedder: &embedder,
+        client: "bench",
+    };
+    let judged: Vec<&(String, String)> = c
+        .queries
+        .iter()
+        .filter(|(q, _)| c.qrels.contains_key(q))
+        .collect();
+    let half = |odd: bool| -> Vec<&(String, String)> {
+        judged
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(i, _)| (i % 2 == 1) == odd)
+            .map(|(_, q)| q)
+            .collect()
+    };
+    let (dev, test) = (half(false), half(true));
+    println!(
+        "{name}: {} documents, {} judged queries",
+        c.docs.len(),
+        judged.len()
+    );
+    let texts: Vec<(String, String)> = c
+        .docs
+        .iter()
+        .map(|(id, t, w)| (id.clone(), format!("{t} {w}")))
+        .collect();
+    let okapi = Okapi::new(texts.iter().map(|(i, t)| (i.as_str(), t.as_str())));
+    let base = |qs: &[&(String, String)]| -> [f64; 3] {
+        let mut sum = [0.0; 3];
+        for (qid, text) in qs {
+            let m = measures(&okapi.search(text, 10), &c.qrels[qid], 10);
+            (0..3).for_each(|i| sum[i] += m[i]);
+        }
+        sum.map(|s| s / qs.len().max(1) as f64)
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("okapi/test".into(), json!(base(&test)));
+    println!(
+        "{name} okapi (test half): nDCG@10 / recall@10 / MRR {:?}",
+        base(&test)
+    );
+    let best = choose(&asker, &c, &dev).await;
+    let chosen = Tuning {
+        fusion: best,
+        ..Default::default()
+    };
+    for (label, tuning) in [("default", Tuning::default()), ("chosen", chosen)] {
+        for mode in MODES {
+            let m = evaluate(&asker, &c, mode, tuning, &test).await;
+            println!("{name} {label:>7} {:<20} (test half): {m:.3?}", mode.name());
+            out.insert(format!("{label}/{}/test", mode.name()), json!(m));
+        }
+    }
+    out.insert("chosen".into(), serde_json::to_value(best).expect("json"));
+    Value::Object(out)
+}
+
+/// The fusion parameters of the grid with the best nDCG@10 on `dev` (hybrid + graph).
+async fn choose(asker: &Asker<'_>, c: &Collection, dev: &[&(String, String)]) -> FusionParams {
+    let mut best = (f64::MIN, FusionParams::default());
+    for p in fusion_grid() {
+        let t = Tuning {
+            fusion: p,
+            ..Default::default()
+        };
+        let ndcg = evaluate(asker, c, Mode::HybridGraph, t, dev).await[0];
+        if ndcg > best.0 + 1e-9 {
+            best = (ndcg, p);
+        }
+    }
+    best.1
+}
