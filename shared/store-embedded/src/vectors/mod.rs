@@ -34,9 +34,9 @@ use evident_core::{Scope, Typed, TypedFilter, Visibility};
 use evident_store::{StoreError, VectorSpace};
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use export::RowsExport;
 pub use filter::{Admitted, RowFilter, RowMeta, exact_limit};
 pub use graph::{GraphOrigin, normalize};
-pub use export::RowsExport;
 pub use tail::DEFAULT_BACKLOG;
 
 use filter::{Interner, RowMap, none_typed};
