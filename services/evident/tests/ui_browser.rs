@@ -288,6 +288,9 @@ async fn screenshots() {
     let chunk = b
         .execute("return document.querySelector('#results li .cite a').getAttribute('href')")
         .await;
+    let node = b
+        .execute("return document.querySelector('#results li .refs a').getAttribute('href')")
+        .await;
     let pages = [
         ("overview", "/ui".to_string()),
         ("sources", "/ui/sources".into()),
@@ -296,7 +299,7 @@ async fn screenshots() {
         ("task", format!("/ui/queue/{task}")),
         ("search", "/ui/search?q=compute_invoice_total".into()),
         ("citation", chunk.as_str().unwrap_or("/ui").to_string()),
-        ("node", "/ui/node/file%3Asrc%2Fbilling.rs".into()),
+        ("node", node.as_str().unwrap_or("/ui").to_string()),
     ];
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ui");
     std::fs::create_dir_all(&out).expect("docs/ui");
