@@ -5,6 +5,7 @@
 //! dozen JSON calls.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,7 +35,10 @@ impl Driver {
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
+        // Its own process group: dropping the driver kills the browser it started too
+        // (Chromium's helpers outlive chromedriver otherwise).
         let mut child = Command::new(CHROMEDRIVER)
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -57,6 +61,8 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
