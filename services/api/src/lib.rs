@@ -15,6 +15,7 @@ mod extract;
 pub mod mcp;
 mod middleware;
 pub mod routes;
+pub mod ui;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,9 @@ pub struct ApiConfig {
     pub auth: auth::AuthConfig,
     /// Browser origins allowed to call the API (CORS); empty: none.
     pub cors_origins: Vec<String>,
+    /// The console's session cookie is `Secure` (set it behind TLS; it is also set when a
+    /// proxy says `X-Forwarded-Proto: https`).
+    pub ui_secure_cookie: bool,
 }
 
 impl Default for ApiConfig {
@@ -48,6 +52,7 @@ impl Default for ApiConfig {
             request_timeout: Duration::from_secs(120),
             auth: auth::AuthConfig::default(),
             cors_origins: Vec::new(),
+            ui_secure_cookie: false,
         }
     }
 }
@@ -81,7 +86,7 @@ impl App {
     }
 }
 
-/// The full router: `/api/v1/*` plus `/healthz`, `/readyz`, `/metrics`.
+/// The full router: `/api/v1/*`, the console at `/ui`, `/healthz`, `/readyz`, `/metrics`.
 pub fn router(app: App, metrics: Option<&'static PrometheusHandle>, config: ApiConfig) -> Router {
     let auth = Arc::new(auth::Authenticator::new(
         config.auth.clone(),
@@ -98,11 +103,13 @@ pub fn router(app: App, metrics: Option<&'static PrometheusHandle>, config: ApiC
     // Outermost last: CORS answers preflights, `observe` times and counts every answer
     // (refusals included), `guard` authenticates and authorises before any handler.
     routes::all()
+        .merge(ui::routes())
         .route("/mcp", mcp::route(state.clone()))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::guard,
         ))
+        .layer(axum::middleware::from_fn(ui::html_errors))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::observe,

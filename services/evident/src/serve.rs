@@ -66,6 +66,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             request_timeout: std::time::Duration::from_secs(cfg.server.request_timeout_secs),
             auth,
             cors_origins: cfg.server.cors_origins.clone(),
+            ui_secure_cookie: cfg.server.ui_secure_cookie,
         },
     );
     announce(local_token.as_deref(), addr, &cfg, &opened);

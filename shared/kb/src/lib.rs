@@ -27,6 +27,7 @@ mod knowledge;
 pub mod listing;
 pub mod memory;
 pub mod outcomes;
+pub mod overview;
 mod pools;
 pub mod procedures;
 pub mod profile;

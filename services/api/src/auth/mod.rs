@@ -219,6 +219,25 @@ pub fn new_token_secret() -> Result<(String, String), ApiError> {
     Ok((id, secret))
 }
 
+/// The token a request presents: its bearer header, or on console pages (`/ui`) the
+/// session cookie the login form set.
+fn credential(req: &Request) -> Option<crate::ui::session::Credential> {
+    if let Some(t) = bearer(req) {
+        return Some(crate::ui::session::Credential {
+            secret: Some(t.to_string()),
+            bearer: true,
+        });
+    }
+    let path = req.uri().path();
+    (path == "/ui" || path.starts_with("/ui/"))
+        .then(|| crate::ui::session::cookie_token(req.headers()))
+        .flatten()
+        .map(|t| crate::ui::session::Credential {
+            secret: Some(t),
+            bearer: false,
+        })
+}
+
 fn bearer(req: &Request) -> Option<&str> {
     let v = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.split_once(' ')?;
@@ -309,12 +328,13 @@ type Checked = Result<(Request, Audit), (ApiError, Option<Audit>)>;
 
 async fn check(state: &AppState, access: Access, matched: &str, req: Request) -> Checked {
     let now = state.clock.now_ms();
+    let mut presented = None;
     let principal = if !state.auth.config.required || access == Access::Public {
         Principal::anonymous()
     } else {
         // Owned: the request (its body is not `Sync`) must not be borrowed across an await.
-        let presented = bearer(&req).map(str::to_string);
-        match presented {
+        presented = credential(&req);
+        match presented.as_ref().and_then(|c| c.secret.clone()) {
             None => {
                 return Err((
                     unauthorized(
@@ -356,8 +376,11 @@ async fn check(state: &AppState, access: Access, matched: &str, req: Request) ->
         e.retry_after = Some(wait.as_secs().max(1));
         return Err((e, Some(audit)));
     }
+    let mut req = req;
+    if let Some(c) = presented {
+        req.extensions_mut().insert(c);
+    }
     let Access::Scoped { role, from, intent } = access else {
-        let mut req = req;
         req.extensions_mut().insert(principal);
         return Ok((req, audit));
     };
@@ -434,10 +457,11 @@ async fn scoped(
             Ok((Request::from_parts(parts, Body::from(bytes)), Some(scope)))
         }
         ScopeFrom::Task => {
-            let id = req
-                .uri()
-                .path()
-                .trim_start_matches("/api/v1/queue/")
+            let path = req.uri().path();
+            let id = path
+                .strip_prefix("/api/v1/queue/")
+                .or_else(|| path.strip_prefix("/ui/queue/"))
+                .unwrap_or("")
                 .split('/')
                 .next()
                 .unwrap_or("")

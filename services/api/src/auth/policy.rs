@@ -177,6 +177,26 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("put", "/api/v1/procedures/{id}", write(Body)),
     ("delete", "/api/v1/procedures/{id}", write(Query)),
     ("post", "/api/v1/procedures/{id}/outcome", write(Body)),
+    // The web console (README *Web console*): HTML pages and forms over the same grants;
+    // the session cookie counts as the bearer token there (`ui::session`).
+    ("get", "/ui", read(Query)),
+    ("get", "/ui/login", Access::Public),
+    ("post", "/ui/login", Access::Public),
+    ("post", "/ui/logout", Access::Authenticated),
+    ("get", "/ui/assets/{file}", Access::Public),
+    ("get", "/ui/sources", read(Query)),
+    ("post", "/ui/sources", admin(Query)),
+    ("get", "/ui/sources/{id}", read(Query)),
+    ("post", "/ui/sources/{id}/enable", admin(Query)),
+    ("post", "/ui/sources/{id}/disable", admin(Query)),
+    ("post", "/ui/sources/{id}/remove", admin(Query)),
+    ("get", "/ui/queue", read(Query)),
+    ("get", "/ui/queue/{taskId}", read(Task)),
+    ("post", "/ui/queue/{taskId}/retry", admin(Task)),
+    ("post", "/ui/queue/{taskId}/prioritize", admin(Task)),
+    ("get", "/ui/search", read(Query)),
+    ("get", "/ui/chunk/{id}", read(Query)),
+    ("get", "/ui/node/{key}", read(Query)),
 ];
 
 /// The policy of a served route: `method` lower-case, `path` as in [`ROUTES`] (axum's

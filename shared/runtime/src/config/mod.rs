@@ -266,6 +266,9 @@ pub struct ServerConfig {
     /// Browser origins allowed by CORS (none by default).
     #[serde(default)]
     pub cors_origins: Vec<String>,
+    /// The web console's session cookie is `Secure` (behind TLS).
+    #[serde(default)]
+    pub ui_secure_cookie: bool,
 }
 
 /// `[auth]`: who may call the API.

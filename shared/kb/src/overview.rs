@@ -1,0 +1,195 @@
+//! What a client has, at a glance (the console's overview): the indexed sources and their
+//! chunks, the graph's nodes, the polled sources by state, the queue by state and priority,
+//! and the tasks finished in the last hour. Counts that would need a scan of everything are
+//! bounded and say so (`…_capped`), so the page stays fast at any size.
+
+use std::collections::BTreeMap;
+
+use evident_core::{Scope, Visibility};
+use evident_store::indexers::IndexerSource;
+use evident_store::queue::{QueueCounts, TaskFilter, TaskState};
+use serde::Serialize;
+
+use crate::{Kb, Result, TaskSubmitter};
+
+/// Most nodes counted one by one (pages of 500).
+pub const MAX_COUNTED_NODES: usize = 5_000;
+/// Most finished tasks looked at for the last hour's throughput.
+pub const MAX_COUNTED_TASKS: usize = 5_000;
+const HOUR_MS: i64 = 3_600_000;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Overview {
+    /// Indexed sources (documents, files, messages…) the reader sees, and their chunks.
+    pub indexed_sources: usize,
+    pub chunks: u64,
+    pub nodes: usize,
+    /// More nodes than [`MAX_COUNTED_NODES`] exist.
+    pub nodes_capped: bool,
+    /// Polled sources by [`source_state`].
+    pub sources_by_state: BTreeMap<&'static str, u64>,
+    pub queue: QueueCounts,
+    /// Tasks that ended `done` / `error` within the hour before `now`.
+    pub done_last_hour: u64,
+    pub errors_last_hour: u64,
+    pub throughput_capped: bool,
+}
+
+/// A polled source's state: `disabled`, `error` (its last poll failed), `ok` (its last poll
+/// succeeded) or `pending` (never polled yet).
+pub fn source_state(s: &IndexerSource) -> &'static str {
+    if !s.enabled {
+        "disabled"
+    } else if s.status.last_error.is_some() {
+        "error"
+    } else if s.status.last_success_at.is_some() {
+        "ok"
+    } else {
+        "pending"
+    }
+}
+
+impl Kb {
+    /// The overview of what `vis` sees; queue figures of `client` (every client when
+    /// `None`), keeping only tasks whose scope `sees` admits.
+    pub async fn overview(
+        &self,
+        tasks: &TaskSubmitter,
+        vis: &Visibility,
+        client: Option<&str>,
+        sees: impl Fn(&Scope) -> bool,
+        now: i64,
+    ) -> Result<Overview> {
+        let mut o = Overview::default();
+        let indexed = self.sources(vis, Some(crate::listing::MAX_SOURCES)).await?;
+        o.indexed_sources = indexed.len();
+        o.chunks = indexed.iter().map(|s| s.chunk_count as u64).sum();
+        (o.nodes, o.nodes_capped) = self.count_nodes(vis).await?;
+        for s in self.stores.indexers.list_sources(None).await? {
+            if vis.admits(&s.scope) {
+                *o.sources_by_state.entry(source_state(&s)).or_default() += 1;
+            }
+        }
+        o.queue = tasks.queue().counts(client).await?;
+        let since = now - HOUR_MS;
+        let (done, more_done) =
+            finished_since(tasks, TaskState::Done, client, &sees, since).await?;
+        let (errors, more_errors) =
+            finished_since(tasks, TaskState::Error, client, &sees, since).await?;
+        (o.done_last_hour, o.errors_last_hour) = (done, errors);
+        o.throughput_capped = more_done || more_errors;
+        Ok(o)
+    }
+
+    async fn count_nodes(&self, vis: &Visibility) -> Result<(usize, bool)> {
+        let (mut n, mut after) = (0, None);
+        loop {
+            let page = self
+                .stores
+                .graph
+                .list_nodes(vis, None, after.as_ref(), 500)
+                .await?;
+            n += page.nodes.len();
+            match page.next_after {
+                Some(next) if n < MAX_COUNTED_NODES => after = Some(next),
+                Some(_) => return Ok((n, true)),
+                None => return Ok((n, false)),
+            }
+        }
+    }
+}
+
+/// Tasks in `state` last changed at or after `since`, and whether the scan stopped early.
+async fn finished_since(
+    tasks: &TaskSubmitter,
+    state: TaskState,
+    client: Option<&str>,
+    sees: &impl Fn(&Scope) -> bool,
+    since: i64,
+) -> Result<(u64, bool)> {
+    let (mut n, mut seen, mut after) = (0, 0, None);
+    loop {
+        let filter = TaskFilter {
+            state: Some(state),
+            client_id: client.map(str::to_string),
+            source_urn: None,
+            after: after.clone(),
+            limit: 1000,
+        };
+        let page = tasks.queue().list(&filter).await?;
+        seen += page.len();
+        n += page
+            .iter()
+            .filter(|t| t.updated_at >= since && sees(&t.scope))
+            .count() as u64;
+        if page.len() < 1000 {
+            return Ok((n, false));
+        }
+        if seen >= MAX_COUNTED_TASKS {
+            return Ok((n, true));
+        }
+        after = page.last().map(|t| t.task_id.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use evident_ai::Priority;
+
+    use super::*;
+    use crate::Document;
+
+    #[tokio::test]
+    async fn the_overview_counts_what_the_reader_sees() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let kb = crate::test_kb(dir.path()).await;
+        for (client, urn, text) in [
+            ("acme", "doc:a", "Alice works on #42 at acme"),
+            ("other", "doc:b", "Bob"),
+        ] {
+            let doc = Document {
+                client_id: Some(client.into()),
+                source_urn: urn.into(),
+                kind: "doc".into(),
+                content: text.into(),
+                relationships: Some(vec![format!("team:{client}|owns|jira:X-1")]),
+                ..Default::default()
+            };
+            kb.ingest(doc, Priority::DEFAULT).await.expect("ingest");
+        }
+        let tasks = TaskSubmitter::new(kb.stores().queue.clone());
+        let doc = Document {
+            client_id: Some("acme".into()),
+            source_urn: "doc:q".into(),
+            kind: "doc".into(),
+            content: "queued".into(),
+            ..Default::default()
+        };
+        tasks
+            .enqueue_ingest(doc, Priority::DEFAULT, 1)
+            .await
+            .expect("queued");
+        let vis = Visibility::of(Scope::client("acme"));
+        let o = kb
+            .overview(&tasks, &vis, Some("acme"), |_| true, 10)
+            .await
+            .expect("overview");
+        assert_eq!((o.indexed_sources, o.nodes_capped), (1, false));
+        assert_eq!((o.chunks, o.nodes), (1, 2), "{o:?}");
+        assert_eq!(o.queue.state(TaskState::Queued), 1);
+        assert_eq!((o.done_last_hour, o.errors_last_hour), (0, 0));
+        let none = kb
+            .overview(
+                &tasks,
+                &Visibility::of(Scope::client("nobody")),
+                Some("nobody"),
+                |_| true,
+                10,
+            )
+            .await
+            .expect("overview");
+        assert_eq!((none.indexed_sources, none.chunks, none.nodes), (0, 0, 0));
+        assert_eq!(none.queue.state(TaskState::Queued), 0);
+    }
+}

@@ -1,0 +1,577 @@
+//! The web console through the real router over the embedded store: login and the session
+//! cookie's flags, CSRF refusals, the retry form, another client's token seeing none of a
+//! client's data on any page, and stored text shown escaped.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode, header};
+use evident_core::access::{Grant, Role};
+use evident_e2e::{Embed, TestApp, mint};
+use evident_indexers::access::{Access, SourceRoots, install};
+use evident_qualifier::{Outcome, Qualifier, QueueConfig};
+use evident_store::queue::{ManualClock, NewTask, PriorityBand, TaskState};
+use http_body_util::BodyExt;
+use serde_json::json;
+use tower::ServiceExt;
+
+struct Resp {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Resp {
+    fn header(&self, name: header::HeaderName) -> String {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    }
+
+    /// The CSRF token of the page's first form.
+    fn csrf(&self) -> String {
+        let at = self
+            .body
+            .find("name=\"csrf\" value=\"")
+            .unwrap_or_else(|| panic!("a form with a CSRF field: {}", self.body));
+        let rest = &self.body[at + "name=\"csrf\" value=\"".len()..];
+        rest[..rest.find('"').expect("end of value")].to_string()
+    }
+}
+
+/// A browser-like request: HTML accepted, `headers` added, a form body when given.
+async fn send(
+    app: &TestApp,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    form: Option<&str>,
+) -> Resp {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("accept", "text/html")
+        .header("host", "console.test");
+    if form.is_some() {
+        req = req.header("content-type", "application/x-www-form-urlencoded");
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let req = req
+        .body(
+            form.map(|f| Body::from(f.to_string()))
+                .unwrap_or_else(Body::empty),
+        )
+        .expect("request");
+    let resp = app.router.clone().oneshot(req).await.expect("answer");
+    let (status, headers) = (resp.status(), resp.headers().clone());
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    Resp {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+fn enc(s: &str) -> String {
+    evident_api::ui::layout::url_enc(s)
+}
+
+/// Logs in with `token`; the `Cookie` header value of the session.
+async fn login(app: &TestApp, token: &str) -> String {
+    let r = send(
+        app,
+        "POST",
+        "/ui/login",
+        &[],
+        Some(&format!("token={}&next=%2Fui", enc(token))),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    let cookie = r.header(header::SET_COOKIE);
+    cookie.split(';').next().expect("name=value").to_string()
+}
+
+fn qualifier(app: &TestApp) -> Qualifier {
+    Qualifier {
+        queue: app.kb.stores().queue.clone(),
+        handlers: evident_kb::TaskHandlers::new(&app.kb),
+        clock: Arc::new(ManualClock::new(i64::MAX / 2)),
+        config: QueueConfig::default(),
+        worker_id: "test".into(),
+        band: PriorityBand::ALL,
+    }
+}
+
+/// A task of `client` that ends in `error` (no handler for its type).
+async fn error_task(app: &TestApp, client: &str) -> String {
+    let id = app
+        .kb
+        .stores()
+        .queue
+        .enqueue(
+            NewTask {
+                kind: "ingest".into(),
+                scope: evident_core::Scope::client(client),
+                source_urn: format!("doc:{client}-broken"),
+                priority: 4,
+                payload: json!({"type": "nope"}),
+            },
+            0,
+        )
+        .await
+        .expect("enqueue")
+        .task_id;
+    let done = qualifier(app).process_next().await.expect("process");
+    assert_eq!(
+        done,
+        Outcome::Processed {
+            task_id: id.clone(),
+            state: TaskState::Error
+        }
+    );
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
+    let app = TestApp::new(Embed::Hashing).await;
+    let token = mint(&app.store, "c1-read", Grant::client("c1", Role::Read), None).await;
+    let r = send(&app, "GET", "/ui/queue?state=error", &[], None).await;
+    assert_eq!(
+        r.status,
+        StatusCode::SEE_OTHER,
+        "a browser without a session logs in first"
+    );
+    assert_eq!(
+        r.header(header::LOCATION),
+        "/ui/login?next=%2Fui%2Fqueue%3Fstate%3Derror"
+    );
+    let r = send(&app, "GET", "/ui/login?next=%2Fui%2Fqueue", &[], None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.body.contains("type=\"password\" name=\"token\""),
+        "{}",
+        r.body
+    );
+
+    let r = send(
+        &app,
+        "POST",
+        "/ui/login",
+        &[],
+        Some(&format!("token={}&next=%2Fui%2Fqueue", enc(&token))),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(r.header(header::LOCATION), "/ui/queue");
+    let cookie = r.header(header::SET_COOKIE);
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/ui", "Max-Age=43200"] {
+        assert!(cookie.contains(flag), "{flag} in {cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "not behind TLS: {cookie}");
+    let session = cookie.split(';').next().expect("pair").to_string();
+    let r = send(&app, "GET", "/ui", &[("cookie", &session)], None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(
+        r.body.contains("Overview · c1") && r.body.contains("c1-read (test)"),
+        "{}",
+        r.body
+    );
+    // Behind a TLS proxy the cookie is Secure.
+    let r = send(
+        &app,
+        "POST",
+        "/ui/login",
+        &[("x-forwarded-proto", "https")],
+        Some(&format!("token={}", enc(&token))),
+    )
+    .await;
+    assert!(r.header(header::SET_COOKIE).ends_with("; Secure"));
+
+    // Refusals: an unknown token, a login posted from another site, a session cookie
+    // elsewhere than the console, a script without a token (JSON, as the API answers).
+    let r = send(&app, "POST", "/ui/login", &[], Some("token=evd_nope")).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert!(r.body.contains("not known") && r.header(header::SET_COOKIE).is_empty());
+    let r = send(
+        &app,
+        "POST",
+        "/ui/login",
+        &[("origin", "https://evil.example")],
+        Some(&format!("token={}", enc(&token))),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert!(r.header(header::SET_COOKIE).is_empty());
+    let (s, v) = app
+        .call(
+            "GET",
+            "/api/v1/queue?clientId=c1",
+            None,
+            &[("authorization", ""), ("cookie", &session)],
+        )
+        .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("unauthenticated"))
+    );
+    let (s, v) = app
+        .call("GET", "/ui/sources", None, &[("authorization", "")])
+        .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("unauthenticated"))
+    );
+    // Scripts fetch pages with the bearer header.
+    let r = send(
+        &app,
+        "GET",
+        "/ui/sources",
+        &[("authorization", &format!("Bearer {token}"))],
+        None,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.body.contains("<table id=\"sources\""));
+    // A revoked token ends its sessions.
+    let (s, v) = app
+        .call("DELETE", "/api/v1/tokens/c1-read", None, &[])
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let r = send(&app, "GET", "/ui", &[("cookie", &session)], None).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
+    let app = TestApp::new(Embed::Hashing).await;
+    let admin = mint(
+        &app.store,
+        "c1-admin",
+        Grant::client("c1", Role::Admin),
+        None,
+    )
+    .await;
+    let other = mint(
+        &app.store,
+        "c1-other",
+        Grant::client("c1", Role::Admin),
+        None,
+    )
+    .await;
+    let task = error_task(&app, "c1").await;
+    let session = login(&app, &admin).await;
+    let page = send(
+        &app,
+        "GET",
+        &format!("/ui/queue/{task}"),
+        &[("cookie", &session)],
+        None,
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains("no handler for tasks of type `nope`"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("id=\"retry\""));
+    let csrf = page.csrf();
+    let retry = format!("/ui/queue/{task}/retry");
+    let other_csrf = evident_api::ui::session::csrf_token(Some(&other));
+    for (what, form) in [
+        ("no token", String::new()),
+        ("empty", "csrf=".to_string()),
+        ("another session's", format!("csrf={other_csrf}")),
+        ("tampered", format!("csrf=x{csrf}")),
+    ] {
+        let r = send(&app, "POST", &retry, &[("cookie", &session)], Some(&form)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{what}: {}", r.body);
+        assert!(r.body.contains("csrf_refused"), "{what}: {}", r.body);
+        let (_, t) = app.get(&format!("/api/v1/queue/{task}")).await;
+        assert_eq!(t["state"], "error", "{what}: nothing changed");
+    }
+    let r = send(
+        &app,
+        "POST",
+        &retry,
+        &[("cookie", &session)],
+        Some(&format!("csrf={csrf}")),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(r.header(header::LOCATION), format!("/ui/queue/{task}"));
+    let (_, t) = app.get(&format!("/api/v1/queue/{task}")).await;
+    assert_eq!(t["state"], "queued");
+    let r = send(
+        &app,
+        "GET",
+        &format!("/ui/queue/{task}"),
+        &[("cookie", &session)],
+        None,
+    )
+    .await;
+    assert!(
+        r.body.contains("s-queued") && r.body.contains("id=\"prioritize\""),
+        "{}",
+        r.body
+    );
+    // A bearer caller needs no CSRF field (a browser never sends that header by itself).
+    let r = send(
+        &app,
+        "POST",
+        &format!("/ui/queue/{task}/prioritize"),
+        &[("authorization", &format!("Bearer {admin}"))],
+        Some(""),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    // A read token's session sees the page but may not act (the API's roles).
+    let reader = mint(
+        &app.store,
+        "c1-reader",
+        Grant::client("c1", Role::Read),
+        None,
+    )
+    .await;
+    let rs = login(&app, &reader).await;
+    let p = send(
+        &app,
+        "GET",
+        &format!("/ui/queue/{task}"),
+        &[("cookie", &rs)],
+        None,
+    )
+    .await;
+    let r = send(
+        &app,
+        "POST",
+        &retry,
+        &[("cookie", &rs)],
+        Some(&format!("csrf={}", p.csrf())),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert!(r.body.contains("forbidden_role"), "{}", r.body);
+    // Logging out needs the token too, and clears the cookie.
+    let r = send(
+        &app,
+        "POST",
+        "/ui/logout",
+        &[("cookie", &session)],
+        Some(""),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r = send(
+        &app,
+        "POST",
+        "/ui/logout",
+        &[("cookie", &session)],
+        Some(&format!("csrf={csrf}")),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert!(r.header(header::SET_COOKIE).contains("Max-Age=0"));
+}
+
+/// Client c1's data: a document (marked `Zanzibar`), a source registered through the
+/// console's add form (with its confirmation), an error task.
+async fn client_one(app: &TestApp, admin: &str) -> (String, String, String) {
+    let (s, v) = app
+        .post(
+            "/api/v1/ingest",
+            &json!({"clientId": "c1", "sourceUrn": "doc:c1-plan", "kind": "doc", "title": "Zanzibar plan",
+                    "relationships": ["team:zanzibar|owns|jira:ZAN-77"],
+                    "content": "Zanzibar launch plan: the Zanzibar team owns ZAN-77. <script>alert('zanzibar')</script> & more."}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let session = login(app, admin).await;
+    let page = send(app, "GET", "/ui/sources", &[("cookie", &session)], None).await;
+    let csrf = page.csrf();
+    let form = format!(
+        "csrf={csrf}&kind=mbox&id=c1.zanzibar-mail&intervalSecs=600&settings={}",
+        enc(r#"{"path": "/srv/mail/zanzibar.mbox"}"#)
+    );
+    let review = send(
+        app,
+        "POST",
+        "/ui/sources",
+        &[("cookie", &session)],
+        Some(&form),
+    )
+    .await;
+    assert_eq!(review.status, StatusCode::OK, "{}", review.body);
+    assert!(
+        review
+            .body
+            .contains("Register the mbox source <b>c1.zanzibar-mail</b>"),
+        "{}",
+        review.body
+    );
+    let (_, listed) = app.get("/api/v1/indexers?clientId=c1").await;
+    assert_eq!(
+        listed["sources"].as_array().map(Vec::len),
+        Some(0),
+        "not before the confirmation"
+    );
+    let done = send(
+        app,
+        "POST",
+        "/ui/sources",
+        &[("cookie", &session)],
+        Some(&format!("{form}&confirmed=1")),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    assert_eq!(
+        done.header(header::LOCATION),
+        "/ui/sources/c1.zanzibar-mail?clientId=c1"
+    );
+    let (_, pack) = app
+        .post(
+            "/api/v1/retrieve",
+            &json!({"clientId": "c1", "query": "Zanzibar launch"}),
+        )
+        .await;
+    let chunk = pack["items"][0]["chunkId"]
+        .as_str()
+        .expect("chunk")
+        .to_string();
+    (
+        chunk,
+        "c1.zanzibar-mail".into(),
+        error_task(app, "c1").await,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
+    install(Access::new(Default::default(), SourceRoots::new(["/srv"])));
+    let app = TestApp::new(Embed::Hashing).await;
+    let admin = mint(
+        &app.store,
+        "c1-admin",
+        Grant::client("c1", Role::Admin),
+        None,
+    )
+    .await;
+    let (chunk, source, task) = client_one(&app, &admin).await;
+    let pages = [
+        "/ui".to_string(),
+        "/ui/sources".into(),
+        format!("/ui/sources/{source}"),
+        "/ui/queue".into(),
+        "/ui/queue?state=error".into(),
+        format!("/ui/queue/{task}"),
+        "/ui/search?q=launch+plan+alert".into(),
+        format!("/ui/chunk/{chunk}"),
+        "/ui/node/team%3Azanzibar".into(),
+        "/ui/node/jira%3AZAN-77?depth=2&edgeType=owns".into(),
+    ];
+    // Client c1 sees its data, escaped.
+    let c1 = login(&app, &admin).await;
+    for page in &pages {
+        let r = send(&app, "GET", page, &[("cookie", &c1)], None).await;
+        assert_eq!(r.status, StatusCode::OK, "{page}: {}", r.body);
+        assert!(
+            r.body.to_lowercase().contains("zanzibar")
+                || page == "/ui"
+                || page.starts_with("/ui/queue"),
+            "{page}: {}",
+            r.body
+        );
+        assert!(
+            !r.body.contains("<script>alert"),
+            "{page} shows stored markup unescaped"
+        );
+    }
+    let search = send(&app, "GET", &pages[6], &[("cookie", &c1)], None).await;
+    assert!(
+        search
+            .body
+            .contains("&lt;script&gt;<mark>alert</mark>(&#39;zanzibar&#39;)&lt;/script&gt;"),
+        "{}",
+        search.body
+    );
+    assert!(
+        search
+            .body
+            .contains(&format!("href=\"/ui/chunk/{}?clientId=c1\"", enc(&chunk))),
+        "{}",
+        search.body
+    );
+    let view = send(&app, "GET", &pages[7], &[("cookie", &c1)], None).await;
+    assert!(
+        view.body
+            .contains("&lt;script&gt;alert(&#39;zanzibar&#39;)&lt;/script&gt; &amp; more."),
+        "{}",
+        view.body
+    );
+
+    // Client c2's admin: its own (empty) console, nothing of c1's on any page.
+    let c2_token = mint(
+        &app.store,
+        "c2-admin",
+        Grant::client("c2", Role::Admin),
+        None,
+    )
+    .await;
+    let c2 = login(&app, &c2_token).await;
+    for page in &pages {
+        let r = send(&app, "GET", page, &[("cookie", &c2)], None).await;
+        let body = r.body.to_lowercase();
+        for secret in ["zanzibar", &source, &task, &chunk, "doc:c1"] {
+            assert!(
+                !body.contains(&secret.to_lowercase())
+                    || page.to_lowercase().contains(&secret.to_lowercase()),
+                "{page} shows {secret} to c2: {}",
+                r.body
+            );
+        }
+        assert!(
+            r.status == StatusCode::OK || r.status == StatusCode::NOT_FOUND,
+            "{page}: {} {}",
+            r.status,
+            r.body
+        );
+        // Naming client c1 is refused outright.
+        let sep = if page.contains('?') { '&' } else { '?' };
+        let named = send(
+            &app,
+            "GET",
+            &format!("{page}{sep}clientId=c1"),
+            &[("cookie", &c2)],
+            None,
+        )
+        .await;
+        assert!(
+            named.status == StatusCode::FORBIDDEN || named.status == StatusCode::NOT_FOUND,
+            "{page} naming c1: {}",
+            named.status
+        );
+        assert!(
+            !named.body.to_lowercase().contains("zanzibar launch"),
+            "{page}"
+        );
+    }
+    // A fragment (the live refresh) is the table alone.
+    let r = send(
+        &app,
+        "GET",
+        "/ui/queue?fragment=1",
+        &[("cookie", &c1)],
+        None,
+    )
+    .await;
+    assert!(
+        r.body.starts_with("<p class=\"counts\">") && !r.body.contains("<nav>"),
+        "{}",
+        r.body
+    );
+}
