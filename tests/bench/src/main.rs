@@ -29,6 +29,8 @@
 //!   fused, next to a plain Okapi BM25 (see `quality/mod.rs`).
 //! - `graph-writes [--edges N] [--batch N] [--writers N] [--gaps N] [--claims N]`: agent edge
 //!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
+//! - `ui [--chunks N] [--queries N]`: the web console's pages rendered through the router
+//!   over N chunks (default 100,000): p50/p99 per page and page weight.
 //! - `repo [--path DIR] [--branch B]`: a real repository indexed in full next to `git log -p`
 //!   on it in the same run (default: this project's own history).
 
@@ -49,6 +51,7 @@ mod restart;
 mod retrieve;
 mod retrieve_scale;
 mod sources;
+mod ui;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -215,7 +218,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo, quality";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo, quality, ui";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -243,6 +246,7 @@ fn main() {
         "claims" => rt.block_on(claims::run(&args)),
         "graph-writes" => rt.block_on(gaps::run(&args)),
         "context" => rt.block_on(context::run(&args)),
+        "ui" => rt.block_on(ui::run(&args)),
         "restart" => rt.block_on(restart::run(&args)),
         "restart-open" => rt.block_on(restart::open_once(&args)),
         // The child server of `retrieve`'s restart measurement.
