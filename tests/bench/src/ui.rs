@@ -22,7 +22,7 @@ const SECRET: &str = "evd_bench_token_ui_0123456789abcdef0123456789abcdef";
 const PARAGRAPHS: usize = 10;
 
 /// A page's path for round `i` (search and node pages vary by round).
-type PagePath = Box<dyn Fn(usize) -> String>;
+type PagePath<'a> = Box<dyn Fn(usize) -> String + 'a>;
 
 /// Ingests `docs` documents of the client `bench`, each its own node, linked in a chain so
 /// node pages have edges and neighbourhoods.
