@@ -575,3 +575,69 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
         r.body
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_page_shows_the_claims_on_its_evidence_and_the_gaps_about_it() {
+    install(Access::new(Default::default(), SourceRoots::new(["/srv"])));
+    let app = TestApp::new(Embed::Hashing).await;
+    let admin = mint(
+        &app.store,
+        "c1-admin",
+        Grant::client("c1", Role::Admin),
+        None,
+    )
+    .await;
+    let (chunk, _, _) = client_one(&app, &admin).await;
+    let (s, v) = app
+        .post(
+            "/api/v1/claims",
+            &json!({"clientId": "c1", "text": "The Zanzibar team ships ZAN-77 <b>first</b>",
+                    "evidence": [{"kind": "chunk", "ref": chunk}],
+                    "actor": {"type": "agent", "id": "planner"}}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = app
+        .post(
+            "/api/v1/gaps",
+            &json!({"clientId": "c1", "question": "Who reviews the Zanzibar launch?",
+                    "about": ["team:zanzibar"]}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let c1 = login(&app, &admin).await;
+    let page = send(
+        &app,
+        "GET",
+        "/ui/node/team%3Azanzibar",
+        &[("cookie", &c1)],
+        None,
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains("<ul id=\"claims\">")
+            && page
+                .body
+                .contains("The Zanzibar team ships ZAN-77 &lt;b&gt;first&lt;/b&gt;"),
+        "the claim citing the node's evidence, escaped: {}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<ul id=\"gaps\">")
+            && page.body.contains("Who reviews the Zanzibar launch?"),
+        "the gap about the node: {}",
+        page.body
+    );
+    // A node nothing cites and no gap names has neither section.
+    let other = send(
+        &app,
+        "GET",
+        "/ui/node/jira%3AZAN-77",
+        &[("cookie", &c1)],
+        None,
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::OK, "{}", other.body);
+    assert!(!other.body.contains("id=\"gaps\""), "{}", other.body);
+}

@@ -165,6 +165,50 @@ fn evidence(ctx: &Ctx, chunks: &[evident_core::Chunk]) -> String {
     out
 }
 
+/// Claims citing the node's evidence and gaps about the node, when there are any.
+async fn knowledge(
+    s: &AppState,
+    ctx: &Ctx,
+    key: &str,
+    chunks: &[evident_core::Chunk],
+) -> ApiResult<String> {
+    let vis = ctx.vis()?;
+    let ids: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
+    let claims = s.kb.claims_citing(&vis, &ids).await?;
+    let gaps = match ctx.client() {
+        Some(_) => s.kb.gaps_about(vis.reader(), key).await?,
+        None => Vec::new(),
+    };
+    let mut out = String::new();
+    if !claims.is_empty() {
+        out.push_str("<h2>Claims</h2><ul id=\"claims\">");
+        for c in &claims {
+            let _ = write!(
+                out,
+                "<li><span class=\"muted\">{} · {:.2}</span> {}</li>",
+                esc(c.claim.status.as_str()),
+                c.claim.confidence,
+                esc(&c.claim.text)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if !gaps.is_empty() {
+        out.push_str("<h2>Gaps</h2><ul id=\"gaps\">");
+        for g in &gaps {
+            let _ = write!(
+                out,
+                "<li><span class=\"muted\">{} · p{}</span> {}</li>",
+                esc(g.state.as_str()),
+                g.priority,
+                esc(&g.question)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    Ok(out)
+}
+
 pub async fn page(
     State(s): State<AppState>,
     Path(key): Path<String>,
@@ -179,11 +223,12 @@ pub async fn page(
         None => Vec::new(),
     };
     let chunks = s.kb.node_evidence(&vis, &canonical, 20).await?;
+    let knowledge = knowledge(&s, &ctx, &canonical, &chunks).await?;
     let graph = neighbourhood(&s, &ctx, &canonical, &q).await?;
     let alias_list: Vec<String> = aliases.iter().map(|a| esc(a.alias.as_str())).collect();
     let body = format!(
         "<p class=\"key\"><code>{}</code></p><div class=\"cols\"><section>{}<h2>Aliases</h2><p id=\"aliases\">{}</p>\
-         <h2>Edges</h2>{}</section><section><h2>Neighbourhood</h2>{}{}</section></div><h2>Evidence</h2>{}",
+         <h2>Edges</h2>{}</section><section><h2>Neighbourhood</h2>{}{}</section></div><h2>Evidence</h2>{}{}",
         esc(&canonical),
         props(&view),
         if alias_list.is_empty() {
@@ -194,7 +239,8 @@ pub async fn page(
         edges_by_type(&ctx, &view),
         filter_links(&ctx, &view, &q),
         graph,
-        evidence(&ctx, &chunks)
+        evidence(&ctx, &chunks),
+        knowledge
     );
     let title = if view.label.is_empty() {
         canonical.clone()

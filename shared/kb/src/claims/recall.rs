@@ -166,6 +166,35 @@ impl Kb {
             .collect())
     }
 
+    /// The claims, as `vis` reads them, that cite any of `chunk_ids` (a node's evidence, on
+    /// its console page): what agents concluded from the same sources. Superseded ones too,
+    /// so a reader sees what was replaced; newest first.
+    pub async fn claims_citing(
+        &self,
+        vis: &Visibility,
+        chunk_ids: &[String],
+    ) -> Result<Vec<ClaimView>> {
+        if chunk_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let partition = vis.reader().partition();
+        let ids = self
+            .stores
+            .claims
+            .claims_citing(partition, chunk_ids)
+            .await?;
+        let mut found: Vec<Claim> = self
+            .stores
+            .claims
+            .get_claims(partition, &ids)
+            .await?
+            .into_iter()
+            .filter(|c| vis.admits(&c.scope))
+            .collect();
+        found.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        self.claim_views(vis, found).await
+    }
+
     /// Hybrid search (BM25 + vector, fused by RRF) over the texts of the claims `vis` sees,
     /// filtered by status (active ones unless asked), domain, tags, subject and actor.
     #[tracing::instrument(skip_all)]

@@ -287,6 +287,16 @@ impl Kb {
             .await?)
     }
 
+    /// The gaps of the reader's client about `key` (reported with it in `about`), in claim
+    /// order: what is known to be missing about a node. Reads at most 1,000 gaps.
+    pub async fn gaps_about(&self, scope: &Scope, key: &str) -> Result<Vec<GapRecord>> {
+        let gaps = self.list_gaps(scope, None, 1_000).await?;
+        Ok(gaps
+            .into_iter()
+            .filter(|g| g.about.iter().any(|a| a == key))
+            .collect())
+    }
+
     pub async fn reorder_gap(
         &self,
         scope: &Scope,
