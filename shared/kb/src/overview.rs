@@ -61,22 +61,30 @@ impl Kb {
         sees: impl Fn(&Scope) -> bool,
         now: i64,
     ) -> Result<Overview> {
-        let mut o = Overview::default();
-        let indexed = self.sources(vis, Some(crate::listing::MAX_SOURCES)).await?;
-        o.indexed_sources = indexed.len();
-        o.chunks = indexed.iter().map(|s| s.chunk_count as u64).sum();
-        (o.nodes, o.nodes_capped) = self.count_nodes(vis).await?;
-        for s in self.stores.indexers.list_sources(None).await? {
+        // The reads are independent: run them at once (each store read takes its own
+        // connection), so the page costs the slowest of them, not their sum.
+        let since = now - HOUR_MS;
+        let (indexed, nodes, polled, queue, done, errors) = tokio::try_join!(
+            self.sources(vis, Some(crate::listing::MAX_SOURCES)),
+            self.count_nodes(vis),
+            async { Ok(self.stores.indexers.list_sources(None).await?) },
+            async { Ok(tasks.queue().counts(client).await?) },
+            finished_since(tasks, TaskState::Done, client, &sees, since),
+            finished_since(tasks, TaskState::Error, client, &sees, since),
+        )?;
+        let mut o = Overview {
+            indexed_sources: indexed.len(),
+            chunks: indexed.iter().map(|s| s.chunk_count as u64).sum(),
+            queue,
+            ..Overview::default()
+        };
+        (o.nodes, o.nodes_capped) = nodes;
+        for s in polled {
             if vis.admits(&s.scope) {
                 *o.sources_by_state.entry(source_state(&s)).or_default() += 1;
             }
         }
-        o.queue = tasks.queue().counts(client).await?;
-        let since = now - HOUR_MS;
-        let (done, more_done) =
-            finished_since(tasks, TaskState::Done, client, &sees, since).await?;
-        let (errors, more_errors) =
-            finished_since(tasks, TaskState::Error, client, &sees, since).await?;
+        let ((done, more_done), (errors, more_errors)) = (done, errors);
         (o.done_last_hour, o.errors_last_hour) = (done, errors);
         o.throughput_capped = more_done || more_errors;
         Ok(o)
@@ -88,7 +96,7 @@ impl Kb {
             let page = self
                 .stores
                 .graph
-                .list_nodes(vis, None, after.as_ref(), 500)
+                .list_nodes(vis, None, after.as_ref(), 1_000)
                 .await?;
             n += page.nodes.len();
             match page.next_after {
