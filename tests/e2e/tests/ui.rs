@@ -450,8 +450,8 @@ async fn client_one(app: &TestApp, admin: &str) -> (String, String, String) {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
+/// A console over client c1's data (`client_one`) and c1's admin token.
+async fn console_of_client_one() -> (TestApp, String, (String, String, String)) {
     install(Access::new(Default::default(), SourceRoots::new(["/srv"])));
     let app = TestApp::new(Embed::Hashing).await;
     let admin = mint(
@@ -461,7 +461,13 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
         None,
     )
     .await;
-    let (chunk, source, task) = client_one(&app, &admin).await;
+    let data = client_one(&app, &admin).await;
+    (app, admin, data)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
+    let (app, admin, (chunk, source, task)) = console_of_client_one().await;
     let pages = [
         "/ui".to_string(),
         "/ui/sources".into(),
@@ -578,16 +584,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_page_shows_the_claims_on_its_evidence_and_the_gaps_about_it() {
-    install(Access::new(Default::default(), SourceRoots::new(["/srv"])));
-    let app = TestApp::new(Embed::Hashing).await;
-    let admin = mint(
-        &app.store,
-        "c1-admin",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
-    let (chunk, _, _) = client_one(&app, &admin).await;
+    let (app, admin, (chunk, _, _)) = console_of_client_one().await;
     let (s, v) = app
         .post(
             "/api/v1/claims",
