@@ -127,7 +127,7 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
     }
 }
 
-const TOOLS: [&str; 37] = [
+const TOOLS: [&str; 38] = [
     "add_graph_edge",
     "add_graph_node",
     "claim_attention",
@@ -143,6 +143,7 @@ const TOOLS: [&str; 37] = [
     "learn",
     "list_nodes",
     "list_procedures",
+    "load_structured",
     "match_procedure",
     "memory_get",
     "memory_list",
@@ -206,6 +207,7 @@ async fn check_server_and_tools(client: &Client) {
                 | "record_procedure_outcome"
                 | "delete_procedure"
                 | "put_profile"
+                | "load_structured"
                 | "remove_graph_edge"
                 | "learn"
                 | "verify"
@@ -367,12 +369,39 @@ async fn call_every_tool(client: &Client, subject: &str) {
         json!({ "clientId": "acme", "key": "service:ledger", "properties": {"owner": "payments team"} }),
     )
     .await;
+    let loaded = call(
+        client,
+        "load_structured",
+        json!({ "clientId": "acme", "sourceUrn": "kb:ledger-runbook",
+                "pieces": [{"pieceId": "drain-schedule",
+                            "content": "The ledger drain runs nightly at 02:00 UTC.",
+                            "infoType": "instructions", "entity": "service:ledger"},
+                           {"pieceId": "empty", "infoType": "instructions"}] }),
+    )
+    .await;
+    assert_eq!(
+        loaded["structuredContent"]["written"]["pieces"], 1,
+        "the valid piece written: {loaded}"
+    );
+    assert_eq!(
+        loaded["structuredContent"]["skipped"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
+        "the piece without content skipped with its reason: {loaded}"
+    );
     let context = call(
         client,
         "get_context",
         json!({ "clientId": "acme", "activeEntity": "service:ledger", "query": "ledger" }),
     )
     .await;
+    assert!(
+        context["structuredContent"]["sections"]["instructions"]
+            .as_str()
+            .is_some_and(|t| t.contains("02:00 UTC")),
+        "the loaded piece routed by its info type: {context}"
+    );
     assert!(
         context["structuredContent"]["sections"]["user_profile"]
             .as_str()

@@ -156,8 +156,72 @@ pub struct PutProfileArgs {
     pub properties: serde_json::Map<String, serde_json::Value>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadStructuredArgs {
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+    /// The source the file is written as; loading again under it replaces what it wrote.
+    pub source_urn: String,
+    /// `{entities: [{entityId, entityType, …}], global?: {…}}`: entity profiles.
+    #[serde(default)]
+    pub metadata: Option<serde_json::Value>,
+    /// Knowledge pieces: `{pieceId, content, knowledgeType?, infoType?, tags?, entityId?,
+    /// embeddingText?, kind?}`.
+    #[serde(default)]
+    pub pieces: Vec<serde_json::Value>,
+    /// `{nodes: [...], edges: [...]}`; an edge needs evidence (a piece of this file or an
+    /// existing chunk id).
+    #[serde(default)]
+    pub graph: Option<serde_json::Value>,
+}
+
 #[tool_router(router = context_router, vis = "pub(super)")]
 impl EvidentMcp {
+    /// Load a structured knowledge file (as `POST /api/v1/ingest/structured`): entity
+    /// profiles, typed knowledge pieces and graph nodes and edges, written as one source.
+    /// Invalid items are skipped, each with its reason in `skipped`; valid ones are written.
+    #[tool(annotations(
+        title = "Load structured knowledge",
+        read_only_hint = false,
+        destructive_hint = true,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn load_structured(
+        &self,
+        Parameters(a): Parameters<LoadStructuredArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let caller = Caller::of(&ctx)?;
+        let scope = caller.resolve(&a.scope);
+        let r = async {
+            let scope = scope.clone()?;
+            caller.authorize(Role::Write, &scope, Intent::Write)?;
+            // The file's own schema (unknown fields refused) checks the sections.
+            let file = json!({
+                "metadata": a.metadata.unwrap_or_else(|| json!({})),
+                "pieces": a.pieces,
+                "graph": a.graph.unwrap_or_else(|| json!({})),
+            });
+            let file = serde_json::from_value(file)
+                .map_err(|e| ApiError::bad_request("invalid_request", e.to_string()))?;
+            Ok(self
+                .state
+                .kb
+                .load_structured(
+                    scope,
+                    &a.source_urn,
+                    file,
+                    evident_ai::Priority::INTERACTIVE,
+                )
+                .await?)
+        }
+        .await;
+        self.audited(&caller, "load_structured", scope.ok(), r)
+            .await
+    }
+
     /// Write an entity's profile (its properties, shown as `user_profile` lines of the
     /// context): stored as a `profile:{key}` document that evidences the node, replacing the
     /// previous profile.
