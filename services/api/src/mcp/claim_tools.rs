@@ -209,10 +209,7 @@ impl EvidentMcp {
         req: Result<ChangeRequest, ApiError>,
         actor_arg: Option<ActorArg>,
     ) -> ToolResult {
-        let scope = caller.resolve(scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(caller, tool, scope, async |scope| {
             let p = &caller.principal;
             let who = ClaimCaller {
                 actor: actor_or(actor(actor_arg)?, &p.id),
@@ -223,9 +220,8 @@ impl EvidentMcp {
             Ok(s.kb
                 .transition(&scope, &id, req?, &who, s.clock.now_ms())
                 .await?)
-        }
-        .await;
-        self.audited(caller, tool, scope.ok(), r).await
+        })
+        .await
     }
 }
 
@@ -247,10 +243,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "learn", &a.scope, async |scope| {
             let p = &caller.principal;
             let subject: Option<Subject> = a
                 .subject
@@ -285,9 +278,8 @@ impl EvidentMcp {
                     Default::default(),
                 )
                 .await?)
-        }
-        .await;
-        self.audited(&caller, "learn", scope.ok(), r).await
+        })
+        .await
     }
 
     /// What is known about a question: hybrid search over the claims this scope sees,

@@ -194,10 +194,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "load_structured", &a.scope, async |scope| {
             // The file's own schema (unknown fields refused) checks the sections.
             let file = json!({
                 "metadata": a.metadata.unwrap_or_else(|| json!({})),
@@ -216,10 +213,8 @@ impl EvidentMcp {
                     evident_ai::Priority::INTERACTIVE,
                 )
                 .await?)
-        }
-        .await;
-        self.audited(&caller, "load_structured", scope.ok(), r)
-            .await
+        })
+        .await
     }
 
     /// Write an entity's profile (its properties, shown as `user_profile` lines of the
@@ -238,10 +233,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "put_profile", &a.scope, async |scope| {
             let write = evident_kb::profile::ProfileWrite {
                 key: a.key,
                 node_type: a.node_type,
@@ -253,9 +245,8 @@ impl EvidentMcp {
                 .kb
                 .put_profile(scope, write, evident_ai::Priority::INTERACTIVE)
                 .await?)
-        }
-        .await;
-        self.audited(&caller, "put_profile", scope.ok(), r).await
+        })
+        .await
     }
 
     /// Prompt-ready context for a task: what is known (profiles, typed knowledge pieces, the

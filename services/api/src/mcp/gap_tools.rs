@@ -183,19 +183,15 @@ impl EvidentMcp {
         nodes: Vec<NodeAssertion>,
         edges: Vec<EdgeAssertion>,
     ) -> ToolResult {
-        let scope = caller.resolve(scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(caller, tool, scope, async |scope| {
             let s = &self.state;
             let now = s.clock.now_ms();
             let prov = provenance(&caller.principal, gap_id, now);
             Ok(s.kb
                 .write_gap_graph(&scope, &prov, &nodes, &edges, now)
                 .await?)
-        }
-        .await;
-        self.audited(caller, tool, scope.ok(), r).await
+        })
+        .await
     }
 }
 
@@ -216,10 +212,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "report_gaps", &a.scope, async |scope| {
             let acquirer = match a.acquirer.as_deref() {
                 None => None,
                 Some(x) => Some(Acquirer::parse(x).ok_or_else(|| {
@@ -250,9 +243,8 @@ impl EvidentMcp {
                 s.clock.now_ms(),
             )
             .await?}))
-        }
-        .await;
-        self.audited(&caller, "report_gaps", scope.ok(), r).await
+        })
+        .await
     }
 
     /// Claim the next open knowledge gap of the client to research it: answers `{gap,
@@ -271,10 +263,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "claim_gap", &a.scope, async |scope| {
             let lease = a
                 .lease_secs
                 .map(|x| x.saturating_mul(1000))
@@ -287,9 +276,8 @@ impl EvidentMcp {
                 Some(c) => json!(c),
                 None => json!({"gap": null}),
             })
-        }
-        .await;
-        self.audited(&caller, "claim_gap", scope.ok(), r).await
+        })
+        .await
     }
 
     /// Submit the findings of a claimed gap as Markdown with its sources: stored as a cited
@@ -308,10 +296,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "submit_findings", &a.scope, async |scope| {
             let s = &self.state;
             Ok(s.kb
                 .submit_findings(
@@ -324,10 +309,8 @@ impl EvidentMcp {
                     s.clock.now_ms(),
                 )
                 .await?)
-        }
-        .await;
-        self.audited(&caller, "submit_findings", scope.ok(), r)
-            .await
+        })
+        .await
     }
 
     /// Remove an edge agents wrote (`add_graph_edge`); edges indexed from sources stay, as
@@ -345,10 +328,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "remove_graph_edge", &a.scope, async |scope| {
             let edge = EdgeAssertion {
                 from: a.from,
                 edge_type: a.edge_type,
@@ -357,10 +337,8 @@ impl EvidentMcp {
             };
             let removed = self.state.kb.retract_edge(&scope, &edge).await?;
             Ok(json!({ "removed": removed }))
-        }
-        .await;
-        self.audited(&caller, "remove_graph_edge", scope.ok(), r)
-            .await
+        })
+        .await
     }
 
     /// End your acquisition of a claimed gap: `failed` with its reason, or with `retry`
@@ -378,10 +356,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "fail_gap", &a.scope, async |scope| {
             let s = &self.state;
             Ok(s.kb
                 .fail_gap(
@@ -394,9 +369,8 @@ impl EvidentMcp {
                     s.clock.now_ms(),
                 )
                 .await?)
-        }
-        .await;
-        self.audited(&caller, "fail_gap", scope.ok(), r).await
+        })
+        .await
     }
 
     /// A gap's state, findings, graph changes and history; without `gapId`, the client's

@@ -98,10 +98,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        self.write_tool(&caller, "record_outcome", &a.scope, async |scope| {
             let outcome = TaskOutcome {
                 category: Some(TaskCategory::parse(&a.category)?),
                 task_id: a.task_id,
@@ -122,9 +119,8 @@ impl EvidentMcp {
             };
             let s = &self.state;
             Ok(record_outcome(&s.kb, &s.tasks, scope, outcome, s.clock.now_ms()).await?)
-        }
-        .await;
-        self.audited(&caller, "record_outcome", scope.ok(), r).await
+        })
+        .await
     }
 
     /// Append to the session log of a client and project: a short note (≤ 200 characters)
@@ -143,35 +139,36 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&ScopeArgs {
-            client_id: a.client_id.clone(),
-            project_id: a.project_id.clone(),
-            ..Default::default()
-        });
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
-            let client = required_client(&scope)?;
-            let entry = NewSessionEntry {
-                source: a.source,
-                summary: a.summary,
-                details: a.details,
-                task_id: a.task_id,
-                timestamp: None,
-            };
-            Ok(self
-                .state
-                .kb
-                .session_append(
-                    client,
-                    scope.project_id.as_deref(),
-                    entry,
-                    self.state.clock.now_ms(),
-                )
-                .await?)
-        }
-        .await;
-        self.audited(&caller, "session_append", scope.ok(), r).await
+        self.write_tool(
+            &caller,
+            "session_append",
+            &ScopeArgs {
+                client_id: a.client_id.clone(),
+                project_id: a.project_id.clone(),
+                ..Default::default()
+            },
+            async |scope| {
+                let client = required_client(&scope)?;
+                let entry = NewSessionEntry {
+                    source: a.source,
+                    summary: a.summary,
+                    details: a.details,
+                    task_id: a.task_id,
+                    timestamp: None,
+                };
+                Ok(self
+                    .state
+                    .kb
+                    .session_append(
+                        client,
+                        scope.project_id.as_deref(),
+                        entry,
+                        self.state.clock.now_ms(),
+                    )
+                    .await?)
+            },
+        )
+        .await
     }
 
     /// The newest entries of the session log of a client and project (newest first): what

@@ -202,26 +202,26 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope.scope_args());
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
-            let client = client_of(&scope)?;
-            Ok(self
-                .state
-                .kb
-                .record_procedure_outcome(
-                    &client,
-                    scope.project_id.as_deref(),
-                    &a.id,
-                    a.success,
-                    self.state.clock.now_ms(),
-                )
-                .await?)
-        }
-        .await;
-        self.audited(&caller, "record_procedure_outcome", scope.ok(), r)
-            .await
+        self.write_tool(
+            &caller,
+            "record_procedure_outcome",
+            &a.scope.scope_args(),
+            async |scope| {
+                let client = client_of(&scope)?;
+                Ok(self
+                    .state
+                    .kb
+                    .record_procedure_outcome(
+                        &client,
+                        scope.project_id.as_deref(),
+                        &a.id,
+                        a.success,
+                        self.state.clock.now_ms(),
+                    )
+                    .await?)
+            },
+        )
+        .await
     }
 
     /// Save a procedure: a trigger pattern and its steps (`[{agent, action, params?}]`),
@@ -240,26 +240,27 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope.scope_args());
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
-            let client = client_of(&scope)?;
-            let id = a.id.clone();
-            Ok(self
-                .state
-                .kb
-                .save_procedure(
-                    &client,
-                    scope.project_id.as_deref(),
-                    id,
-                    a.into(),
-                    self.state.clock.now_ms(),
-                )
-                .await?)
-        }
-        .await;
-        self.audited(&caller, "save_procedure", scope.ok(), r).await
+        self.write_tool(
+            &caller,
+            "save_procedure",
+            &a.scope.scope_args(),
+            async |scope| {
+                let client = client_of(&scope)?;
+                let id = a.id.clone();
+                Ok(self
+                    .state
+                    .kb
+                    .save_procedure(
+                        &client,
+                        scope.project_id.as_deref(),
+                        id,
+                        a.into(),
+                        self.state.clock.now_ms(),
+                    )
+                    .await?)
+            },
+        )
+        .await
     }
 
     /// The procedures of a client (and project), by id.
@@ -303,19 +304,19 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope.scope_args());
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
-            let client = client_of(&scope)?;
-            self.state
-                .kb
-                .delete_procedure(&client, scope.project_id.as_deref(), &a.id)
-                .await?;
-            Ok(json!({ "deleted": true, "id": a.id }))
-        }
-        .await;
-        self.audited(&caller, "delete_procedure", scope.ok(), r)
-            .await
+        self.write_tool(
+            &caller,
+            "delete_procedure",
+            &a.scope.scope_args(),
+            async |scope| {
+                let client = client_of(&scope)?;
+                self.state
+                    .kb
+                    .delete_procedure(&client, scope.project_id.as_deref(), &a.id)
+                    .await?;
+                Ok(json!({ "deleted": true, "id": a.id }))
+            },
+        )
+        .await
     }
 }

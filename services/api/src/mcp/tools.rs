@@ -209,10 +209,10 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller.resolve(&a.scope);
-        let r = async {
-            let scope = scope.clone()?;
-            caller.authorize(Role::Write, &scope, Intent::Write)?;
+        // The body reads the whole argument (`knowledge_item`), so the scope is borrowed from
+        // a copy.
+        let scope_args = a.scope.clone();
+        self.write_tool(&caller, "store_knowledge", &scope_args, async |scope| {
             let priority = match a.priority {
                 None => Priority::INTERACTIVE,
                 Some(p @ 0..=2) => Priority::new(p).unwrap_or(Priority::INTERACTIVE),
@@ -270,10 +270,8 @@ impl EvidentMcp {
                     Ok(self.state.kb.ingest_watched(req, priority, &watch).await?)
                 })
                 .await
-        }
-        .await;
-        self.audited(&caller, "store_knowledge", scope.ok(), r)
-            .await
+        })
+        .await
     }
 
     /// Read one entry of session memory: what an agent kept between the turns of a session.
@@ -446,6 +444,25 @@ impl EvidentMcp {
     /// Writes are audited like REST writes, granted or refused.
     /// Audits a write tool's call (granted or refused) and renders its answer: every write
     /// tool ends here.
+    /// The frame of every write tool: the caller's scope from `args`, a write there
+    /// authorised, `op` run in that scope, and the call audited whatever its outcome.
+    pub(super) async fn write_tool<T: serde::Serialize>(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        args: &ScopeArgs,
+        op: impl AsyncFnOnce(Scope) -> Result<T, ApiError>,
+    ) -> ToolResult {
+        let scope = caller.resolve(args);
+        let r = async {
+            let scope = scope.clone()?;
+            caller.authorize(Role::Write, &scope, Intent::Write)?;
+            op(scope).await
+        }
+        .await;
+        self.audited(caller, tool, scope.ok(), r).await
+    }
+
     pub(super) async fn audited<T: serde::Serialize>(
         &self,
         caller: &Caller,
