@@ -93,11 +93,13 @@ pub(crate) fn measure(inner: &Inner) -> MemoryUsage {
         0 => MAX_CACHE_PER_CONNECTION,
         n => n,
     };
+    // One walk of the row map for both of the vector side's figures.
+    let vectors = inner.vectors.memory();
     let usage = MemoryUsage {
         text_postings: text_postings as u64,
         text_rows: text_rows as u64,
-        row_map: inner.vectors.row_map_bytes() as u64,
-        vectors: inner.vectors.memory_bytes() as u64,
+        row_map: vectors.row_map as u64,
+        vectors: (vectors.graph + vectors.tail) as u64,
         sqlite_cache: per * (inner.readers.len() as u64 + 1),
     };
     *inner.budget.last.lock() = Some((Instant::now(), usage));

@@ -1,6 +1,5 @@
 //! The row map as plain data, saved beside the text index (`crate::restart`) so a restart
-//! does not read every chunk row to rebuild it; and the memory the vector index and the row
-//! map hold (`crate::budget`). A child of `vectors` for its private fields.
+//! does not read every chunk row to rebuild it. A child of `vectors` for its private fields.
 
 use std::sync::Arc;
 
@@ -75,16 +74,5 @@ impl VectorIndex {
                 },
             );
         }
-    }
-
-    /// Bytes held by the HNSW graph (with its vectors) and the tail (estimated).
-    pub fn memory_bytes(&self) -> usize {
-        let m = self.memory();
-        m.graph + m.tail
-    }
-
-    /// Bytes held by the row map: slots, chunk ids, scope lists (estimated).
-    pub fn row_map_bytes(&self) -> usize {
-        self.memory().row_map
     }
 }
