@@ -24,6 +24,9 @@ use crate::AppState;
 
 pub use crate::auth::policy::ROUTES;
 
+/// Every route of the REST API and its handler. Long because it is the route table: one
+/// line a route, read as a whole beside `ROUTES` (the policy of each) and the OpenAPI
+/// document; split up, a route would be harder to find and easier to leave out.
 pub fn all() -> Router<AppState> {
     Router::new()
         .route("/api/v1/ingest", post(write::ingest))

@@ -2,6 +2,8 @@
 
 use super::*;
 
+/// The alias registry: register, resolve, merge, list and stats. Long because it is one
+/// registry's story: merges and stats read the aliases registered before them.
 pub async fn alias_register_resolve_merge_list_stats(h: &Harness) {
     let a = &h.stores.aliases;
     let unknown = a

@@ -97,6 +97,9 @@ pub async fn vector_search_finds_nearest_and_is_immediate(h: &Harness) {
     assert!(hits.len() <= 2);
 }
 
+/// Every chunk read path (get, by kind, listing, text search, vector search) admits only
+/// what the reader's visibility admits. Long because it is one matrix over one set of
+/// chunks: the paths are checked side by side so none is left out.
 pub async fn every_read_path_applies_visibility(h: &Harness) {
     let global = Scope::global();
     let client = Scope::client("c1");

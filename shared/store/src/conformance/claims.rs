@@ -39,6 +39,8 @@ fn claim(id: &str, scope: Scope, chunk: &str, at: i64) -> Claim {
 /// Claims: created once, changed only from the version read (history appended in the same
 /// write, replaying to the state), found by evidence chunk, listed with visibility and
 /// filters, newest change first.
+/// Long because it is one claim's story: each change is made from the version the step before
+/// read.
 pub async fn claims_keep_history_index_evidence_and_respect_visibility(h: &Harness) {
     let s = &h.stores.claims;
     let client = format!("cl{}", unique_suffix());

@@ -31,6 +31,10 @@ fn step(to: GapState, epoch: Option<i64>, kind: &str) -> GapMove {
     }
 }
 
+/// Agents claim gaps in priority order, one acquisition per client; an expired lease moves
+/// to the next claim with a new epoch and fences the dead holder out; reordering shows in
+/// listing and claim order. Long because it is one story: each claim depends on the leases,
+/// epochs and backoffs the ones before left.
 pub async fn gaps_claim_in_order_one_per_client_with_expiring_leases(h: &Harness) {
     let g = &h.stores.gaps;
     let vis = Visibility::of(Scope::client("c1"));
@@ -178,6 +182,9 @@ pub async fn gaps_claim_in_order_one_per_client_with_expiring_leases(h: &Harness
     );
 }
 
+/// A gap walks its state machine (open → acquiring → acquired → constructed, failure and
+/// retry, a question asked again) with every move appended to its history. Long because it
+/// is one gap's life: each move is only legal from the state the one before left.
 pub async fn gaps_move_by_the_state_machine_with_append_only_history(h: &Harness) {
     let g = &h.stores.gaps;
     let vis = Visibility::of(Scope::client("c1"));

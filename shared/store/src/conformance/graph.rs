@@ -220,6 +220,9 @@ pub async fn edges_can_be_removed_explicitly(h: &Harness) {
     );
 }
 
+/// Folding a node into its canonical moves its evidence and edges, keeps the alias, and
+/// creates the canonical from the alias when there is none. Long because it is one story
+/// over one small graph: each fold reads what the fold before it left.
 pub async fn nodes_fold_into_their_canonical(h: &Harness) {
     let c1 = Scope::client("c1");
     write_source(
@@ -334,6 +337,9 @@ pub async fn nodes_fold_into_their_canonical(h: &Harness) {
     assert_eq!(moved[0].node_type, "meeting");
 }
 
+/// Traversal by depth, direction and edge types over one graph, with visibility. Long
+/// because every case walks the same graph written at the start; split, each would write it
+/// again.
 pub async fn traversal_respects_depth_direction_and_types(h: &Harness) {
     let c1 = Scope::client("c1");
     write_source(h, &c1, "urn:t", &[("t1", "doc", "chain", 0)]).await;
@@ -543,6 +549,9 @@ async fn list_all(
     }
 }
 
+/// Nodes listed by type in key pages across partitions, for several readers. Long because
+/// the pages, exact types and readers are all checked over the one set of nodes written at
+/// the start, and a page follows from the one before.
 pub async fn nodes_list_by_type_in_key_pages(h: &Harness) {
     let global = Scope::global();
     let p1 = Scope::client("c1").with_project("p1");

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// Sources, leases and cursors of one indexer store: register and list, one lease holder at
+/// a time, cursors only by the holder, new settings keep status and cursors. Long because it
+/// is one story against one store: each step reads the state the step before left.
 pub async fn indexer_sources_leases_and_cursors(h: &Harness) {
     use crate::indexers::{IndexerSource, PollStatus};
     let ix = &h.stores.indexers;

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// Memory entries: put, replace (creation kept, expiry moved), expire (invisible at once),
+/// purge, clear a session. Long because it is one session's story under one paused clock:
+/// each step reads what the step before left.
 pub async fn memory_entries_expire_and_sessions_clear(h: &Harness) {
     use crate::memory::MemoryEntry;
     let m = &h.stores.memory;
@@ -91,6 +94,8 @@ pub async fn memory_entries_expire_and_sessions_clear(h: &Harness) {
 
 /// The session log: newest first, one log per (client, project), the oldest evicted beyond
 /// the limit, expired entries invisible at once and purged.
+/// Long because it is one log's story under one paused clock: eviction and expiry are read
+/// from what the appends before left.
 pub async fn session_log_evicts_expires_and_keeps_logs_apart(h: &Harness) {
     use crate::memory::{SessionEntry, SessionSource};
     let m = &h.stores.memory;

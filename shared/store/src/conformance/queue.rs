@@ -232,6 +232,9 @@ pub async fn queue_leases_expire_and_stale_holders_are_refused(h: &Harness) {
     );
 }
 
+/// Failed tasks back off and run again, forever for retry-forever kinds, else until their
+/// attempts run out and they end in error. Long because it is one task's life under one
+/// clock: each failure's backoff depends on the attempts before it.
 pub async fn queue_failures_back_off_forever_or_end_in_error(h: &Harness) {
     let q = h.stores.queue.as_ref();
     let policy = BackoffPolicy {

@@ -56,6 +56,9 @@ pub async fn sources_list_by_prefix(h: &Harness) {
     );
 }
 
+/// The source writer applies a source's chunks, graph and record in one write (twice is
+/// idempotent) and a purge removes them all. Long because it is one source's story: each
+/// write is checked against what the one before left.
 pub async fn source_writer_applies_and_purges(h: &Harness) {
     let c1 = Scope::client("c1");
     let chunks = vec![

@@ -28,6 +28,9 @@ fn labels(
     Typed::from_raw(kt, it, &tags, entity).expect("labels")
 }
 
+/// Typed labels (knowledge type, info type, tags, entity) filter exactly on every read path,
+/// and a relocation that changes them moves the chunk between filters. Long because the
+/// filters are checked against one shared set of chunks, written once at the start.
 pub async fn typed_filters_are_exact(h: &Harness) {
     let c1 = Scope::client("c1");
     let a = labels(
