@@ -241,83 +241,16 @@ async fn open_stores(
     space: VectorSpace,
 ) -> Result<(Stores, Option<EmbeddedStore>), OpenError> {
     use crate::config::{ChunkBackend, GraphBackend, QueueBackend};
-    let embedded = if cfg.store.uses_embedded() {
-        let opts = EmbeddedOptions {
-            dir: cfg.store.data_dir.clone(),
-            vector_space: space.clone(),
-            background_indexer: true,
-        };
-        let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
-            .await
-            .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??;
-        store.set_memory_budget(cfg.store.memory_budget)?;
-        store
-            .vector_index()
-            .set_backlog_bound(cfg.store.vector_backlog);
-        Some(store)
-    } else {
-        None
-    };
+    let embedded = open_embedded(cfg, space).await?;
     let local = embedded.as_ref().map(|e| Arc::new(e.clone()));
-    let need_local = || {
-        local
-            .clone()
-            .ok_or_else(|| OpenError::Backend("the embedded store is not open".into()))
-    };
     let mut health: Vec<Arc<dyn Health>> = Vec::new();
     if let Some(l) = &local {
-        // Report the roles the embedded store serves in this deployment, not all it could.
-        let mut roles = Vec::new();
-        if cfg.store.graph == GraphBackend::Embedded {
-            roles.extend(["graph", "aliases"]);
-        }
-        if cfg.store.chunks == ChunkBackend::Embedded {
-            roles.push("chunks");
-        }
-        if cfg.store.queue == QueueBackend::Embedded {
-            roles.extend(evident_store::QUEUE_SIDE_ROLES);
-        }
-        health.push(Arc::new(evident_store::ServingRoles {
-            backend: l.clone(),
-            roles: roles.into_iter().map(String::from).collect(),
-        }));
+        health.push(embedded_health(cfg, l.clone()));
     }
-
-    let (graph, aliases): (Arc<dyn GraphStore>, Arc<dyn AliasRegistry>) = match cfg.store.graph {
-        GraphBackend::Embedded => {
-            let l = need_local()?;
-            (l.clone(), l)
-        }
-        GraphBackend::Arango => {
-            let a_cfg = cfg.arango.as_ref().ok_or_else(|| {
-                OpenError::Backend("store.graph = \"arango\" needs [arango]".into())
-            })?;
-            let a = Arc::new(
-                evident_store_arango::ArangoStore::connect(a_cfg)
-                    .await
-                    .map_err(|e| unreachable("ArangoDB", &a_cfg.url, e))?,
-            );
-            health.push(a.clone());
-            (a.clone(), a)
-        }
-    };
-    let chunks: Arc<dyn ChunkStore> = match cfg.store.chunks {
-        ChunkBackend::Embedded => need_local()?,
-        ChunkBackend::Weaviate => {
-            let w_cfg = cfg.weaviate.as_ref().ok_or_else(|| {
-                OpenError::Backend("store.chunks = \"weaviate\" needs [weaviate]".into())
-            })?;
-            let w = Arc::new(
-                evident_store_weaviate::WeaviateStore::connect(w_cfg)
-                    .await
-                    .map_err(|e| unreachable("Weaviate", &w_cfg.url, e))?,
-            );
-            health.push(w.clone());
-            w
-        }
-    };
+    let (graph, aliases) = open_graph(cfg, &local, &mut health).await?;
+    let chunks = open_chunks(cfg, &local, &mut health).await?;
     let queued: QueueRoles = match cfg.store.queue {
-        QueueBackend::Embedded => QueueRoles::of(need_local()?),
+        QueueBackend::Embedded => QueueRoles::of(need_local(&local)?),
         QueueBackend::Mongo => {
             let m = connect_mongo(cfg).await?;
             health.push(m.clone());
@@ -354,6 +287,110 @@ async fn open_stores(
         },
         embedded,
     ))
+}
+
+/// The embedded store, opened only when some role uses it, with its memory budget and
+/// vector backlog bound set.
+async fn open_embedded(
+    cfg: &Config,
+    space: VectorSpace,
+) -> Result<Option<EmbeddedStore>, OpenError> {
+    if !cfg.store.uses_embedded() {
+        return Ok(None);
+    }
+    let opts = EmbeddedOptions {
+        dir: cfg.store.data_dir.clone(),
+        vector_space: space,
+        background_indexer: true,
+    };
+    let store = tokio::task::spawn_blocking(move || EmbeddedStore::open(opts))
+        .await
+        .map_err(|e| StoreError::unavailable(format!("opening store: {e}")))??;
+    store.set_memory_budget(cfg.store.memory_budget)?;
+    store
+        .vector_index()
+        .set_backlog_bound(cfg.store.vector_backlog);
+    Ok(Some(store))
+}
+
+/// The embedded store of a role that `[store]` puts on it.
+fn need_local(local: &Option<Arc<EmbeddedStore>>) -> Result<Arc<EmbeddedStore>, OpenError> {
+    local
+        .clone()
+        .ok_or_else(|| OpenError::Backend("the embedded store is not open".into()))
+}
+
+/// The embedded store's health, reporting the roles it serves in this deployment, not all
+/// it could.
+fn embedded_health(cfg: &Config, local: Arc<EmbeddedStore>) -> Arc<dyn Health> {
+    use crate::config::{ChunkBackend, GraphBackend, QueueBackend};
+    let mut roles = Vec::new();
+    if cfg.store.graph == GraphBackend::Embedded {
+        roles.extend(["graph", "aliases"]);
+    }
+    if cfg.store.chunks == ChunkBackend::Embedded {
+        roles.push("chunks");
+    }
+    if cfg.store.queue == QueueBackend::Embedded {
+        roles.extend(evident_store::QUEUE_SIDE_ROLES);
+    }
+    Arc::new(evident_store::ServingRoles {
+        backend: local,
+        roles: roles.into_iter().map(String::from).collect(),
+    })
+}
+
+/// The graph and alias roles: the embedded store, or ArangoDB (connected now, its health
+/// added to `health`).
+async fn open_graph(
+    cfg: &Config,
+    local: &Option<Arc<EmbeddedStore>>,
+    health: &mut Vec<Arc<dyn Health>>,
+) -> Result<(Arc<dyn GraphStore>, Arc<dyn AliasRegistry>), OpenError> {
+    use crate::config::GraphBackend;
+    Ok(match cfg.store.graph {
+        GraphBackend::Embedded => {
+            let l = need_local(local)?;
+            (l.clone(), l)
+        }
+        GraphBackend::Arango => {
+            let a_cfg = cfg.arango.as_ref().ok_or_else(|| {
+                OpenError::Backend("store.graph = \"arango\" needs [arango]".into())
+            })?;
+            let a = Arc::new(
+                evident_store_arango::ArangoStore::connect(a_cfg)
+                    .await
+                    .map_err(|e| unreachable("ArangoDB", &a_cfg.url, e))?,
+            );
+            health.push(a.clone());
+            (a.clone(), a)
+        }
+    })
+}
+
+/// The chunk role: the embedded store, or Weaviate (connected now, its health added to
+/// `health`).
+async fn open_chunks(
+    cfg: &Config,
+    local: &Option<Arc<EmbeddedStore>>,
+    health: &mut Vec<Arc<dyn Health>>,
+) -> Result<Arc<dyn ChunkStore>, OpenError> {
+    use crate::config::ChunkBackend;
+    Ok(match cfg.store.chunks {
+        ChunkBackend::Embedded => need_local(local)?,
+        ChunkBackend::Weaviate => {
+            let w_cfg = cfg.weaviate.as_ref().ok_or_else(|| {
+                OpenError::Backend("store.chunks = \"weaviate\" needs [weaviate]".into())
+            })?;
+            let w = Arc::new(
+                evident_store_weaviate::WeaviateStore::connect(w_cfg)
+                    .await
+                    .map_err(|e| unreachable("Weaviate", &w_cfg.url, e))?,
+            );
+            health.push(w.clone());
+            w
+        }
+    })
 }
 
 /// The roles that live together (on MongoDB in production).

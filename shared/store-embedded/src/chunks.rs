@@ -366,74 +366,81 @@ impl ChunkStore for EmbeddedStore {
             // Newest first: walk the (kind, rid) index — row ids only, no row reads — keeping
             // rows the reader may see, then load just the `limit` newest.
             let rows = inner.vectors.row_filter(&vis, &filter.kinds, &filter.typed);
-            if let Some(admitted) = rows.admitted() {
+            let newest: Vec<i64> = match rows.admitted() {
                 // A small tenant: its rows are listed, no walk over everyone's.
-                let newest: Vec<i64> = admitted
+                Some(admitted) => admitted
                     .rids
                     .iter()
                     .rev()
                     .take(limit)
                     .map(|r| *r as i64)
-                    .collect();
-                drop(rows);
-                // In batches: SQLite caps the variables of one statement.
-                let mut found = Vec::with_capacity(newest.len());
-                for batch in newest.chunks(500) {
-                    let q = format!(
-                        "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
-                        sql::placeholders(batch.len())
-                    );
-                    let params = batch.iter().map(|r| Value::Integer(*r)).collect();
-                    found.extend(query_chunks(conn, &q, params)?);
-                }
-                return Ok(found);
-            }
-            let scans: Vec<(String, Vec<Value>)> = if filter.kinds.is_empty() {
-                vec![(
-                    "SELECT rid FROM chunks ORDER BY rid DESC".to_string(),
-                    Vec::new(),
-                )]
-            } else {
-                filter
-                    .kinds
-                    .iter()
-                    .map(|k| {
-                        (
-                            "SELECT rid FROM chunks WHERE kind = ?1 ORDER BY rid DESC".to_string(),
-                            vec![Value::Text(k.clone())],
-                        )
-                    })
-                    .collect()
+                    .collect(),
+                None => newest_admitted(conn, &rows, &filter.kinds, limit)?,
             };
-            let mut rids: Vec<i64> = Vec::new();
-            for (q, params) in scans {
-                let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-                let mut cursor = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
-                let mut taken = 0;
-                while taken < limit {
-                    let Some(row) = cursor.next().map_err(sqlite_err)? else {
-                        break;
-                    };
-                    let rid: i64 = row.get(0).map_err(sqlite_err)?;
-                    if rows.admits(rid as u64) {
-                        rids.push(rid);
-                        taken += 1;
-                    }
-                }
-            }
             drop(rows);
-            rids.sort_unstable_by(|a, b| b.cmp(a));
-            rids.dedup();
-            rids.truncate(limit);
-            if rids.is_empty() {
-                return Ok(Vec::new());
-            }
-            let q = format!(
-                "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
-                sql::placeholders(rids.len())
-            );
-            query_chunks(conn, &q, rids.into_iter().map(Value::Integer).collect())
+            chunks_newest_first(conn, &newest)
         })
         .await
     }
+}
+
+/// The row ids of the `limit` newest chunks `rows` admits, of `kinds` (any kind when empty),
+/// newest first: each kind's (kind, rid) index walked from its newest row.
+fn newest_admitted(
+    conn: &Connection,
+    rows: &crate::vectors::RowFilter<'_>,
+    kinds: &[String],
+    limit: usize,
+) -> Result<Vec<i64>> {
+    let scans: Vec<(String, Vec<Value>)> = if kinds.is_empty() {
+        vec![(
+            "SELECT rid FROM chunks ORDER BY rid DESC".to_string(),
+            Vec::new(),
+        )]
+    } else {
+        kinds
+            .iter()
+            .map(|k| {
+                (
+                    "SELECT rid FROM chunks WHERE kind = ?1 ORDER BY rid DESC".to_string(),
+                    vec![Value::Text(k.clone())],
+                )
+            })
+            .collect()
+    };
+    let mut rids: Vec<i64> = Vec::new();
+    for (q, params) in scans {
+        let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+        let mut cursor = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
+        let mut taken = 0;
+        while taken < limit {
+            let Some(row) = cursor.next().map_err(sqlite_err)? else {
+                break;
+            };
+            let rid: i64 = row.get(0).map_err(sqlite_err)?;
+            if rows.admits(rid as u64) {
+                rids.push(rid);
+                taken += 1;
+            }
+        }
+    }
+    rids.sort_unstable_by(|a, b| b.cmp(a));
+    rids.dedup();
+    rids.truncate(limit);
+    Ok(rids)
+}
+
+/// The chunks of `rids` (given newest first), newest first. In batches: SQLite caps the
+/// variables of one statement.
+fn chunks_newest_first(conn: &Connection, rids: &[i64]) -> Result<Vec<Chunk>> {
+    let mut found = Vec::with_capacity(rids.len());
+    for batch in rids.chunks(500) {
+        let q = format!(
+            "SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.rid IN {} ORDER BY c.rid DESC",
+            sql::placeholders(batch.len())
+        );
+        let params = batch.iter().map(|r| Value::Integer(*r)).collect();
+        found.extend(query_chunks(conn, &q, params)?);
+    }
+    Ok(found)
 }

@@ -60,7 +60,17 @@ pub(crate) fn fold_node(
     .map_err(sqlite_err)?
     .execute(rusqlite::params![into_nid, from_nid])
     .map_err(sqlite_err)?;
+    move_edges(conn, partition, from, into)?;
+    conn.prepare_cached("DELETE FROM nodes WHERE nid = ?1")
+        .map_err(sqlite_err)?
+        .execute(rusqlite::params![from_nid])
+        .map_err(sqlite_err)?;
+    Ok(true)
+}
 
+/// The edges at `from` re-keyed to `into` with their evidence (merging into an edge `into`
+/// already has); one that would become a self-loop is dropped.
+fn move_edges(conn: &Connection, partition: &str, from: &NodeKey, into: &NodeKey) -> Result<()> {
     let edges: Vec<(i64, String, String, String, String)> = conn
         .prepare_cached(
             "SELECT eid, from_key, edge_type, to_key, props FROM edges \
@@ -106,11 +116,7 @@ pub(crate) fn fold_node(
             .execute(rusqlite::params![eid])
             .map_err(sqlite_err)?;
     }
-    conn.prepare_cached("DELETE FROM nodes WHERE nid = ?1")
-        .map_err(sqlite_err)?
-        .execute(rusqlite::params![from_nid])
-        .map_err(sqlite_err)?;
-    Ok(true)
+    Ok(())
 }
 
 /// Graph rows that lost evidence and may now have none.

@@ -143,26 +143,32 @@ pub(crate) fn now_millis() -> i64 {
         .unwrap_or(0)
 }
 
+/// Creates the data directory and takes its `LOCK` file: one Evident process per directory.
+fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        StoreError::unavailable(format!("creating data dir {}: {e}", dir.display()))
+    })?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("LOCK"))
+        .map_err(|e| {
+            StoreError::unavailable(format!("opening {}: {e}", dir.join("LOCK").display()))
+        })?;
+    lock.try_lock().map_err(|_| {
+        StoreError::unavailable(format!(
+            "data dir {} is in use by another Evident process",
+            dir.display()
+        ))
+    })?;
+    Ok(lock)
+}
+
 impl EmbeddedStore {
     /// Opens or creates the store in `opts.dir`. Blocking; call before serving.
     pub fn open(opts: EmbeddedOptions) -> Result<EmbeddedStore> {
-        std::fs::create_dir_all(&opts.dir).map_err(|e| {
-            StoreError::unavailable(format!("creating data dir {}: {e}", opts.dir.display()))
-        })?;
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(opts.dir.join("LOCK"))
-            .map_err(|e| {
-                StoreError::unavailable(format!("opening {}: {e}", opts.dir.join("LOCK").display()))
-            })?;
-        lock.try_lock().map_err(|_| {
-            StoreError::unavailable(format!(
-                "data dir {} is in use by another Evident process",
-                opts.dir.display()
-            ))
-        })?;
+        let lock = lock_data_dir(&opts.dir)?;
         let db_path = opts.dir.join("evident.db");
         let writer = Connection::open(&db_path).map_err(sqlite_err)?;
         schema::configure(&writer).map_err(sqlite_err)?;
@@ -206,25 +212,32 @@ impl EmbeddedStore {
                 budget: budget::Budget::default(),
             }),
         };
+        store.start_threads(opts.background_indexer)?;
+        tracing::info!(dir = %opts.dir.display(), chunks = store.inner.vectors.live_rows(), pending_vectors = store.inner.vectors.pending(), "embedded store open");
+        Ok(store)
+    }
+
+    /// The store's threads: the group committer, the snapshot saver and, when asked for, the
+    /// background vector indexer.
+    fn start_threads(&self, background_indexer: bool) -> Result<()> {
         let (tx, rx) = std::sync::mpsc::channel();
-        let weak = Arc::downgrade(&store.inner);
+        let weak = Arc::downgrade(&self.inner);
         let committer = std::thread::Builder::new()
             .name("evident-group-commit".into())
             .spawn(move || write::run_writer(weak, rx))
             .map_err(|e| StoreError::unavailable(format!("starting writer: {e}")))?;
-        *store.inner.writes.lock() = Some(tx);
-        *store.inner.committer.lock() = Some(committer);
-        restart::start_saver(&store.inner)?;
-        if opts.background_indexer {
-            let vectors = store.inner.vectors.clone();
+        *self.inner.writes.lock() = Some(tx);
+        *self.inner.committer.lock() = Some(committer);
+        restart::start_saver(&self.inner)?;
+        if background_indexer {
+            let vectors = self.inner.vectors.clone();
             let handle = std::thread::Builder::new()
                 .name("evident-vector-indexer".into())
                 .spawn(move || vectors.run_indexer())
                 .map_err(|e| StoreError::unavailable(format!("starting vector indexer: {e}")))?;
-            *store.inner.indexer.lock() = Some(handle);
+            *self.inner.indexer.lock() = Some(handle);
         }
-        tracing::info!(dir = %opts.dir.display(), chunks = store.inner.vectors.live_rows(), pending_vectors = store.inner.vectors.pending(), "embedded store open");
-        Ok(store)
+        Ok(())
     }
 
     /// All roles served by this one store.

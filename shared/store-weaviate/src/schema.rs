@@ -221,56 +221,12 @@ pub(crate) fn plan_migration<'a>(
     rules: Rules,
 ) -> Result<Vec<&'a PropSpec>> {
     let name = existing.get("class").and_then(Value::as_str).unwrap_or("?");
-    let mut problems: Vec<String> = Vec::new();
-    if rules.chunks {
-        if let Some(v) = existing.get("vectorizer").and_then(Value::as_str)
-            && v != "none"
-        {
-            problems.push(format!(
-                "vectorizer is `{v}`, but Evident supplies the vectors (needs `none`)"
-            ));
-        }
-        if existing
-            .get("vectorConfig")
-            .and_then(Value::as_object)
-            .is_some_and(|m| !m.is_empty())
-        {
-            problems.push("it uses named vectors; Evident needs the single default vector".into());
-        }
-        if let Some(d) = existing
-            .pointer("/vectorIndexConfig/distance")
-            .and_then(Value::as_str)
-            && d != "cosine"
-        {
-            problems.push(format!("vector distance is `{d}`, scores need `cosine`"));
-        }
-        if existing
-            .pointer("/invertedIndexConfig/indexNullState")
-            .and_then(Value::as_bool)
-            != Some(true)
-        {
-            problems.push(
-                "null state is not indexed (invertedIndexConfig.indexNullState), so scope \
-                 filters cannot tell global from client data"
-                    .into(),
-            );
-        }
-    }
-    let mt = existing
-        .pointer("/multiTenancyConfig/enabled")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if mt != rules.multi_tenancy {
-        problems.push(format!(
-            "multi-tenancy is {}, the configuration says {}",
-            if mt { "enabled" } else { "disabled" },
-            if rules.multi_tenancy {
-                "enabled"
-            } else {
-                "disabled"
-            }
-        ));
-    }
+    let mut problems = if rules.chunks {
+        vector_problems(existing)
+    } else {
+        Vec::new()
+    };
+    problems.extend(tenancy_problem(existing, rules.multi_tenancy));
     let present: Vec<&Value> = existing
         .get("properties")
         .and_then(Value::as_array)
@@ -300,6 +256,61 @@ pub(crate) fn plan_migration<'a>(
             problems.join("; ")
         )))
     }
+}
+
+/// What keeps an existing chunk collection from holding Evident's vectors and scope
+/// filters: a vectorizer, named vectors, a distance other than cosine, null state not
+/// indexed.
+fn vector_problems(existing: &Value) -> Vec<String> {
+    let mut problems: Vec<String> = Vec::new();
+    if let Some(v) = existing.get("vectorizer").and_then(Value::as_str)
+        && v != "none"
+    {
+        problems.push(format!(
+            "vectorizer is `{v}`, but Evident supplies the vectors (needs `none`)"
+        ));
+    }
+    if existing
+        .get("vectorConfig")
+        .and_then(Value::as_object)
+        .is_some_and(|m| !m.is_empty())
+    {
+        problems.push("it uses named vectors; Evident needs the single default vector".into());
+    }
+    if let Some(d) = existing
+        .pointer("/vectorIndexConfig/distance")
+        .and_then(Value::as_str)
+        && d != "cosine"
+    {
+        problems.push(format!("vector distance is `{d}`, scores need `cosine`"));
+    }
+    if existing
+        .pointer("/invertedIndexConfig/indexNullState")
+        .and_then(Value::as_bool)
+        != Some(true)
+    {
+        problems.push(
+            "null state is not indexed (invertedIndexConfig.indexNullState), so scope \
+             filters cannot tell global from client data"
+                .into(),
+        );
+    }
+    problems
+}
+
+/// A multi-tenancy setting other than the configuration's.
+fn tenancy_problem(existing: &Value, multi_tenancy: bool) -> Option<String> {
+    let mt = existing
+        .pointer("/multiTenancyConfig/enabled")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    (mt != multi_tenancy).then(|| {
+        format!(
+            "multi-tenancy is {}, the configuration says {}",
+            if mt { "enabled" } else { "disabled" },
+            if multi_tenancy { "enabled" } else { "disabled" }
+        )
+    })
 }
 
 /// What [`ensure_class`] found.

@@ -33,11 +33,47 @@ pub(super) fn graph_writes(
     chunk_refs: &[Vec<NodeKey>],
     canon: &dyn Fn(&NodeKey) -> NodeKey,
 ) -> (Vec<NodeWrite>, Vec<EdgeWrite>) {
-    let evidence = |i: usize| Evidence {
-        chunk_id: drafts[i].id.clone(),
-        scope: src.scope.clone(),
+    let mut g = Merge {
+        src,
+        drafts,
+        chunk_refs,
+        nodes: BTreeMap::new(),
+        edges: BTreeMap::new(),
     };
-    let chunks_of = |spec: &EvidenceSpec, ends: Option<(&NodeKey, &NodeKey)>| -> Vec<usize> {
+    for (i, refs) in chunk_refs.iter().enumerate() {
+        for k in refs {
+            g.add_node(k.clone(), None, &[i], None);
+        }
+    }
+    for e in &src.edges {
+        g.add_edge(e, canon);
+    }
+    // The source's own nodes last, so their types and props win over bare refs.
+    for n in &src.nodes {
+        let ev = g.chunks_of(&n.evidence, None);
+        g.add_node(canon(&n.key), Some(n), &ev, Some(&n.evidence));
+    }
+    (
+        g.nodes.into_values().map(|(n, _)| n).collect(),
+        g.edges.into_values().map(|(e, _)| e).collect(),
+    )
+}
+
+/// The writes of [`graph_writes`] as they merge. Evidence is kept by chunk index beside each
+/// write, so merging stays linear however many chunks evidence a node (a chunk's index and
+/// id correspond one to one).
+struct Merge<'a> {
+    src: &'a PreparedSource,
+    drafts: &'a [Draft],
+    chunk_refs: &'a [Vec<NodeKey>],
+    nodes: BTreeMap<NodeKey, (NodeWrite, HashSet<usize>)>,
+    edges: BTreeMap<(NodeKey, String, NodeKey), (EdgeWrite, HashSet<usize>)>,
+}
+
+impl Merge<'_> {
+    /// The indexes of the chunks an evidence spec names (`ends`: an edge's endpoints).
+    fn chunks_of(&self, spec: &EvidenceSpec, ends: Option<(&NodeKey, &NodeKey)>) -> Vec<usize> {
+        let (drafts, chunk_refs) = (self.drafts, self.chunk_refs);
         match spec {
             EvidenceSpec::Chunks(ix) => ix.clone(),
             // Other sources' chunks: added beside the indexed ones (`cited_of`).
@@ -53,69 +89,83 @@ pub(super) fn graph_writes(
                 if hits.is_empty() { vec![0] } else { hits }
             }
         }
-    };
-    // Evidence is kept by chunk index beside each write, so merging stays linear however
-    // many chunks evidence a node (a chunk's index and id correspond one to one).
-    let add_evidence = |list: &mut Vec<Evidence>, seen: &mut HashSet<usize>, ev: &[usize]| {
+    }
+
+    /// Adds the evidence of the chunks `ev` not in `seen` yet, and the cited chunks of other
+    /// sources `cited` names (an agent's graph write).
+    fn add_evidence(
+        drafts: &[Draft],
+        scope: &Scope,
+        list: &mut Vec<Evidence>,
+        seen: &mut HashSet<usize>,
+        ev: &[usize],
+        cited: Option<&EvidenceSpec>,
+    ) {
         for &i in ev {
             if seen.insert(i) {
-                list.push(evidence(i));
+                list.push(Evidence {
+                    chunk_id: drafts[i].id.clone(),
+                    scope: scope.clone(),
+                });
             }
         }
-    };
-    // Cited chunks of other sources (an agent's graph write) are few per item: a linear check
-    // keeps them unique.
-    let add_cited = |list: &mut Vec<Evidence>, spec: &EvidenceSpec| {
-        if let EvidenceSpec::Cited(cited) = spec {
+        // Cited chunks are few per item: a linear check keeps them unique.
+        if let Some(EvidenceSpec::Cited(cited)) = cited {
             for e in cited {
                 if !list.contains(e) {
                     list.push(e.clone());
                 }
             }
         }
-    };
-    let mut nodes: BTreeMap<NodeKey, (NodeWrite, HashSet<usize>)> = BTreeMap::new();
-    let mut add_node =
-        |key: NodeKey, typed: Option<&PreparedNode>, ev: &[usize], cited: Option<&EvidenceSpec>| {
-            let (entry, seen) = nodes.entry(key.clone()).or_insert_with(|| {
-                let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
-                let write = NodeWrite {
-                    key,
-                    node_type: p.node_type,
-                    label: p.label,
-                    props: Map::new(),
-                    evidence: Vec::new(),
-                    mention_only: true,
-                };
-                (write, HashSet::new())
-            });
-            if let Some(t) = typed {
-                entry.node_type = t.node_type.clone();
-                entry.label = t.label.clone();
-                entry.props.extend(t.props.clone());
-                entry.mention_only = false;
-            }
-            add_evidence(&mut entry.evidence, seen, ev);
-            if let Some(spec) = cited {
-                add_cited(&mut entry.evidence, spec);
-            }
-        };
-    for (i, refs) in chunk_refs.iter().enumerate() {
-        for k in refs {
-            add_node(k.clone(), None, &[i], None);
-        }
     }
-    let mut edges: BTreeMap<(NodeKey, String, NodeKey), (EdgeWrite, HashSet<usize>)> =
-        BTreeMap::new();
-    for e in &src.edges {
+
+    /// A node write: a bare key's (mention only) unless `typed` gives its type and props.
+    fn add_node(
+        &mut self,
+        key: NodeKey,
+        typed: Option<&PreparedNode>,
+        ev: &[usize],
+        cited: Option<&EvidenceSpec>,
+    ) {
+        let (entry, seen) = self.nodes.entry(key.clone()).or_insert_with(|| {
+            let p = plain_node(key.clone(), EvidenceSpec::AllChunks);
+            let write = NodeWrite {
+                key,
+                node_type: p.node_type,
+                label: p.label,
+                props: Map::new(),
+                evidence: Vec::new(),
+                mention_only: true,
+            };
+            (write, HashSet::new())
+        });
+        if let Some(t) = typed {
+            entry.node_type = t.node_type.clone();
+            entry.label = t.label.clone();
+            entry.props.extend(t.props.clone());
+            entry.mention_only = false;
+        }
+        Self::add_evidence(
+            self.drafts,
+            &self.src.scope,
+            &mut entry.evidence,
+            seen,
+            ev,
+            cited,
+        );
+    }
+
+    /// An edge write and its endpoints' nodes; a self-loop is dropped.
+    fn add_edge(&mut self, e: &PreparedEdge, canon: &dyn Fn(&NodeKey) -> NodeKey) {
         let (from, to) = (canon(&e.from), canon(&e.to));
         if from == to {
-            continue;
+            return;
         }
-        let ev = chunks_of(&e.evidence, Some((&from, &to)));
-        add_node(from.clone(), None, &ev, Some(&e.evidence));
-        add_node(to.clone(), None, &ev, Some(&e.evidence));
-        let (entry, seen) = edges
+        let ev = self.chunks_of(&e.evidence, Some((&from, &to)));
+        self.add_node(from.clone(), None, &ev, Some(&e.evidence));
+        self.add_node(to.clone(), None, &ev, Some(&e.evidence));
+        let (entry, seen) = self
+            .edges
             .entry((from.clone(), e.edge_type.clone(), to.clone()))
             .or_insert_with(|| {
                 let write = EdgeWrite {
@@ -128,22 +178,16 @@ pub(super) fn graph_writes(
                 (write, HashSet::new())
             });
         entry.props.extend(e.props.clone());
-        add_evidence(&mut entry.evidence, seen, &ev);
-        add_cited(&mut entry.evidence, &e.evidence);
-    }
-    // The source's own nodes last, so their types and props win over bare refs.
-    for n in &src.nodes {
-        add_node(
-            canon(&n.key),
-            Some(n),
-            &chunks_of(&n.evidence, None),
-            Some(&n.evidence),
+        let cited = Some(&e.evidence);
+        Self::add_evidence(
+            self.drafts,
+            &self.src.scope,
+            &mut entry.evidence,
+            seen,
+            &ev,
+            cited,
         );
     }
-    (
-        nodes.into_values().map(|(n, _)| n).collect(),
-        edges.into_values().map(|(e, _)| e).collect(),
-    )
 }
 
 /// What the embedder sees: title, context (section, symbol) and the chunk text.

@@ -202,6 +202,37 @@ impl Kb {
         self.retrieve_watched(req, &Watch::default()).await
     }
 
+    /// The graph expansion stage, when the query asks for it: from the matched entities and
+    /// the best fused chunks so far, its hits added to `fusion` at the graph weight.
+    async fn expand_fused(
+        &self,
+        vis: &Visibility,
+        req: &RetrieveQuery,
+        entity_nodes: &[Node],
+        fusion: &mut Fusion,
+        change: bool,
+        watch: &Watch,
+    ) -> Result<Expansion> {
+        if !(req.expand_graph && req.max_depth > 0) {
+            return Ok(Expansion::default());
+        }
+        let seed_ids: Vec<String> = fusion
+            .ranked(EXPANSION_SEEDS)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        let rel = EdgeRelevance::new(&req.query, entity_nodes, change);
+        let expansion = self
+            .expand(vis, entity_nodes, &seed_ids, req.max_depth, &rel)
+            .await?;
+        fusion.add(&expansion.hits, req.tuning.fusion.graph);
+        watch.reached(Stage::Expanded {
+            nodes: expansion.graph.nodes.len(),
+            edges: expansion.graph.edges.len(),
+        });
+        Ok(expansion)
+    }
+
     /// [`Kb::retrieve`] reporting its stages (channels searched, entities matched, graph
     /// expanded) to `watch`. A read: the caller may drop it at any point.
     #[tracing::instrument(skip_all, fields(max_results = req.max_results))]
@@ -243,23 +274,9 @@ impl Kb {
             nodes: entity_nodes.len(),
         });
 
-        let mut expansion = Expansion::default();
-        if req.expand_graph && req.max_depth > 0 {
-            let seed_ids: Vec<String> = fusion
-                .ranked(EXPANSION_SEEDS)
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect();
-            let rel = EdgeRelevance::new(&req.query, &entity_nodes, change);
-            expansion = self
-                .expand(&vis, &entity_nodes, &seed_ids, req.max_depth, &rel)
-                .await?;
-            fusion.add(&expansion.hits, weights.graph);
-            watch.reached(Stage::Expanded {
-                nodes: expansion.graph.nodes.len(),
-                edges: expansion.graph.edges.len(),
-            });
-        }
+        let expansion = self
+            .expand_fused(&vis, req, &entity_nodes, &mut fusion, change, watch)
+            .await?;
 
         let mut fused = fusion.ranked(req.max_results * 3);
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();

@@ -88,6 +88,76 @@ fn message_chunk_id(scope: &Scope, p: &PreparedSource) -> Option<String> {
         .map(|c| chunk_id(scope.partition(), &p.source_urn, &content_hash(&c.text), 0))
 }
 
+/// A stored commit's node and message chunk, and the branches linked to it before.
+type CommitLinks = ((NodeKey, String), Vec<NodeKey>);
+
+/// One commit ingested. Before its ingest replaces its chunks: the branches linked to it
+/// when it is stored under another fingerprint. Each commit's links are evidenced by its own
+/// message chunk only, so reading them just before its own write is enough.
+async fn ingest_commit(
+    kb: Kb,
+    scope: Scope,
+    partition: String,
+    p: PreparedSource,
+    priority: Priority,
+) -> Result<(IngestStatus, Option<(NodeKey, String)>, Vec<NodeKey>), KbError> {
+    let link = match (p.nodes.first(), message_chunk_id(&scope, &p)) {
+        (Some(node), Some(chunk)) => Some((node.key.clone(), chunk)),
+        _ => None,
+    };
+    let mut relinks: Vec<NodeKey> = Vec::new();
+    if let Some((commit, _)) = &link
+        && let Some(prev) = kb.stores().sources.get(&partition, &p.source_urn).await?
+        && prev.content_hash != p.fingerprint
+    {
+        let sub = kb
+            .stores()
+            .graph
+            .traverse(
+                &Visibility::of(scope.clone()),
+                std::slice::from_ref(commit),
+                &TraverseOptions {
+                    max_depth: 1,
+                    direction: Direction::In,
+                    edge_types: vec!["has_commit".into()],
+                    max_nodes: 10_000,
+                },
+            )
+            .await?;
+        relinks.extend(sub.edges.into_iter().map(|e| e.from));
+    }
+    let status = kb.ingest_prepared(p, priority).await?.status;
+    Ok((status, link, relinks))
+}
+
+/// `branch –has_commit→ commit` for every stored commit, from `branch` and from the
+/// branches linked to it before, each evidenced by the commit's message chunk.
+fn has_commit_edges(
+    scope: &Scope,
+    branch_key: Option<NodeKey>,
+    links: Vec<CommitLinks>,
+) -> Vec<EdgeWrite> {
+    let evidence = |chunk: &str| {
+        vec![Evidence {
+            chunk_id: chunk.to_string(),
+            scope: scope.clone(),
+        }]
+    };
+    let mut edges: Vec<EdgeWrite> = Vec::new();
+    for ((commit, chunk), relinks) in links {
+        for from in branch_key.iter().cloned().chain(relinks) {
+            edges.push(EdgeWrite {
+                from,
+                to: commit.clone(),
+                edge_type: "has_commit".into(),
+                props: serde_json::Map::new(),
+                evidence: evidence(&chunk),
+            });
+        }
+    }
+    edges
+}
+
 /// Ingests commit sources and links them to `branch` (`branch –has_commit→ commit`, evidenced
 /// by each commit's message chunk).
 ///
@@ -103,45 +173,13 @@ pub async fn ingest_commits(
     priority: Priority,
 ) -> Result<Vec<Result<IngestStatus, KbError>>, KbError> {
     let partition = scope.partition().to_string();
-    // Per commit, before its ingest replaces its chunks: the branches linked to it when it
-    // is stored under another fingerprint. Each commit's links are evidenced by its own
-    // message chunk only, so reading them just before its own write is enough.
     let outcomes = run_bounded(prepared, parallel, |p| {
-        let (kb, scope, partition) = (kb.clone(), scope.clone(), partition.clone());
-        async move {
-            let link = match (p.nodes.first(), message_chunk_id(&scope, &p)) {
-                (Some(node), Some(chunk)) => Some((node.key.clone(), chunk)),
-                _ => None,
-            };
-            let mut relinks: Vec<NodeKey> = Vec::new();
-            if let Some((commit, _)) = &link
-                && let Some(prev) = kb.stores().sources.get(&partition, &p.source_urn).await?
-                && prev.content_hash != p.fingerprint
-            {
-                let sub = kb
-                    .stores()
-                    .graph
-                    .traverse(
-                        &Visibility::of(scope.clone()),
-                        std::slice::from_ref(commit),
-                        &TraverseOptions {
-                            max_depth: 1,
-                            direction: Direction::In,
-                            edge_types: vec!["has_commit".into()],
-                            max_nodes: 10_000,
-                        },
-                    )
-                    .await?;
-                relinks.extend(sub.edges.into_iter().map(|e| e.from));
-            }
-            let status = kb.ingest_prepared(p, priority).await?.status;
-            Ok((status, link, relinks))
-        }
+        ingest_commit(kb.clone(), scope.clone(), partition.clone(), p, priority)
     })
     .await;
 
     // Only stored commits have a message chunk to evidence a link.
-    let mut links: Vec<((NodeKey, String), Vec<NodeKey>)> = Vec::new();
+    let mut links: Vec<CommitLinks> = Vec::new();
     let mut results = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
         results.push(outcome.map(|(status, link, relinks)| {
@@ -151,26 +189,8 @@ pub async fn ingest_commits(
             status
         }));
     }
-
-    let evidence = |chunk: &str| {
-        vec![Evidence {
-            chunk_id: chunk.to_string(),
-            scope: scope.clone(),
-        }]
-    };
-    let mut edges: Vec<EdgeWrite> = Vec::new();
     let branch_key = branch.map(|b| keys::branch(repository, b));
-    for ((commit, chunk), relinks) in links {
-        for from in branch_key.iter().cloned().chain(relinks) {
-            edges.push(EdgeWrite {
-                from,
-                to: commit.clone(),
-                edge_type: "has_commit".into(),
-                props: serde_json::Map::new(),
-                evidence: evidence(&chunk),
-            });
-        }
-    }
+    let edges = has_commit_edges(scope, branch_key, links);
     for batch in edges.chunks(500) {
         kb.stores()
             .graph

@@ -30,36 +30,59 @@ pub(super) fn collect(
         return;
     }
     if ct == "message/rfc822" || ct == "message/global" {
-        if let Some(inner) = n.children.first() {
-            let fields = header_fields(inner.head);
-            let get = |name: &str| {
-                fields
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map(|(_, v)| v.clone())
-            };
-            let mut head = String::new();
-            for (label, key) in [("From", "from"), ("To", "to"), ("Subject", "subject")] {
-                if let Some(v) = get(key) {
-                    head.push_str(&format!("{label}: {}\n", decode_header_text(&v)));
-                }
-            }
-            let mut inner_texts = Vec::new();
-            collect(inner, &mut inner_texts, attachments, links);
-            let body: String = inner_texts
-                .iter()
-                .map(|t| t.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n\n");
-            if !(head.is_empty() && body.trim().is_empty()) {
-                texts.push(TextPart {
-                    part: n.number.clone(),
-                    text: format!("{head}\n{body}"),
-                });
-            }
-        }
+        collect_forwarded(n, texts, attachments, links);
         return;
     }
+    collect_leaf(n, texts, attachments, links);
+}
+
+/// A message forwarded inside another (`message/rfc822`): one text part of its From, To and
+/// Subject over its own texts; its attachments and links join the outer message's.
+fn collect_forwarded(
+    n: &Node<'_>,
+    texts: &mut Vec<TextPart>,
+    attachments: &mut Vec<Attachment>,
+    links: &mut Vec<String>,
+) {
+    if let Some(inner) = n.children.first() {
+        let fields = header_fields(inner.head);
+        let get = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let mut head = String::new();
+        for (label, key) in [("From", "from"), ("To", "to"), ("Subject", "subject")] {
+            if let Some(v) = get(key) {
+                head.push_str(&format!("{label}: {}\n", decode_header_text(&v)));
+            }
+        }
+        let mut inner_texts = Vec::new();
+        collect(inner, &mut inner_texts, attachments, links);
+        let body: String = inner_texts
+            .iter()
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        if !(head.is_empty() && body.trim().is_empty()) {
+            texts.push(TextPart {
+                part: n.number.clone(),
+                text: format!("{head}\n{body}"),
+            });
+        }
+    }
+}
+
+/// A leaf part: inline text or HTML (converted, its links kept) as a text part, anything
+/// else an attachment.
+fn collect_leaf(
+    n: &Node<'_>,
+    texts: &mut Vec<TextPart>,
+    attachments: &mut Vec<Attachment>,
+    links: &mut Vec<String>,
+) {
+    let ct = n.content_type.as_str();
     let (decoded, name) = decode_leaf(n);
     let inline_text =
         !n.attachment && (ct == "text/plain" || ct == "text/html" || ct == "text/enriched");

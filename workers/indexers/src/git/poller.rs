@@ -119,15 +119,7 @@ impl GitPoller {
             branches: followed.len(),
             ..Default::default()
         };
-        for (reason, paths) in skipped {
-            report.skipped.insert(reason, paths.len());
-            report.skipped_examples.extend(
-                paths
-                    .into_iter()
-                    .take(5)
-                    .map(|p| format!("{p} ({})", reason.as_str())),
-            );
-        }
+        report_skipped(&mut report, skipped);
         for (branch, p) in plans {
             report.changed_branches += 1;
             report.new_commits += p.commits.len();
@@ -137,16 +129,7 @@ impl GitPoller {
             report.tasks += self.queue_branch(source, &branch, p).await?;
         }
         for (branch, tip) in cursors.iter().filter(|(b, _)| !followed.contains(*b)) {
-            let body = GitTask::GitBranchDelete {
-                v: 1,
-                source_id: source.id.clone(),
-                branch: branch.clone(),
-                last_tip: Some(tip.to_string()),
-            };
-            self.enqueue(source, branch, body).await?;
-            self.ctx
-                .forget_cursor(&source.id, &format!("{}{branch}", super::BRANCH_CURSOR))
-                .await?;
+            self.queue_branch_delete(source, branch, tip).await?;
             report.deleted_branches += 1;
             report.tasks += 1;
         }
@@ -162,6 +145,26 @@ impl GitPoller {
             report.reindexed = !cursors.is_empty();
         }
         Ok(report)
+    }
+
+    /// A branch no longer followed: its removal queued, then its cursor forgotten.
+    async fn queue_branch_delete(
+        &self,
+        source: &IndexerSource,
+        branch: &str,
+        tip: &Oid,
+    ) -> Result<(), PollError> {
+        let body = GitTask::GitBranchDelete {
+            v: 1,
+            source_id: source.id.clone(),
+            branch: branch.to_string(),
+            last_tip: Some(tip.to_string()),
+        };
+        self.enqueue(source, branch, body).await?;
+        self.ctx
+            .forget_cursor(&source.id, &format!("{}{branch}", super::BRANCH_CURSOR))
+            .await?;
+        Ok(())
     }
 
     async fn enqueue(
@@ -183,7 +186,9 @@ impl GitPoller {
         Ok(())
     }
 
-    /// Queues one branch's work in the order it must run, then moves its cursor.
+    /// Queues one branch's work in the order it must run, then moves its cursor. Long because
+    /// the order is the contract (rewrite, structure batches, deletions, commit batches,
+    /// overview, and only then the cursor) and reads best as one sequence.
     async fn queue_branch(
         &self,
         source: &IndexerSource,
@@ -271,6 +276,71 @@ impl GitPoller {
     }
 }
 
+/// Counts the files skipped at planning time by reason, with a few examples of each.
+fn report_skipped(report: &mut GitReport, skipped: BTreeMap<SkipReason, Vec<String>>) {
+    for (reason, paths) in skipped {
+        report.skipped.insert(reason, paths.len());
+        report.skipped_examples.extend(
+            paths
+                .into_iter()
+                .take(5)
+                .map(|p| format!("{p} ({})", reason.as_str())),
+        );
+    }
+}
+
+/// The branches the source follows with their tips: those its patterns match, or without
+/// patterns the default branch (else `main` or `master`).
+fn followed_branches(
+    cfg: &GitSourceConfig,
+    repo: &GitRepo,
+) -> Result<Vec<(String, Oid)>, PollError> {
+    let all = repo.branches()?;
+    Ok(if cfg.branches.is_empty() {
+        let default = repo.default_branch().or_else(|| {
+            ["main", "master"]
+                .into_iter()
+                .find(|b| all.iter().any(|(n, _)| n == b))
+                .map(str::to_string)
+        });
+        all.iter()
+            .filter(|(n, _)| Some(n) == default.as_ref())
+            .cloned()
+            .collect()
+    } else {
+        all.iter()
+            .filter(|(n, _)| cfg.branches.iter().any(|p| branch_matches(p, n)))
+            .cloned()
+            .collect()
+    })
+}
+
+/// The files of a branch read for the first time: every file of its tip's tree but those
+/// skipped by path, size or content, which go into `skipped` by reason.
+fn first_read_paths(
+    cfg: &GitSourceConfig,
+    repo: &GitRepo,
+    tip: Oid,
+    skipped: &mut BTreeMap<SkipReason, Vec<String>>,
+) -> Result<Vec<String>, PollError> {
+    let mut paths = Vec::new();
+    for (path, blob, size) in repo.tree_files(tip)? {
+        let mut reason =
+            skip_by_path(&path).or((size > cfg.max_file_bytes).then_some(SkipReason::Oversized));
+        // A name that does not say text: its content decides (here, so that the poll's report
+        // names what was skipped and why).
+        if reason.is_none() && !is_text_path(&path) {
+            let bytes = repo.blob(blob)?;
+            reason = skip_file(&path, &bytes, cfg.max_file_bytes as usize);
+        }
+        match reason {
+            Some(r) => skipped.entry(r).or_default().push(path),
+            None => paths.push(path),
+        }
+    }
+    Ok(paths)
+}
+
 type Plans = (
     BTreeSet<String>,
     Vec<(String, BranchPlan)>,
@@ -287,24 +357,7 @@ fn plan(
 ) -> Result<Plans, PollError> {
     let repo = GitRepo::open(cfg, mirrors, id)?;
     repo.fetch(cfg)?;
-    let all = repo.branches()?;
-    let followed: Vec<(String, Oid)> = if cfg.branches.is_empty() {
-        let default = repo.default_branch().or_else(|| {
-            ["main", "master"]
-                .into_iter()
-                .find(|b| all.iter().any(|(n, _)| n == b))
-                .map(str::to_string)
-        });
-        all.iter()
-            .filter(|(n, _)| Some(n) == default.as_ref())
-            .cloned()
-            .collect()
-    } else {
-        all.iter()
-            .filter(|(n, _)| cfg.branches.iter().any(|p| branch_matches(p, n)))
-            .cloned()
-            .collect()
-    };
+    let followed = followed_branches(cfg, &repo)?;
     let mut plans = Vec::new();
     let mut skipped: BTreeMap<SkipReason, Vec<String>> = BTreeMap::new();
     for (branch, tip) in &followed {
@@ -317,24 +370,10 @@ fn plan(
         }
         let (paths, deleted) = match old {
             Some(o) => repo.changed_paths(o, *tip)?,
-            None => {
-                let mut paths = Vec::new();
-                for (path, blob, size) in repo.tree_files(*tip)? {
-                    let mut reason = skip_by_path(&path)
-                        .or((size > cfg.max_file_bytes).then_some(SkipReason::Oversized));
-                    // A name that does not say text: its content decides (here, so that the
-                    // poll's report names what was skipped and why).
-                    if reason.is_none() && !is_text_path(&path) {
-                        let bytes = repo.blob(blob)?;
-                        reason = skip_file(&path, &bytes, cfg.max_file_bytes as usize);
-                    }
-                    match reason {
-                        Some(r) => skipped.entry(r).or_default().push(path),
-                        None => paths.push(path),
-                    }
-                }
-                (paths, Vec::new())
-            }
+            None => (
+                first_read_paths(cfg, &repo, *tip, &mut skipped)?,
+                Vec::new(),
+            ),
         };
         let hide: Vec<Oid> = old.into_iter().collect();
         let commits: Vec<String> = repo.walk(*tip, &hide)?.iter().map(Oid::to_string).collect();
