@@ -243,3 +243,5 @@ mod tests {
         );
     }
 }
+
+scope_fields!(TraverseRequest);

@@ -202,3 +202,11 @@ pub struct ClaimScopeQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
 }
+
+scope_fields!(
+    required: LearnRequest,
+    TransitionRequest,
+    RecallRequest,
+    AttentionRequest,
+    ClaimScopeQuery,
+);

@@ -125,3 +125,5 @@ impl StructuredRequest {
         }
     }
 }
+
+scope_fields!(global: ProfileRequest, StructuredRequest);

@@ -1,9 +1,61 @@
-//! [`scoped_request!`]: request bodies and queries that carry the scope fields.
+//! Requests that carry the scope fields: [`ScopeFields`] reads them into a write scope or a
+//! reader's visibility, so no handler spells the three fields out again;
+//! [`scoped_request!`] declares a request with them; [`scope_fields!`] implements the trait
+//! for a request declared by hand (a body shared with the CLI, a required client).
+
+use evident_core::{Scope, Visibility};
+
+/// A request's scope fields (`clientId`, `projectId`, `groupId`, and `global` where it has
+/// one) and what they mean.
+pub trait ScopeFields {
+    /// The client, project and group the request names.
+    fn scope_fields(&self) -> [Option<&str>; 3];
+
+    /// Whether it writes global data (visible to every reader).
+    fn global(&self) -> bool {
+        false
+    }
+
+    /// The scope it writes into (a client required unless global).
+    fn write_scope(&self) -> evident_kb::Result<Scope> {
+        let [client, project, group] = self.scope_fields();
+        evident_kb::write_scope(client, project, group, self.global())
+    }
+
+    /// The reader's visibility it names.
+    fn visibility(&self) -> evident_kb::Result<Visibility> {
+        let [client, project, group] = self.scope_fields();
+        evident_kb::visibility(client, project, group)
+    }
+}
+
+/// Implements [`ScopeFields`] for requests whose scope fields are `Option<String>`s
+/// (`global:` first: with a `global` flag too; `required:` first: a `client_id: String`).
+macro_rules! scope_fields {
+    (@client $s:ident required) => { Some($s.client_id.as_str()) };
+    (@client $s:ident $_k:ident) => { $s.client_id.as_deref() };
+    (@global $s:ident global) => { fn global(&self) -> bool { self.global } };
+    (@global $s:ident $_k:ident) => {};
+    ($kind:ident: $($ty:ty),+ $(,)?) => {
+        $(impl $crate::scoped::ScopeFields for $ty {
+            fn scope_fields(&self) -> [Option<&str>; 3] {
+                [
+                    scope_fields!(@client self $kind),
+                    self.project_id.as_deref(),
+                    self.group_id.as_deref(),
+                ]
+            }
+            scope_fields!(@global self $kind);
+        })+
+    };
+    ($($ty:ty),+ $(,)?) => { scope_fields!(optional: $($ty),+); };
+}
 
 /// Declares a request body or query with the three scope fields every scoped request carries
-/// (`clientId`, `projectId`, `groupId`, each optional) ahead of its own fields, and `scope()`
-/// over them (a client required). A macro rather than a `#[serde(flatten)]`ed struct:
-/// flattening switches `deny_unknown_fields` off, and unknown fields must stay refused.
+/// (`clientId`, `projectId`, `groupId`, each optional) ahead of its own fields, [`ScopeFields`]
+/// over them. A macro rather than a `#[serde(flatten)]`ed
+/// struct: flattening switches `deny_unknown_fields` off, and unknown fields must stay
+/// refused.
 macro_rules! scoped_request {
     (
         $(#[$meta:meta])*
@@ -22,11 +74,6 @@ macro_rules! scoped_request {
             $( $(#[$field_meta])* pub $field : $ty ),*
         }
 
-        impl $name {
-            /// The request's scope (a client required).
-            pub fn scope(&self) -> evident_kb::Result<evident_core::Scope> {
-                $crate::routes::gaps::scope_of(&self.client_id, &self.project_id, &self.group_id)
-            }
-        }
+        scope_fields!($name);
     };
 }

@@ -200,6 +200,24 @@ fn status(raw: &str) -> Result<ClaimStatus, ApiError> {
 }
 
 impl EvidentMcp {
+    /// `verify` and `dispute`: the move to `to` with the evidence the arguments give.
+    async fn change_with_evidence(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        a: ChangeArgs,
+        to: ClaimStatus,
+    ) -> ToolResult {
+        let req = evidence(a.evidence).map(|evidence| ChangeRequest {
+            to,
+            reason: a.reason,
+            evidence,
+            by: None,
+        });
+        self.change(caller, tool, &a.scope, a.id, req, a.actor)
+            .await
+    }
+
     async fn change(
         &self,
         caller: &Caller,
@@ -337,14 +355,7 @@ impl EvidentMcp {
         Parameters(a): Parameters<ChangeArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        let req = evidence(a.evidence).map(|evidence| ChangeRequest {
-            to: ClaimStatus::Verified,
-            reason: a.reason,
-            evidence,
-            by: None,
-        });
-        self.change(&caller, "verify", &a.scope, a.id, req, a.actor)
+        self.change_with_evidence(&Caller::of(&ctx)?, "verify", a, ClaimStatus::Verified)
             .await
     }
 
@@ -361,14 +372,7 @@ impl EvidentMcp {
         Parameters(a): Parameters<ChangeArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        let req = evidence(a.evidence).map(|evidence| ChangeRequest {
-            to: ClaimStatus::Disputed,
-            reason: a.reason,
-            evidence,
-            by: None,
-        });
-        self.change(&caller, "dispute", &a.scope, a.id, req, a.actor)
+        self.change_with_evidence(&Caller::of(&ctx)?, "dispute", a, ClaimStatus::Disputed)
             .await
     }
 

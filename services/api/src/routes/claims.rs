@@ -17,14 +17,7 @@ use crate::claim_bodies::{
 };
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, RequestPriority};
-
-fn vis(
-    client: &str,
-    project: Option<&str>,
-    group: Option<&str>,
-) -> ApiResult<evident_core::Visibility> {
-    Ok(evident_kb::visibility(Some(client), project, group)?)
-}
+use crate::scoped::ScopeFields;
 
 pub async fn learn(
     State(s): State<AppState>,
@@ -32,12 +25,7 @@ pub async fn learn(
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<LearnRequest>,
 ) -> ApiResult<Json<Claim>> {
-    let scope = evident_kb::write_scope(
-        Some(&req.client_id),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-        false,
-    )?;
+    let scope = req.write_scope()?;
     let claim = req.into_new_claim(&by.id);
     Ok(Json(
         s.kb.learn(scope, claim, Some(by.id.clone()), s.clock.now_ms(), p)
@@ -50,7 +38,7 @@ pub async fn show(
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ClaimScopeQuery>,
 ) -> ApiResult<Json<ClaimView>> {
-    let vis = vis(&q.client_id, q.project_id.as_deref(), q.group_id.as_deref())?;
+    let vis = q.visibility()?;
     let claim = s.kb.claim(&vis, &id).await?;
     let mut views = s.kb.claim_views(&vis, vec![claim]).await?;
     views.pop().map(Json).ok_or_else(|| {
@@ -65,7 +53,7 @@ pub async fn history(
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ClaimScopeQuery>,
 ) -> ApiResult<Json<Value>> {
-    let vis = vis(&q.client_id, q.project_id.as_deref(), q.group_id.as_deref())?;
+    let vis = q.visibility()?;
     let events = s.kb.claim_history(&vis, &id).await?;
     Ok(Json(json!({ "claimId": id, "events": events })))
 }
@@ -77,12 +65,7 @@ async fn change(
     req: TransitionRequest,
     to: ClaimStatus,
 ) -> ApiResult<Json<Claim>> {
-    let scope = evident_kb::write_scope(
-        Some(&req.client_id),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-        false,
-    )?;
+    let scope = req.write_scope()?;
     let caller = Caller {
         actor: actor_or(req.actor.clone(), &by.id),
         credential: Some(by.id.clone()),
@@ -109,33 +92,42 @@ pub async fn transition(
 }
 
 pub async fn verify(
-    State(s): State<AppState>,
-    Extension(by): Extension<Principal>,
-    ApiPath(id): ApiPath<String>,
-    ApiJson(req): ApiJson<TransitionRequest>,
+    s: State<AppState>,
+    by: Extension<Principal>,
+    id: ApiPath<String>,
+    req: ApiJson<TransitionRequest>,
 ) -> ApiResult<Json<Claim>> {
-    fixed(&req, ClaimStatus::Verified)?;
-    change(&s, &by, &id, req, ClaimStatus::Verified).await
+    change_to(ClaimStatus::Verified, s, by, id, req).await
 }
 
 pub async fn dispute(
-    State(s): State<AppState>,
-    Extension(by): Extension<Principal>,
-    ApiPath(id): ApiPath<String>,
-    ApiJson(req): ApiJson<TransitionRequest>,
+    s: State<AppState>,
+    by: Extension<Principal>,
+    id: ApiPath<String>,
+    req: ApiJson<TransitionRequest>,
 ) -> ApiResult<Json<Claim>> {
-    fixed(&req, ClaimStatus::Disputed)?;
-    change(&s, &by, &id, req, ClaimStatus::Disputed).await
+    change_to(ClaimStatus::Disputed, s, by, id, req).await
 }
 
 pub async fn supersede(
+    s: State<AppState>,
+    by: Extension<Principal>,
+    id: ApiPath<String>,
+    req: ApiJson<TransitionRequest>,
+) -> ApiResult<Json<Claim>> {
+    change_to(ClaimStatus::Superseded, s, by, id, req).await
+}
+
+/// A convenience route: the move to `to` its path names.
+async fn change_to(
+    to: ClaimStatus,
     State(s): State<AppState>,
     Extension(by): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<TransitionRequest>,
 ) -> ApiResult<Json<Claim>> {
-    fixed(&req, ClaimStatus::Superseded)?;
-    change(&s, &by, &id, req, ClaimStatus::Superseded).await
+    fixed(&req, to)?;
+    change(&s, &by, &id, req, to).await
 }
 
 /// The convenience routes fix `to`; a body naming another status is a mistake.
@@ -157,11 +149,7 @@ pub async fn recall(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<RecallRequest>,
 ) -> ApiResult<Json<Value>> {
-    let vis = vis(
-        &req.client_id,
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-    )?;
+    let vis = req.visibility()?;
     let hits = s.kb.recall(&vis, req.into()).await?;
     Ok(Json(json!({ "claims": hits })))
 }
@@ -170,7 +158,7 @@ pub async fn attention(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<AttentionRequest>,
 ) -> ApiResult<Json<Value>> {
-    let vis = vis(&q.client_id, q.project_id.as_deref(), q.group_id.as_deref())?;
+    let vis = q.visibility()?;
     let items =
         s.kb.claim_attention(&vis, q.into(), s.clock.now_ms())
             .await?;

@@ -15,6 +15,7 @@ use crate::context_bodies::{ContextRequest, ProfileRequest, StructuredRequest};
 use crate::error::ApiError;
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, RequestPriority};
+use crate::scoped::ScopeFields;
 
 pub async fn context(
     State(s): State<AppState>,
@@ -43,12 +44,7 @@ pub async fn put_profile(
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<ProfileRequest>,
 ) -> ApiResult<Json<IngestOutcome>> {
-    let scope = evident_kb::write_scope(
-        req.client_id.as_deref(),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-        req.global,
-    )?;
+    let scope = req.write_scope()?;
     Ok(Json(s.kb.put_profile(scope, req.into_write(key), p).await?))
 }
 
@@ -57,12 +53,7 @@ pub async fn ingest_structured(
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<StructuredRequest>,
 ) -> ApiResult<Json<LoadReport>> {
-    let scope = evident_kb::write_scope(
-        req.client_id.as_deref(),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-        req.global,
-    )?;
+    let scope = req.write_scope()?;
     let urn = req.source_urn.clone();
     Ok(Json(
         s.kb.load_structured(scope, &urn, req.file(), p).await?,

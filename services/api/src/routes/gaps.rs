@@ -16,28 +16,13 @@ use crate::AppState;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::scoped::ScopeFields;
 
-/// Scope fields every body and query here carries.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ScopeOf {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-}
-
-impl ScopeOf {
-    pub fn scope(&self) -> evident_kb::Result<evident_core::Scope> {
-        evident_kb::write_scope(
-            self.client_id.as_deref(),
-            self.project_id.as_deref(),
-            self.group_id.as_deref(),
-            false,
-        )
-    }
+scoped_request! {
+    /// Scope fields every body and query here carries.
+    #[derive(Debug, Default, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct ScopeOf {}
 }
 
 /// The scope of a body's or query's scope fields (a client required).
@@ -135,7 +120,7 @@ pub async fn add_node(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<AddNode>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let scope = b.scope()?;
+    let scope = b.write_scope()?;
     let node = NodeAssertion {
         key: b.key,
         node_type: b.node_type,
@@ -151,7 +136,7 @@ pub async fn add_edge(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<AddEdge>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let scope = b.scope()?;
+    let scope = b.write_scope()?;
     let edge = EdgeAssertion {
         from: b.from,
         edge_type: b.edge_type,
@@ -167,7 +152,7 @@ pub async fn add_batch(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<AddBatch>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    write_graph(&s, &by, b.scope()?, b.gap_id, &b.nodes, &b.edges).await
+    write_graph(&s, &by, b.write_scope()?, b.gap_id, &b.nodes, &b.edges).await
 }
 
 scoped_request! {
@@ -185,7 +170,7 @@ pub async fn delete_edge(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<EdgeQuery>,
 ) -> ApiResult<Json<Value>> {
-    let scope = q.scope()?;
+    let scope = q.write_scope()?;
     let edge = EdgeAssertion {
         from: q.from,
         edge_type: q.edge_type,
@@ -246,7 +231,7 @@ pub async fn report(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<ReportGaps>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let scope = b.scope()?;
+    let scope = b.write_scope()?;
     let reports = b.reports()?;
     let made =
         s.kb.report_gaps(
@@ -276,7 +261,7 @@ pub async fn list(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<ListGaps>,
 ) -> ApiResult<Json<Value>> {
-    let scope = q.scope()?;
+    let scope = q.write_scope()?;
     let state = match q.state.as_deref() {
         None => None,
         Some(raw) => Some(GapState::parse(raw).ok_or_else(|| {
@@ -307,7 +292,7 @@ pub async fn claim(
     Extension(by): Extension<Principal>,
     ApiJson(b): ApiJson<Claim>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let scope = b.scope()?;
+    let scope = b.write_scope()?;
     let lease = b
         .lease_secs
         .map(|x| x.saturating_mul(1000))
@@ -327,7 +312,7 @@ pub async fn get(
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<ScopeOf>,
 ) -> ApiResult<Json<Value>> {
-    let view = s.kb.gap_view(&q.scope()?, &id).await?;
+    let view = s.kb.gap_view(&q.write_scope()?, &id).await?;
     Ok(Json(json!(view)))
 }
 
@@ -351,7 +336,7 @@ pub async fn findings(
 ) -> ApiResult<Json<Value>> {
     let view =
         s.kb.submit_findings(
-            &b.scope()?,
+            &b.write_scope()?,
             &id,
             &by.id,
             b.epoch,
@@ -383,7 +368,7 @@ pub async fn fail(
 ) -> ApiResult<Json<Value>> {
     let gap =
         s.kb.fail_gap(
-            &b.scope()?,
+            &b.write_scope()?,
             &id,
             &by.id,
             b.epoch,
@@ -413,7 +398,7 @@ pub async fn reorder(
 ) -> ApiResult<Json<Value>> {
     let gap =
         s.kb.reorder_gap(
-            &b.scope()?,
+            &b.write_scope()?,
             &id,
             b.priority,
             b.position,

@@ -1,7 +1,7 @@
 use axum::Extension;
 use axum::Json;
 use axum::extract::State;
-use evident_core::{Chunk, Visibility};
+use evident_core::Chunk;
 use evident_kb::NodeView;
 use evident_kb::retrieve::EvidencePack;
 use evident_store::AliasStats;
@@ -12,54 +12,22 @@ use crate::AppState;
 use crate::bodies::{RetrieveRequest, TraverseRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::scoped::ScopeFields;
 
-/// Scope fields of a query string (node reads).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct ScopeQuery {
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
+scoped_request! {
+    /// Scope fields of a query string (node reads).
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ScopeQuery {}
 }
 
-/// Scope fields plus a result limit (evidence, sources).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LimitedScopeQuery {
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-fn reader(
-    client: &Option<String>,
-    project: &Option<String>,
-    group: &Option<String>,
-) -> ApiResult<Visibility> {
-    Ok(evident_kb::visibility(
-        client.as_deref(),
-        project.as_deref(),
-        group.as_deref(),
-    )?)
-}
-
-impl ScopeQuery {
-    pub(crate) fn visibility(&self) -> ApiResult<Visibility> {
-        reader(&self.client_id, &self.project_id, &self.group_id)
-    }
-}
-
-impl LimitedScopeQuery {
-    fn visibility(&self) -> ApiResult<Visibility> {
-        reader(&self.client_id, &self.project_id, &self.group_id)
+scoped_request! {
+    /// Scope fields plus a result limit (evidence, sources).
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct LimitedScopeQuery {
+        #[serde(default)]
+        pub limit: Option<usize>,
     }
 }
 
@@ -106,11 +74,7 @@ pub async fn traverse(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<TraverseRequest>,
 ) -> ApiResult<Json<Value>> {
-    let vis = evident_kb::visibility(
-        req.client_id.as_deref(),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-    )?;
+    let vis = req.visibility()?;
     let view = s.kb.traverse(&vis, &req.into()).await?;
     Ok(Json(serde_json::to_value(view).map_err(|e| {
         ApiError::bad_request("invalid_request", e.to_string())
@@ -141,52 +105,40 @@ pub async fn node_evidence(
     Ok(Json(json!({ "key": key, "chunks": chunks })))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SearchQuery {
-    q: String,
-    #[serde(default, rename = "type")]
-    node_type: Option<String>,
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    #[serde(default)]
-    limit: Option<usize>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct SearchQuery {
+        pub q: String,
+        #[serde(default, rename = "type")]
+        pub node_type: Option<String>,
+        #[serde(default)]
+        pub limit: Option<usize>,
+    }
 }
 
 pub async fn search_nodes(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<SearchQuery>,
 ) -> ApiResult<Json<Value>> {
-    let vis = evident_kb::visibility(
-        q.client_id.as_deref(),
-        q.project_id.as_deref(),
-        q.group_id.as_deref(),
-    )?;
+    let vis = q.visibility()?;
     let nodes =
         s.kb.search_nodes(&vis, &q.q, q.node_type.as_deref(), q.limit.unwrap_or(20))
             .await?;
     Ok(Json(json!({ "nodes": nodes })))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListNodesQuery {
-    #[serde(default, rename = "type")]
-    node_type: Option<String>,
-    #[serde(default)]
-    after: Option<String>,
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    #[serde(default)]
-    limit: Option<usize>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ListNodesQuery {
+        #[serde(default, rename = "type")]
+        pub node_type: Option<String>,
+        #[serde(default)]
+        pub after: Option<String>,
+        #[serde(default)]
+        pub limit: Option<usize>,
+    }
 }
 
 /// A query parameter's value unless it is empty.
@@ -200,7 +152,7 @@ pub async fn list_nodes(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<ListNodesQuery>,
 ) -> ApiResult<Json<Value>> {
-    let vis = reader(&q.client_id, &q.project_id, &q.group_id)?;
+    let vis = q.visibility()?;
     let page =
         s.kb.list_nodes(
             &vis,
@@ -214,27 +166,23 @@ pub async fn list_nodes(
     ))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ByKindRequest {
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    kinds: Vec<String>,
-    #[serde(default = "hundred")]
-    limit: usize,
-    /// Typed-knowledge filters, as on retrieve.
-    #[serde(default)]
-    knowledge_types: Vec<evident_core::KnowledgeType>,
-    #[serde(default)]
-    info_types: Vec<String>,
-    #[serde(default)]
-    tags: Vec<String>,
-    #[serde(default)]
-    entity: Option<String>,
+scoped_request! {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ByKindRequest {
+        pub kinds: Vec<String>,
+        #[serde(default = "hundred")]
+        pub limit: usize,
+        /// Typed-knowledge filters, as on retrieve.
+        #[serde(default)]
+        pub knowledge_types: Vec<evident_core::KnowledgeType>,
+        #[serde(default)]
+        pub info_types: Vec<String>,
+        #[serde(default)]
+        pub tags: Vec<String>,
+        #[serde(default)]
+        pub entity: Option<String>,
+    }
 }
 
 fn hundred() -> usize {
@@ -245,11 +193,7 @@ pub async fn by_kind(
     State(s): State<AppState>,
     ApiJson(req): ApiJson<ByKindRequest>,
 ) -> ApiResult<Json<Value>> {
-    let vis = evident_kb::visibility(
-        req.client_id.as_deref(),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-    )?;
+    let vis = req.visibility()?;
     let typed = evident_kb::typed::typed_filter(
         &req.knowledge_types,
         &req.info_types,

@@ -10,6 +10,7 @@ use crate::auth::Principal;
 use crate::bodies::{AliasMergeRequest, AliasRegisterRequest, IngestRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, RequestPriority};
+use crate::scoped::ScopeFields;
 
 pub async fn ingest(
     State(s): State<AppState>,
@@ -33,17 +34,14 @@ pub struct PurgeRequest {
     source_urn: String,
 }
 
+scope_fields!(global: PurgeRequest);
+
 pub async fn purge(
     State(s): State<AppState>,
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<PurgeRequest>,
 ) -> ApiResult<Json<PurgeOutcome>> {
-    let scope = evident_kb::write_scope(
-        req.client_id.as_deref(),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-        req.global,
-    )?;
+    let scope = req.write_scope()?;
     Ok(Json(s.kb.purge(&scope, &req.source_urn, p).await?))
 }
 

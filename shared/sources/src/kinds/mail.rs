@@ -43,64 +43,53 @@ fn path_name(path: &std::path::Path) -> String {
         .unwrap_or_else(|| "mail".into())
 }
 
-/// `kind = "mbox"`: one mbox file, or every mbox file in a folder (each file is a mailbox).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MboxConfig {
-    pub path: PathBuf,
-    #[serde(default = "default_max_message_bytes")]
-    pub max_message_bytes: u64,
-    #[serde(default = "default_max_attachment_bytes")]
-    pub max_attachment_bytes: u64,
+/// A mail store on local disk (`path`) with its size limits: the config of one kind, the
+/// same for each local format.
+macro_rules! local_mail_config {
+    ($(#[$doc:meta])* $name:ident, $kind:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct $name {
+            pub path: PathBuf,
+            #[serde(default = "default_max_message_bytes")]
+            pub max_message_bytes: u64,
+            #[serde(default = "default_max_attachment_bytes")]
+            pub max_attachment_bytes: u64,
+        }
+
+        impl SourceConfig for $name {
+            const KIND: &'static str = $kind;
+            const FAMILY: &'static str = "mail";
+
+            fn validate(&self) -> Result<(), String> {
+                check_path(&self.path)?;
+                check_limits(self.max_message_bytes, self.max_attachment_bytes)
+            }
+
+            fn name(&self) -> String {
+                path_name(&self.path)
+            }
+
+            fn local_paths(&self) -> Vec<PathBuf> {
+                vec![self.path.clone()]
+            }
+        }
+    };
 }
 
-impl SourceConfig for MboxConfig {
-    const KIND: &'static str = "mbox";
-    const FAMILY: &'static str = "mail";
+local_mail_config!(
+    /// `kind = "mbox"`: one mbox file, or every mbox file in a folder (each file is a mailbox).
+    MboxConfig,
+    "mbox"
+);
 
-    fn validate(&self) -> Result<(), String> {
-        check_path(&self.path)?;
-        check_limits(self.max_message_bytes, self.max_attachment_bytes)
-    }
-
-    fn name(&self) -> String {
-        path_name(&self.path)
-    }
-
-    fn local_paths(&self) -> Vec<PathBuf> {
-        vec![self.path.clone()]
-    }
-}
-
-/// `kind = "maildir"`: a Maildir (`cur/`, `new/`), with Maildir++ subfolders (`.Sent/`) as
-/// further mailboxes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MaildirConfig {
-    pub path: PathBuf,
-    #[serde(default = "default_max_message_bytes")]
-    pub max_message_bytes: u64,
-    #[serde(default = "default_max_attachment_bytes")]
-    pub max_attachment_bytes: u64,
-}
-
-impl SourceConfig for MaildirConfig {
-    const KIND: &'static str = "maildir";
-    const FAMILY: &'static str = "mail";
-
-    fn validate(&self) -> Result<(), String> {
-        check_path(&self.path)?;
-        check_limits(self.max_message_bytes, self.max_attachment_bytes)
-    }
-
-    fn name(&self) -> String {
-        path_name(&self.path)
-    }
-
-    fn local_paths(&self) -> Vec<PathBuf> {
-        vec![self.path.clone()]
-    }
-}
+local_mail_config!(
+    /// `kind = "maildir"`: a Maildir (`cur/`, `new/`), with Maildir++ subfolders (`.Sent/`) as
+    /// further mailboxes.
+    MaildirConfig,
+    "maildir"
+);
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
