@@ -1,4 +1,4 @@
-//! Requests that carry the scope fields: [`ScopeFields`] reads them into a write scope or a
+//! Requests that carry the scope fields: [`ScopedRequest`] reads them into a write scope or a
 //! reader's visibility, so no handler spells the three fields out again;
 //! [`scoped_request!`] declares a request with them; [`scope_fields!`] implements the trait
 //! for a request declared by hand (a body shared with the CLI, a required client).
@@ -7,7 +7,7 @@ use evident_core::{Scope, Visibility};
 
 /// A request's scope fields (`clientId`, `projectId`, `groupId`, and `global` where it has
 /// one) and what they mean.
-pub trait ScopeFields {
+pub trait ScopedRequest {
     /// The client, project and group the request names.
     fn scope_fields(&self) -> [Option<&str>; 3];
 
@@ -29,7 +29,7 @@ pub trait ScopeFields {
     }
 }
 
-/// Implements [`ScopeFields`] for requests whose scope fields are `Option<String>`s
+/// Implements [`ScopedRequest`] for requests whose scope fields are `Option<String>`s
 /// (`global:` first: with a `global` flag too; `required:` first: a `client_id: String`).
 macro_rules! scope_fields {
     (@client $s:ident required) => { Some($s.client_id.as_str()) };
@@ -37,7 +37,7 @@ macro_rules! scope_fields {
     (@global $s:ident global) => { fn global(&self) -> bool { self.global } };
     (@global $s:ident $_k:ident) => {};
     ($kind:ident: $($ty:ty),+ $(,)?) => {
-        $(impl $crate::scoped::ScopeFields for $ty {
+        $(impl $crate::scoped::ScopedRequest for $ty {
             fn scope_fields(&self) -> [Option<&str>; 3] {
                 [
                     scope_fields!(@client self $kind),
@@ -52,7 +52,7 @@ macro_rules! scope_fields {
 }
 
 /// Declares a request body or query with the three scope fields every scoped request carries
-/// (`clientId`, `projectId`, `groupId`, each optional) ahead of its own fields, [`ScopeFields`]
+/// (`clientId`, `projectId`, `groupId`, each optional) ahead of its own fields, [`ScopedRequest`]
 /// over them. A macro rather than a `#[serde(flatten)]`ed
 /// struct: flattening switches `deny_unknown_fields` off, and unknown fields must stay
 /// refused.

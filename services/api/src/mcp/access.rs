@@ -49,6 +49,12 @@ impl Caller {
         Ok(scope)
     }
 
+    /// The scope of a read call, as an MCP error when refused.
+    pub fn read_scope(&self, args: &ScopeArgs) -> Result<Scope, ErrorData> {
+        self.scope(args, Role::Read, Intent::Read)
+            .map_err(mcp_error)
+    }
+
     /// The call's scope, well formed, before authorisation (writes audit refusals with it).
     pub fn resolve(&self, args: &ScopeArgs) -> Result<Scope, ApiError> {
         let mut fields = ScopeFields {

@@ -2,7 +2,7 @@
 //! `supersede`, `claim_history`. Each checks the caller's grant for its scope and role as its
 //! REST route does and calls `evident_kb::claims`; writes are audited.
 
-use evident_core::access::{Intent, Role};
+use evident_core::access::Role;
 use evident_core::claims::{Actor, ClaimStatus, EvidenceRef, Subject};
 use evident_kb::claims::{Caller as ClaimCaller, ChangeRequest, NewClaim, Recall};
 use rmcp::handler::server::wrapper::Parameters;
@@ -314,9 +314,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let statuses = a
             .status
             .iter()
@@ -414,9 +412,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let events = self
             .state
             .kb
@@ -442,9 +438,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let q = evident_kb::claims::AttentionQuery {
             actor_id: a.actor,
             session_id: a.session,

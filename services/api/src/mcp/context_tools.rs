@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use evident_core::KnowledgeType;
-use evident_core::access::{Intent, Role};
 use evident_kb::context::{ContextAnswer, ContextQuery, Layer, SectionSpec};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -265,9 +264,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let q = a
             .into_query(scope, self.state.clock.now_ms())
             .map_err(mcp_error)?;

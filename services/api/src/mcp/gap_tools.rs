@@ -3,7 +3,6 @@
 //! `query_graph`, `add_graph_node`, `add_graph_edge`. Each checks the caller's grant for its
 //! scope and role as its REST route does, calls `evident-kb`, and audits writes.
 
-use evident_core::access::{Intent, Role};
 use evident_kb::agent_graph::{EdgeAssertion, EvidenceInput, NodeAssertion};
 use evident_kb::gaps::{DEFAULT_LEASE_MS, GapReport};
 use evident_store::gaps::{Acquirer, GapPhase};
@@ -382,9 +381,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let kb = &self.state.kb;
         let out = match &a.gap_id {
             Some(id) => json!(kb.gap_view(&scope, id).await.map_err(kb_error)?),
@@ -406,9 +403,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let vis = evident_core::Visibility::of(scope);
         let kb = &self.state.kb;
         let out = match (&a.key, &a.query) {

@@ -67,9 +67,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let vis = evident_core::Visibility::of(scope);
         let context = self
             .state

@@ -43,9 +43,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let knowledge_types = a
             .knowledge_types
             .iter()
@@ -93,9 +91,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let req = TraverseQuery {
             start_key: a.start_key,
             max_depth: a.max_depth.unwrap_or(2),
@@ -127,9 +123,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let limit = a.evidence_limit.unwrap_or(10);
         if limit > 100 {
             return Err(mcp_error(bad("evidenceLimit", "must be 0..=100")));
@@ -166,9 +160,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let vis = evident_core::Visibility::of(scope);
         let kb = &self.state.kb;
         let node_type = a.node_type.as_deref().filter(|t| !t.is_empty());
@@ -420,9 +412,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
-        let scope = caller
-            .scope(&a.scope, Role::Read, Intent::Read)
-            .map_err(mcp_error)?;
+        let scope = caller.read_scope(&a.scope)?;
         let vis = evident_core::Visibility::of(scope);
         let kb = &self.state.kb;
         let indexed = kb

@@ -17,7 +17,7 @@ use crate::claim_bodies::{
 };
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery, RequestPriority};
-use crate::scoped::ScopeFields;
+use crate::scoped::ScopedRequest;
 
 pub async fn learn(
     State(s): State<AppState>,

@@ -15,7 +15,7 @@ use crate::context_bodies::{ContextRequest, ProfileRequest, StructuredRequest};
 use crate::error::ApiError;
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, RequestPriority};
-use crate::scoped::ScopeFields;
+use crate::scoped::ScopedRequest;
 
 pub async fn context(
     State(s): State<AppState>,

@@ -16,7 +16,7 @@ use crate::AppState;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::scoped::ScopeFields;
+use crate::scoped::ScopedRequest;
 
 scoped_request! {
     /// Scope fields every body and query here carries.

@@ -13,7 +13,7 @@ use super::read::ScopeQuery;
 use crate::AppState;
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiQuery, RequestPriority};
-use crate::scoped::ScopeFields;
+use crate::scoped::ScopedRequest;
 
 pub async fn register(
     State(s): State<AppState>,

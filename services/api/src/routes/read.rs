@@ -12,7 +12,7 @@ use crate::AppState;
 use crate::bodies::{RetrieveRequest, TraverseRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::scoped::ScopeFields;
+use crate::scoped::ScopedRequest;
 
 scoped_request! {
     /// Scope fields of a query string (node reads).

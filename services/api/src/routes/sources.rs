@@ -14,7 +14,7 @@ use super::read::ScopeQuery;
 use crate::AppState;
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::scoped::ScopeFields;
+use crate::scoped::ScopedRequest;
 
 /// A kind in a path must be one the service knows (404 naming the known ones otherwise).
 fn known(kind: &str) -> ApiResult<()> {

@@ -10,7 +10,7 @@ use crate::auth::Principal;
 use crate::bodies::{AliasMergeRequest, AliasRegisterRequest, IngestRequest};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{ApiJson, RequestPriority};
-use crate::scoped::ScopeFields;
+use crate::scoped::ScopedRequest;
 
 pub async fn ingest(
     State(s): State<AppState>,

@@ -2,7 +2,7 @@
 //! bearer tokens and grants as REST — what a client through the binary cannot set up:
 //! narrowed grants, the audit log, a store whose embedder is held mid-call (cancellation),
 //! progress of a large store. Schemas, every tool and resources are driven by the Rust SDK's
-//! client through the real binary (`services/evident/tests/mcp.rs`).
+//! client through the real binary (`services/evident/tests/mcp/`).
 
 mod access;
 mod app;
