@@ -366,10 +366,9 @@ impl ConfluencePoller {
 
     async fn poll_now(&self, source: &IndexerSource) -> Result<WikiReport, PollError> {
         let cfg: ConfluenceConfig = config_of(source).map_err(PollError::Config)?;
-        let api = Api::new(
+        let api = Api::of(
+            &self.ctx,
             "confluence",
-            self.ctx.clock.clone(),
-            &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
             TokenStyle::Bearer,

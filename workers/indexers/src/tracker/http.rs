@@ -88,6 +88,26 @@ fn header_err(e: impl std::fmt::Display) -> PollError {
 
 impl Api {
     /// `base` without a trailing slash (`https://api.github.com`, `https://x.atlassian.net/wiki`).
+    /// A client for a poller of `ctx`: its clock and egress policy.
+    pub fn of(
+        ctx: &crate::poll::PollContext,
+        what: &'static str,
+        base: &str,
+        creds: &Credentials,
+        style: TokenStyle,
+        extra: &[(&'static str, &'static str)],
+    ) -> Result<Api, PollError> {
+        Api::new(
+            what,
+            ctx.clock.clone(),
+            &ctx.access.egress,
+            base,
+            creds,
+            style,
+            extra,
+        )
+    }
+
     pub fn new(
         what: &'static str,
         clock: Arc<dyn Clock>,

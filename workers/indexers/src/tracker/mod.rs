@@ -143,10 +143,9 @@ impl TrackerPoller {
 
     async fn poll_github(&self, source: &IndexerSource) -> Result<Tally, PollError> {
         let cfg: GithubConfig = config_of(source).map_err(PollError::Config)?;
-        let api = Api::new(
+        let api = Api::of(
+            &self.ctx,
             "github",
-            self.ctx.clock.clone(),
-            &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
             TokenStyle::Bearer,
@@ -168,56 +167,18 @@ impl TrackerPoller {
             ("direction", "asc".to_string()),
             ("since", st.since().unwrap_or(EPOCH).to_string()),
         ];
-        let mut tally = Tally::default();
-        let Some(mut reply) = st.first_page(&api, &list, &query).await? else {
-            tally.not_modified += 1;
-            tally.pause = api.pause();
-            return Ok(tally);
+        let forge = Forge::Github {
+            repo: &cfg.repo,
+            include_pull_requests: cfg.include_pull_requests,
         };
-        let whole = reply
-            .next
-            .is_none()
-            .then(|| Validators::of(&reply))
-            .flatten();
-        loop {
-            tally.pages += 1;
-            let issues =
-                github_issues(&reply.body, &cfg.repo).map_err(|e| shape("github issues", e))?;
-            for mut issue in issues {
-                if issue.is_pull_request && !cfg.include_pull_requests {
-                    tally.pull_requests_skipped += 1;
-                    st.advance(issue.updated.as_deref()).await?;
-                    continue;
-                }
-                let before = st.issue(&issue.key).await?;
-                let mut state = before.clone();
-                read_github_lists(
-                    &api,
-                    &format!("{list}/{}", issue.key),
-                    &mut issue,
-                    &mut state,
-                    &mut tally,
-                )
-                .await?;
-                self.finish(&mut st, &issue, &before, state, &mut tally)
-                    .await?;
-            }
-            match reply.next.take() {
-                Some(next) => reply = api.get(&next, &[]).await?,
-                None => break,
-            }
-        }
-        st.keep_first_page(&list, &query, whole).await?;
-        tally.pause = api.pause();
-        Ok(tally)
+        self.walk_pages(forge, &api, &mut st, &list, &query).await
     }
 
     async fn poll_gitlab(&self, source: &IndexerSource) -> Result<Tally, PollError> {
         let cfg: GitlabConfig = config_of(source).map_err(PollError::Config)?;
-        let api = Api::new(
+        let api = Api::of(
+            &self.ctx,
             "gitlab",
-            self.ctx.clock.clone(),
-            &self.ctx.access.egress,
             &cfg.base_url,
             &Credentials {
                 token_env: cfg.token_env.clone(),
@@ -238,8 +199,25 @@ impl TrackerPoller {
             ("per_page", cfg.per_page.to_string()),
             ("page", "1".to_string()),
         ];
+        let forge = Forge::Gitlab {
+            project: &cfg.project,
+        };
+        self.walk_pages(forge, &api, &mut st, &list, &query).await
+    }
+
+    /// Walks an issue list of `forge` page by page along its `next` links, from the first
+    /// page (not fetched again while it is unchanged), each issue read with its lists and
+    /// finished.
+    async fn walk_pages(
+        &self,
+        forge: Forge<'_>,
+        api: &Api,
+        st: &mut SourceState<'_>,
+        list: &str,
+        query: &[(&str, String)],
+    ) -> Result<Tally, PollError> {
         let mut tally = Tally::default();
-        let Some(mut reply) = st.first_page(&api, &list, &query).await? else {
+        let Some(mut reply) = st.first_page(api, list, query).await? else {
             tally.not_modified += 1;
             tally.pause = api.pause();
             return Ok(tally);
@@ -251,38 +229,35 @@ impl TrackerPoller {
             .flatten();
         loop {
             tally.pages += 1;
-            let issues =
-                gitlab_issues(&reply.body, &cfg.project).map_err(|e| shape("gitlab issues", e))?;
-            for mut issue in issues {
+            for mut issue in forge.issues(&reply.body)? {
+                if forge.skips(&issue) {
+                    tally.pull_requests_skipped += 1;
+                    st.advance(issue.updated.as_deref()).await?;
+                    continue;
+                }
                 let before = st.issue(&issue.key).await?;
                 let mut state = before.clone();
-                read_gitlab_lists(
-                    &api,
-                    &format!("{list}/{}", issue.key),
-                    &mut issue,
-                    &mut state,
-                    &mut tally,
-                )
-                .await?;
-                self.finish(&mut st, &issue, &before, state, &mut tally)
+                let base = format!("{list}/{}", issue.key);
+                forge
+                    .read_lists(api, &base, &mut issue, &mut state, &mut tally)
                     .await?;
+                self.finish(st, &issue, &before, state, &mut tally).await?;
             }
             match reply.next.take() {
                 Some(next) => reply = api.get(&next, &[]).await?,
                 None => break,
             }
         }
-        st.keep_first_page(&list, &query, whole).await?;
+        st.keep_first_page(list, query, whole).await?;
         tally.pause = api.pause();
         Ok(tally)
     }
 
     async fn poll_jira(&self, source: &IndexerSource) -> Result<Tally, PollError> {
         let cfg: JiraConfig = config_of(source).map_err(PollError::Config)?;
-        let api = Api::new(
+        let api = Api::of(
+            &self.ctx,
             "jira",
-            self.ctx.clock.clone(),
-            &self.ctx.access.egress,
             &cfg.base_url,
             &cfg.credentials(),
             TokenStyle::Bearer,
@@ -350,6 +325,58 @@ impl TrackerPoller {
 }
 
 /// A GitHub issue's comments and events (each conditional on what was kept of it).
+/// The trackers whose issue lists page along `next` links: GitHub and GitLab.
+#[derive(Clone, Copy)]
+enum Forge<'a> {
+    Github {
+        repo: &'a str,
+        include_pull_requests: bool,
+    },
+    Gitlab {
+        project: &'a str,
+    },
+}
+
+impl Forge<'_> {
+    /// The issues of one page.
+    fn issues(&self, body: &[u8]) -> Result<Vec<Issue>, PollError> {
+        match self {
+            Forge::Github { repo, .. } => {
+                github_issues(body, repo).map_err(|e| shape("github issues", e))
+            }
+            Forge::Gitlab { project } => {
+                gitlab_issues(body, project).map_err(|e| shape("gitlab issues", e))
+            }
+        }
+    }
+
+    /// A pull request the source does not follow.
+    fn skips(&self, issue: &Issue) -> bool {
+        matches!(
+            self,
+            Forge::Github {
+                include_pull_requests: false,
+                ..
+            }
+        ) && issue.is_pull_request
+    }
+
+    /// Reads an issue's comments and other lists under `base` (its API path).
+    async fn read_lists(
+        &self,
+        api: &Api,
+        base: &str,
+        issue: &mut Issue,
+        state: &mut IssueState,
+        tally: &mut Tally,
+    ) -> Result<(), PollError> {
+        match self {
+            Forge::Github { .. } => read_github_lists(api, base, issue, state, tally).await,
+            Forge::Gitlab { .. } => read_gitlab_lists(api, base, issue, state, tally).await,
+        }
+    }
+}
+
 async fn read_github_lists(
     api: &Api,
     base: &str,
