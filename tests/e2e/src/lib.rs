@@ -177,6 +177,30 @@ impl TestApp {
     }
 
     /// Row counts of every table: a cheap "store unchanged" fingerprint for bad-input tests.
+    /// A token of `role` over client `client`, without expiry, stored as `id`; its secret.
+    pub async fn client_token(
+        &self,
+        id: &str,
+        client: &str,
+        role: evident_core::access::Role,
+    ) -> String {
+        let grant = evident_core::access::Grant::client(client, role);
+        mint(&self.store, id, grant, None).await
+    }
+
+    /// A queue worker over this app's queue and task handlers, its clock far ahead so every
+    /// queued task is due.
+    pub fn qualifier(&self) -> evident_qualifier::Qualifier {
+        evident_qualifier::Qualifier {
+            queue: self.kb.stores().queue.clone(),
+            handlers: evident_kb::TaskHandlers::new(&self.kb),
+            clock: Arc::new(evident_store::queue::ManualClock::new(i64::MAX / 2)),
+            config: evident_qualifier::QueueConfig::default(),
+            worker_id: "test".into(),
+            band: evident_store::queue::PriorityBand::ALL,
+        }
+    }
+
     pub async fn fingerprint(&self) -> (i64, i64, i64) {
         let r = self.store.check_integrity().await.expect("integrity");
         assert!(r.is_ok(), "integrity: {r:?}");

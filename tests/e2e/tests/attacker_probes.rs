@@ -52,13 +52,7 @@ async fn each_probe_is_a_4xx_json_error_and_changes_nothing() {
         None,
     )
     .await;
-    let c1_admin = mint(
-        &app.store,
-        "c1-admin",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
+    let c1_admin = app.client_token("c1-admin", "c1", Role::Admin).await;
     let jwt = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4IiwiZXhwIjo5OTk5OTk5OTk5LCJldmlkZW50X3JvbGUiOiJvcGVyYXRvciJ9.";
     let fake_github = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
     let ingest = |extra: Value| {

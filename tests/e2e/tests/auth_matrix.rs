@@ -69,21 +69,9 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
         .await;
     assert_eq!(s, StatusCode::ACCEPTED, "{task}");
     let task_id = task["taskId"].as_str().expect("task id").to_string();
-    let c1_read = mint(&app.store, "c1-read", Grant::client("c1", Role::Read), None).await;
-    let c1_write = mint(
-        &app.store,
-        "c1-write",
-        Grant::client("c1", Role::Write),
-        None,
-    )
-    .await;
-    let c2_admin = mint(
-        &app.store,
-        "c2-admin",
-        Grant::client("c2", Role::Admin),
-        None,
-    )
-    .await;
+    let c1_read = app.client_token("c1-read", "c1", Role::Read).await;
+    let c1_write = app.client_token("c1-write", "c1", Role::Write).await;
+    let c2_admin = app.client_token("c2-admin", "c2", Role::Admin).await;
     let p2_admin = mint(
         &app.store,
         "p2-admin",
@@ -98,13 +86,7 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
         Some(1),
     )
     .await;
-    let revoked = mint(
-        &app.store,
-        "revoked",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
+    let revoked = app.client_token("revoked", "c1", Role::Admin).await;
     app.store
         .stores()
         .access
@@ -112,7 +94,7 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
         .await
         .expect("revoke");
     // Revoked by the operator's call to `DELETE /api/v1/tokens/{id}`, so used for nothing else.
-    mint(&app.store, "victim", Grant::client("c1", Role::Read), None).await;
+    app.client_token("victim", "c1", Role::Read).await;
     let victim = "victim";
 
     for (method, path, access) in ROUTES {

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::StatusCode;
 use evident_ai::HashingEmbedder;
-use evident_core::access::{Grant, Role};
+use evident_core::access::Role;
 use evident_e2e::{Embed, TestApp, bearer, mint, narrowed};
 use serde_json::json;
 
 #[tokio::test]
 async fn a_single_client_token_may_omit_the_client_and_the_queue_is_scoped() {
     let app = TestApp::new(Embed::Hashing).await;
-    let c1 = mint(&app.store, "c1", Grant::client("c1", Role::Admin), None).await;
+    let c1 = app.client_token("c1", "c1", Role::Admin).await;
     let auth = bearer(&c1);
     let (status, out) = app
         .call(
@@ -171,20 +171,8 @@ async fn tokens_are_created_shown_once_used_listed_and_revoked() {
 #[tokio::test]
 async fn writes_and_admin_actions_are_audited_without_secrets() {
     let app = TestApp::new(Embed::Hashing).await;
-    let c1 = mint(
-        &app.store,
-        "c1-admin",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
-    let reader = mint(
-        &app.store,
-        "c1-reader",
-        Grant::client("c1", Role::Read),
-        None,
-    )
-    .await;
+    let c1 = app.client_token("c1-admin", "c1", Role::Admin).await;
+    let reader = app.client_token("c1-reader", "c1", Role::Read).await;
     let auth = bearer(&c1);
     let (status, _) = app
         .call(
@@ -387,13 +375,7 @@ async fn an_admin_moves_a_source_only_between_scopes_it_holds() {
         (StatusCode::FORBIDDEN, Some("forbidden_scope")),
         "{out}"
     );
-    let c1_admin = mint(
-        &app.store,
-        "c1-admin",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
+    let c1_admin = app.client_token("c1-admin", "c1", Role::Admin).await;
     let (status, out) = app
         .call(
             "POST",

@@ -3,8 +3,8 @@
 //! citations, budgets, determinism), bad input answered 4xx with nothing written, and grants.
 
 use axum::body::Body;
-use evident_core::access::{Grant, Role};
-use evident_e2e::{Embed, TestApp, bearer, mint};
+use evident_core::access::Role;
+use evident_e2e::{Embed, TestApp, bearer};
 use serde_json::{Value, json};
 
 fn piece(urn: &str, content: &str, kt: &str, it: &str, tags: &[&str], entity: &str) -> Value {
@@ -197,13 +197,7 @@ async fn bad_input_is_refused_whole_and_grants_hold() {
     assert_eq!(app.fingerprint().await, before, "nothing half-written");
 
     // A token of another client sees nothing of acme's, a reader writes no profile.
-    let outsider = mint(
-        &app.store,
-        "globex",
-        Grant::client("globex", Role::Write),
-        None,
-    )
-    .await;
+    let outsider = app.client_token("globex", "globex", Role::Write).await;
     let (s, _) = app
         .call(
             "POST",
@@ -234,13 +228,7 @@ async fn bad_input_is_refused_whole_and_grants_hold() {
             .all(|t| t == ""),
         "{own}"
     );
-    let reader = mint(
-        &app.store,
-        "reader",
-        Grant::client("acme", Role::Read),
-        None,
-    )
-    .await;
+    let reader = app.client_token("reader", "acme", Role::Read).await;
     let (s, _) = app
         .call(
             "PUT",

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use evident_core::access::{Grant, Role};
-use evident_e2e::{Embed, TestApp, bearer, enc, mint};
+use evident_core::access::Role;
+use evident_e2e::{Embed, TestApp, bearer, enc};
 use evident_qualifier::{Outcome, Qualifier, QueueConfig};
 use evident_store::queue::{Clock, ManualClock, PriorityBand};
 use serde_json::{Value, json};
@@ -111,13 +111,7 @@ async fn graph_writes_need_visible_evidence_and_change_nothing_twice() {
         assert_eq!(app.fingerprint().await, before, "{what}: nothing written");
     }
     // A key in another client's scope: the token of acme cannot write there.
-    let acme_writer = mint(
-        &app.store,
-        "acme-writer",
-        Grant::client("acme", Role::Write),
-        None,
-    )
-    .await;
+    let acme_writer = app.client_token("acme-writer", "acme", Role::Write).await;
     let auth = bearer(&acme_writer);
     let mut body = edge(json!({"chunkIds": [ours[0]]}));
     body["clientId"] = "other".into();
@@ -415,24 +409,8 @@ async fn a_dead_agents_claim_expires_and_the_gap_is_claimed_again_once() {
         None,
         Default::default(),
     );
-    let dead = bearer(
-        &mint(
-            &app.store,
-            "agent-a",
-            Grant::client("acme", Role::Write),
-            None,
-        )
-        .await,
-    );
-    let live = bearer(
-        &mint(
-            &app.store,
-            "agent-b",
-            Grant::client("acme", Role::Write),
-            None,
-        )
-        .await,
-    );
+    let dead = bearer(&app.client_token("agent-a", "acme", Role::Write).await);
+    let live = bearer(&app.client_token("agent-b", "acme", Role::Write).await);
     let call = |auth: &str, uri: &str, body: Value| {
         let auth = auth.to_string();
         let uri = uri.to_string();
@@ -543,15 +521,7 @@ async fn retrieve_with_record_gap_opens_one_gap_when_nothing_matches() {
     let (_, list) = app.get("/api/v1/gaps?clientId=acme&state=open").await;
     assert_eq!(list["gaps"].as_array().map(Vec::len), Some(1), "{list}");
     // A reader cannot open gaps through retrieve.
-    let reader = bearer(
-        &mint(
-            &app.store,
-            "reader",
-            Grant::client("acme", Role::Read),
-            None,
-        )
-        .await,
-    );
+    let reader = bearer(&app.client_token("reader", "acme", Role::Read).await);
     let (s, v) = app
         .call(
             "POST",

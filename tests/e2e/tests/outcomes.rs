@@ -2,27 +2,13 @@
 //! filter's answers, the queued write at priority 4, one document per task whose re-run
 //! re-embeds only changed sections, and the outcome's graph.
 
-use std::sync::Arc;
-
 use evident_e2e::{CountingEmbedder, Embed, TestApp, enc};
-use evident_qualifier::{Outcome, Qualifier, QueueConfig};
-use evident_store::queue::{ManualClock, PriorityBand};
+use evident_qualifier::Outcome;
 use serde_json::{Value, json};
-
-fn qualifier(app: &TestApp) -> Qualifier {
-    Qualifier {
-        queue: app.kb.stores().queue.clone(),
-        handlers: evident_kb::TaskHandlers::new(&app.kb),
-        clock: Arc::new(ManualClock::new(i64::MAX / 2)),
-        config: QueueConfig::default(),
-        worker_id: "test".into(),
-        band: PriorityBand::ALL,
-    }
-}
 
 /// Processes every queued task; how many.
 async fn drain(app: &TestApp) -> usize {
-    let q = qualifier(app);
+    let q = app.qualifier();
     let mut n = 0;
     while let Outcome::Processed { state, .. } = q.process_next().await.expect("process") {
         assert_eq!(state.as_str(), "done");

@@ -2,13 +2,11 @@
 //! another scope is `409 scope_conflict` and changes nothing; only an explicit move changes
 //! the owner. Same-scope re-ingest behaves as before.
 
-use std::sync::Arc;
-
 use evident_ai::Priority;
 use evident_core::{PreparedChunk, PreparedSource, Scope};
 use evident_e2e::{Embed, TestApp};
-use evident_qualifier::{Outcome, Qualifier, QueueConfig};
-use evident_store::queue::{ManualClock, PriorityBand, TaskState};
+use evident_qualifier::Outcome;
+use evident_store::queue::TaskState;
 use serde_json::{Value, json};
 
 fn doc(project: &str, content: &str) -> Value {
@@ -199,14 +197,7 @@ async fn queued_and_prepared_ingest_refuse_another_scopes_source() {
         .await
         .expect("enqueue");
     let v = json!({ "taskId": rec.task_id });
-    let q = Qualifier {
-        queue: app.kb.stores().queue.clone(),
-        handlers: evident_kb::TaskHandlers::new(&app.kb),
-        clock: Arc::new(ManualClock::new(i64::MAX / 2)),
-        config: QueueConfig::default(),
-        worker_id: "test".into(),
-        band: PriorityBand::ALL,
-    };
+    let q = app.qualifier();
     let task_id = v["taskId"].as_str().expect("task id").to_string();
     match q.process_next().await.expect("process") {
         Outcome::Processed { state, .. } => assert_eq!(state, TaskState::Error),

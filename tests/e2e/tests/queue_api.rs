@@ -1,23 +1,10 @@
 //! The queue over HTTP: 202 + task id, listing with counts, prioritize, reorder, retry of an
 //! error task; bad input refused at enqueue time.
 
-use std::sync::Arc;
-
 use evident_e2e::{Embed, TestApp};
-use evident_qualifier::{Outcome, Qualifier, QueueConfig};
-use evident_store::queue::{ManualClock, NewTask, PriorityBand, TaskState};
+use evident_qualifier::Outcome;
+use evident_store::queue::{NewTask, TaskState};
 use serde_json::json;
-
-fn qualifier(app: &TestApp) -> Qualifier {
-    Qualifier {
-        queue: app.kb.stores().queue.clone(),
-        handlers: evident_kb::TaskHandlers::new(&app.kb),
-        clock: Arc::new(ManualClock::new(i64::MAX / 2)),
-        config: QueueConfig::default(),
-        worker_id: "test".into(),
-        band: PriorityBand::ALL,
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enqueue_list_prioritize_process_and_retry() {
@@ -74,7 +61,7 @@ async fn enqueue_list_prioritize_process_and_retry() {
         .await;
     assert_eq!(s, 404);
 
-    let q = qualifier(&app);
+    let q = app.qualifier();
     let mut order = Vec::new();
     while let Outcome::Processed { task_id, state } = q.process_next().await.expect("process") {
         assert_eq!(state, TaskState::Done);

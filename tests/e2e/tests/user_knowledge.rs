@@ -2,8 +2,8 @@
 //! its list): one item per (scope, category, subject), headers per category, zero embedding
 //! work in the prefetch, scopes and grants.
 
-use evident_core::access::{Grant, Role};
-use evident_e2e::{CountingEmbedder, Embed, TestApp, bearer, mint};
+use evident_core::access::Role;
+use evident_e2e::{CountingEmbedder, Embed, TestApp, bearer};
 use serde_json::{Value, json};
 
 fn knowledge(client: &str, category: &str, subject: &str, content: &str) -> Value {
@@ -151,13 +151,7 @@ async fn the_prefetch_follows_scopes_and_grants() {
     assert_eq!(md(&other), "", "another client sees nothing: {other}");
 
     // Grants: a reader may prefetch but not store; another client's token may do neither.
-    let reader = mint(
-        &app.store,
-        "reader",
-        Grant::client("acme", Role::Read),
-        None,
-    )
-    .await;
+    let reader = app.client_token("reader", "acme", Role::Read).await;
     let auth = bearer(&reader);
     let (s, _) = app
         .call(
@@ -178,13 +172,7 @@ async fn the_prefetch_follows_scopes_and_grants() {
         )
         .await;
     assert_eq!(s, 403, "{v}");
-    let outsider = mint(
-        &app.store,
-        "globex",
-        Grant::client("globex", Role::Write),
-        None,
-    )
-    .await;
+    let outsider = app.client_token("globex", "globex", Role::Write).await;
     let (s, _) = app
         .call(
             "GET",
