@@ -193,10 +193,26 @@ pub struct WebReport {
     pub skipped: Skips,
 }
 
-/// One poll's report, whichever the kind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum PollReport {
+/// Declares [`PollReport`] with one variant a report kind, and `From` each report into it:
+/// the list of kinds written once.
+macro_rules! poll_reports {
+    ($($variant:ident($report:ty)),* $(,)?) => {
+        /// One poll's report, whichever the kind.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum PollReport {
+            $($variant($report)),*
+        }
+
+        $(impl From<$report> for PollReport {
+            fn from(r: $report) -> Self {
+                PollReport::$variant(r)
+            }
+        })*
+    };
+}
+
+poll_reports!(
     Git(GitReport),
     Documents(DocumentsReport),
     Transcripts(TranscriptsReport),
@@ -206,7 +222,7 @@ pub enum PollReport {
     Tracker(TrackerReport),
     Wiki(WikiReport),
     Web(WebReport),
-}
+);
 
 impl PollReport {
     /// Tasks the poll queued.
@@ -239,28 +255,6 @@ impl PollReport {
         serde_json::to_value(self).unwrap_or_default()
     }
 }
-
-macro_rules! into_report {
-    ($($variant:ident($report:ty)),* $(,)?) => {
-        $(impl From<$report> for PollReport {
-            fn from(r: $report) -> Self {
-                PollReport::$variant(r)
-            }
-        })*
-    };
-}
-
-into_report!(
-    Git(GitReport),
-    Documents(DocumentsReport),
-    Transcripts(TranscriptsReport),
-    Mbox(MboxReport),
-    Maildir(MaildirReport),
-    Imap(ImapReport),
-    Tracker(TrackerReport),
-    Wiki(WikiReport),
-    Web(WebReport),
-);
 
 #[cfg(test)]
 mod tests {

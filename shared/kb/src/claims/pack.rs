@@ -21,6 +21,23 @@ pub struct PackClaim {
 }
 
 impl Kb {
+    /// The claims of `ids` the reader sees that are still active (neither disputed nor
+    /// superseded), in the store's order.
+    pub(crate) async fn active_claims(
+        &self,
+        vis: &Visibility,
+        ids: &[String],
+    ) -> Result<Vec<evident_core::claims::Claim>> {
+        Ok(self
+            .stores
+            .claims
+            .get_claims(vis.reader().partition(), ids)
+            .await?
+            .into_iter()
+            .filter(|c| vis.admits(&c.scope) && ClaimStatus::ACTIVE.contains(&c.status))
+            .collect())
+    }
+
     /// Moves the claim chunks out of `items` and returns them as claims, best first.
     pub async fn pack_claims(
         &self,
@@ -39,14 +56,7 @@ impl Kb {
             .filter_map(|i| claim_id_of_urn(&i.source_urn).map(|id| (id.to_string(), i.score)))
             .collect();
         let ids: Vec<String> = scored.iter().map(|(id, _)| id.clone()).collect();
-        let found = self
-            .stores
-            .claims
-            .get_claims(vis.reader().partition(), &ids)
-            .await?
-            .into_iter()
-            .filter(|c| vis.admits(&c.scope) && ClaimStatus::ACTIVE.contains(&c.status))
-            .collect();
+        let found = self.active_claims(vis, &ids).await?;
         let views: Vec<ClaimView> = self.claim_views(vis, found).await?;
         Ok(scored
             .into_iter()

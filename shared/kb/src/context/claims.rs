@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use evident_core::claims::{ABOUT_EDGE, Claim, ClaimStatus, claim_id_of_urn};
+use evident_core::claims::{ABOUT_EDGE, Claim, claim_id_of_urn};
 use evident_core::{NodeKey, Visibility};
 use evident_store::{Direction, TraverseOptions};
 
@@ -88,14 +88,7 @@ impl Kb {
             .collect();
         ids.sort();
         ids.truncate(ABOUT_ENTITY);
-        let mut claims: Vec<Claim> = self
-            .stores
-            .claims
-            .get_claims(vis.reader().partition(), &ids)
-            .await?
-            .into_iter()
-            .filter(|c| vis.admits(&c.scope) && ClaimStatus::ACTIVE.contains(&c.status))
-            .collect();
+        let mut claims: Vec<Claim> = self.active_claims(vis, &ids).await?;
         claims.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(claims)
     }

@@ -119,6 +119,18 @@ fn moved(r: evident_store::Result<Option<GapRecord>>, gap_id: &str) -> Result<Ga
     }
 }
 
+impl Kb {
+    /// Applies `change` to `gap` (append-only history), as a `conflict` when refused.
+    async fn advance(&self, gap: &GapRecord, change: GapMove, now: Millis) -> Result<GapRecord> {
+        let r = self
+            .stores
+            .gaps
+            .advance_gap(gap.scope.partition(), &gap.gap_id, change, now)
+            .await;
+        moved(r, &gap.gap_id)
+    }
+}
+
 /// Whether an evidence pack answers nothing: no item matched the query's words (BM25), an
 /// entity it names or one of its phrases. The vector channel alone always returns the nearest
 /// chunks, so it is not taken as an answer.
@@ -382,13 +394,7 @@ impl Kb {
             findings_urn: Some(urn.clone()),
             not_before: None,
         };
-        moved(
-            self.stores
-                .gaps
-                .advance_gap(gap.scope.partition(), gap_id, change, now)
-                .await,
-            gap_id,
-        )?;
+        self.advance(&gap, change, now).await?;
         self.gap_view(scope, gap_id).await
     }
 
@@ -429,13 +435,7 @@ impl Kb {
             findings_urn: None,
             not_before: None,
         };
-        moved(
-            self.stores
-                .gaps
-                .advance_gap(gap.scope.partition(), gap_id, change, now)
-                .await,
-            gap_id,
-        )?;
+        self.advance(&gap, change, now).await?;
         Ok(out)
     }
 
@@ -480,13 +480,7 @@ impl Kb {
             findings_urn: None,
             not_before,
         };
-        moved(
-            self.stores
-                .gaps
-                .advance_gap(gap.scope.partition(), gap_id, change, now)
-                .await,
-            gap_id,
-        )
+        self.advance(&gap, change, now).await
     }
 }
 

@@ -2,6 +2,26 @@
 
 use super::*;
 
+/// A cue of `raw` text appended to `cues`, cleaned (speaker taken out); a cue with no text
+/// left is dropped.
+pub(super) fn push_cue(
+    cues: &mut Vec<super::Cue>,
+    id: Option<String>,
+    (start_ms, end_ms): (u64, u64),
+    raw: &str,
+) {
+    let (speaker, text) = clean_cue_text(raw);
+    if !text.is_empty() {
+        cues.push(super::Cue {
+            id,
+            start_ms,
+            end_ms,
+            speaker,
+            text,
+        });
+    }
+}
+
 /// The speaker and plain text of a cue's raw text (its lines joined with `\n`).
 ///
 /// Tags go first, then character references are decoded — in that order, so that an escaped

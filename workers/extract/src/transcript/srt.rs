@@ -46,17 +46,7 @@ pub fn parse_srt(text: &str) -> Result<Transcript, TranscriptError> {
             }
             i += 1;
         }
-        let (speaker, text) = clean_cue_text(&text_lines.join("\n"));
-        if text.is_empty() {
-            continue;
-        }
-        cues.push(Cue {
-            id,
-            start_ms,
-            end_ms,
-            speaker,
-            text,
-        });
+        push_cue(&mut cues, id, (start_ms, end_ms), &text_lines.join("\n"));
     }
     finish(TranscriptFormat::Srt, None, None, cues)
 }

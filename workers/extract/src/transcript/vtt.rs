@@ -60,17 +60,7 @@ pub fn parse_vtt(text: &str) -> Result<Transcript, TranscriptError> {
         let text_end = end_of_block(&lines, timing_at + 1);
         let raw = lines[timing_at + 1..text_end].join("\n");
         i = text_end;
-        let (speaker, text) = clean_cue_text(&raw);
-        if text.is_empty() {
-            continue;
-        }
-        cues.push(Cue {
-            id,
-            start_ms,
-            end_ms,
-            speaker,
-            text,
-        });
+        push_cue(&mut cues, id, (start_ms, end_ms), &raw);
     }
     finish(TranscriptFormat::Vtt, title, None, cues)
 }
