@@ -1,6 +1,6 @@
 //! The `search` tool's `rerank` switch: the reranker puts the chunk whose title names the
 //! question first where plain fusion prefers the text that repeats its words; a `rerank`
-//! that is not a boolean is refused.
+//! that is not a boolean is refused (the tool's error result).
 
 use evident_core::access::{Grant, Role};
 use serde_json::{Value, json};
@@ -59,12 +59,14 @@ async fn search_rerank_puts_the_titled_chunk_first() {
     b.sort();
     assert_eq!(a, b, "the reranker reorders, it neither adds nor drops");
 
-    let e = app
-        .call_err(
+    // A malformed argument is the tool's error result, not a search.
+    let bad = app
+        .rpc(
             &w,
-            "search",
-            json!({ "query": "token budget", "rerank": "yes" }),
+            "tools/call",
+            json!({ "name": "search", "arguments": { "query": "token budget", "rerank": "yes" } }),
         )
         .await;
-    assert!(e["message"].is_string(), "{e}");
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert!(bad["result"].get("structuredContent").is_none(), "{bad}");
 }
