@@ -6,7 +6,8 @@
 //! camel-case boundaries (`HTTPServer` → `http`, `server`), *and* as the whole token (joiners
 //! kept, lower-cased), so an exact identifier in a query still matches its rarer whole term
 //! first. Queries go through the same function, so both sides agree. Terms are lower-cased,
-//! diacritics removed; stop words and terms over [`MAX_TERM`] bytes are dropped.
+//! diacritics removed; stop words and terms over [`MAX_TERM`] bytes are dropped. No
+//! stemming: an English plural folding was measured and left out (`docs/benchmarks.md`).
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -76,6 +77,21 @@ fn emit(term: &str, buf: &mut String, each: &mut impl FnMut(&str)) {
     }
 }
 
+/// The file name, without its extension, of a title that is a path (`shared/kb/src/
+/// retrieve/fusion.rs` → `fusion`, `docs/adr/0006-queue.md` → `0006-queue`): the one part
+/// of a path that names what the file is about, where its directories name the area. A
+/// title with white space is prose, not a path.
+pub fn file_name(title: &str) -> Option<&str> {
+    if title.is_empty() || title.contains(char::is_whitespace) {
+        return None;
+    }
+    let last = title.rsplit('/').next()?;
+    let (stem, ext) = last.rsplit_once('.')?;
+    let ext_ok =
+        !ext.is_empty() && ext.len() <= 8 && ext.chars().all(|c| c.is_ascii_alphanumeric());
+    (ext_ok && !stem.is_empty()).then_some(stem)
+}
+
 /// The camel-case parts of a word of letters and digits: a new part starts at an upper-case
 /// letter after a lower-case letter or digit (`retrieveWith`), and at the last capital of a
 /// run followed by a lower-case letter (`HTTPServer` → `HTTP`, `Server`). Digits stay with
@@ -135,6 +151,23 @@ mod tests {
             ("Příliš žluťoučký", &["prilis", "zlutoucky"]),
         ] {
             assert_eq!(all(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn file_names_of_path_titles() {
+        for (title, want) in [
+            ("shared/kb/src/retrieve/fusion.rs", Some("fusion")),
+            ("docs/adr/0006-queue.md", Some("0006-queue")),
+            ("README.md", Some("README")),
+            ("Cargo.toml", Some("Cargo")),
+            ("Weekly note", None),
+            ("Makefile", None),
+            ("v2.3.1 release notes", None),
+            (".gitignore", None),
+            ("", None),
+        ] {
+            assert_eq!(file_name(title), want, "{title}");
         }
     }
 

@@ -8,3 +8,4 @@ mod access;
 mod app;
 mod knowledge;
 mod progress;
+mod ranking;

@@ -23,8 +23,8 @@ use evident_core::{Chunk, Locator, Visibility};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::EvidenceItem;
 use super::phrase::words;
+use super::{EvidenceItem, Fusion};
 use crate::{Kb, Result};
 
 /// Chunk kinds that describe the past of a repository, not its current state (the code
@@ -223,6 +223,25 @@ pub fn current_first(change: bool, fused: &mut [(String, f32)], chunks: &mut Vec
     redundant.len()
 }
 
+/// The candidates past `fused`'s window that take the places history chunks in it will give
+/// up: as many as there are history chunks among `chunks`, in fused order.
+fn past_the_window(
+    fusion: &Fusion,
+    fused: &[(String, f32)],
+    chunks: &[Chunk],
+) -> Vec<(String, f32)> {
+    let history = chunks.iter().filter(|c| is_history(&c.kind)).count();
+    if history == 0 {
+        return Vec::new();
+    }
+    let have = fused.len();
+    fusion
+        .ranked(have + history)
+        .into_iter()
+        .skip(have)
+        .collect()
+}
+
 fn prop(props: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
     props
         .get(key)
@@ -232,6 +251,28 @@ fn prop(props: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
 }
 
 impl Kb {
+    /// For a question about the current state: the history chunks of the fetch window will
+    /// be demoted below current ones ([`current_first`]), so they must not keep current
+    /// chunks ranked just past the window out of the page. The window is widened by as many
+    /// fused candidates as it holds history chunks (one more read), before the reranker and
+    /// the rule see it. Returns how many were added.
+    pub(crate) async fn widen_past_history(
+        &self,
+        vis: &Visibility,
+        fusion: &Fusion,
+        fused: &mut Vec<(String, f32)>,
+        chunks: &mut Vec<Chunk>,
+    ) -> Result<usize> {
+        let more = past_the_window(fusion, fused, chunks);
+        if more.is_empty() {
+            return Ok(0);
+        }
+        let ids: Vec<String> = more.iter().map(|(id, _)| id.clone()).collect();
+        chunks.extend(self.stores.chunks.get(vis, &ids).await?);
+        fused.extend(more);
+        Ok(ids.len())
+    }
+
     /// Fills the commit of every history item from its commit node (author, date, subject),
     /// in one read of the visible commit nodes; items whose commit is not visible keep
     /// none.
@@ -407,5 +448,31 @@ mod tests {
         let score = |id: &str| fused.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
         assert_eq!(score("c1"), Some(1.0));
         assert_eq!(score("d1"), Some(HISTORY_PROMOTION));
+    }
+
+    #[test]
+    fn the_window_widens_past_history_by_as_many_candidates() {
+        let mut fusion = Fusion::default();
+        let list: Vec<evident_store::ScoredId> = ["d1", "c1", "m1", "c2", "c3", "c4"]
+            .iter()
+            .map(|id| evident_store::ScoredId {
+                chunk_id: (*id).into(),
+                score: 1.0,
+            })
+            .collect();
+        fusion.add(&list, 1.0);
+        let fused = fusion.ranked(3);
+        let window = vec![
+            chunk("d1", "git-diff", "a.rs", "+x"),
+            chunk("c1", "code", "a.rs", "x"),
+            chunk("m1", "git-commit", "", "commit"),
+        ];
+        let more: Vec<String> = past_the_window(&fusion, &fused, &window)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(more, ["c2", "c3"], "two history chunks, two more places");
+        let current: Vec<Chunk> = window.into_iter().filter(|c| c.kind == "code").collect();
+        assert!(past_the_window(&fusion, &fused, &current).is_empty());
     }
 }

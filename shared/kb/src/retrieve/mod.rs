@@ -281,6 +281,10 @@ impl Kb {
         let mut fused = fusion.ranked(req.max_results * 3);
         let ids: Vec<String> = fused.iter().map(|(id, _)| id.clone()).collect();
         let mut chunks = self.chunks_reusing(&vis, &ids, verified).await?;
+        if !change {
+            self.widen_past_history(&vis, &fusion, &mut fused, &mut chunks)
+                .await?;
+        }
         if req.rerank {
             let w = &req.tuning.rerank;
             rerank::rerank(&req.query, w, &mut fused, &chunks, &bm25, &expansion.hits);

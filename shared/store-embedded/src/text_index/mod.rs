@@ -1,5 +1,5 @@
-//! In-memory BM25 index over chunk text (title weighted ×2), maintained in the commit critical
-//! section like the vector row map. Saved beside the SQLite file with the row map
+//! In-memory BM25 index over chunk text (title weighted ×2, the file name of a path title
+//! ×4), maintained in the commit critical section like the vector row map. Saved beside the SQLite file with the row map
 //! ([`persist`], `crate::restart`) and loaded at open; rebuilt from SQLite when that file is
 //! missing, damaged or stale.
 //!
@@ -30,8 +30,11 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 /// Title tokens count this many times.
 const TITLE_WEIGHT: u16 = 2;
+/// The file name of a path title ([`file_name`]) counts this many times more: a question
+/// naming `fusion` wants `retrieve/fusion.rs` before the files of the same directories.
+const FILE_NAME_WEIGHT: u16 = 2;
 
-use crate::tokens::terms;
+use crate::tokens::{file_name, terms};
 
 /// BM25 statistics are kept per partition and a search uses those of the partitions the
 /// reader can see (global + its client, `Visibility::partitions`): document count, average
@@ -72,8 +75,9 @@ fn hash_title(title: Option<&str>) -> u64 {
         .max(1)
 }
 
-/// Bump when the analysis changes in a way the probe below might not show.
-const ANALYSIS_VERSION: u32 = 1;
+/// Bump when the analysis changes in a way the probe below might not show (2: the file name
+/// of a path title counts [`FILE_NAME_WEIGHT`] more; the probe's title is prose).
+const ANALYSIS_VERSION: u32 = 2;
 
 /// What the analysis makes of a probe text (words, identifiers, diacritics, stop words,
 /// numbers, a title): a saved index whose fingerprint differs was built by another tokeniser
@@ -112,6 +116,9 @@ impl Analyzed {
         };
         if let Some(t) = title {
             terms(t, |w| count(w, TITLE_WEIGHT));
+            if let Some(name) = file_name(t) {
+                terms(name, |w| count(w, FILE_NAME_WEIGHT));
+            }
         }
         terms(content, |w| count(w, 1));
         Analyzed {

@@ -20,6 +20,19 @@ fn the_title_hash_is_stable_and_tells_none_from_empty() {
     assert_eq!(hash_title(Some("a")), 0xaf63_dc4c_8601_ec8c);
 }
 
+#[test]
+fn a_path_titles_file_name_counts_more_than_its_directories() {
+    let a = Analyzed::of(Some("shared/kb/src/retrieve/fusion.rs"), "fn fuse() {}");
+    let count = |t: &str| a.terms.iter().find(|(w, _)| &**w == t).map(|(_, n)| *n);
+    assert_eq!(count("fusion"), Some(TITLE_WEIGHT + FILE_NAME_WEIGHT));
+    assert_eq!(count("retrieve"), Some(TITLE_WEIGHT));
+    assert_eq!(count("fuse"), Some(1));
+    // A prose title has no file name.
+    let b = Analyzed::of(Some("Token budget"), "x");
+    let count = |t: &str| b.terms.iter().find(|(w, _)| &**w == t).map(|(_, n)| *n);
+    assert_eq!(count("budget"), Some(TITLE_WEIGHT));
+}
+
 /// Scores through the store: a client's BM25 scores depend on its own data (and global data)
 /// only.
 mod partition_tests {

@@ -246,3 +246,85 @@ async fn choose(asker: &Asker<'_>, c: &Collection, dev: &[&(String, String)]) ->
     }
     best.1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    #[test]
+    fn a_beir_directory_is_read_with_graded_judgements() {
+        let dir = tempfile::tempdir().expect("tmp");
+        write(
+            dir.path(),
+            "corpus.jsonl",
+            "{\"_id\": \"d1\", \"title\": \"Fusion\", \"text\": \"rank fusion of lists\"}\n\
+             {\"_id\": \"d2\", \"title\": \"\", \"text\": \"vector search\"}\n",
+        );
+        write(
+            dir.path(),
+            "queries.jsonl",
+            "{\"_id\": \"q1\", \"text\": \"how are lists fused\"}\n",
+        );
+        write(
+            dir.path(),
+            "qrels/test.tsv",
+            "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n",
+        );
+        let c = beir(dir.path()).expect("a BEIR collection");
+        assert_eq!(
+            c.docs,
+            [
+                ("d1".into(), "Fusion".into(), "rank fusion of lists".into()),
+                ("d2".into(), String::new(), "vector search".into()),
+            ]
+        );
+        assert_eq!(c.queries, [("q1".into(), "how are lists fused".into())]);
+        assert_eq!(c.qrels["q1"]["d1"], 2);
+        assert_eq!(c.qrels["q1"]["d2"], 0);
+        assert!(glasgow(dir.path()).is_none(), "no .ALL/.QRY/.REL files");
+    }
+
+    #[test]
+    fn a_glasgow_directory_numbers_queries_in_order() {
+        let dir = tempfile::tempdir().expect("tmp");
+        write(
+            dir.path(),
+            "MED.ALL",
+            ".I 1\n.T\nA title\n.W\nfirst abstract\nsecond line\n.X\n9 9 9\n.I 2\n.W\nother\n",
+        );
+        // Query records are numbered sparsely; judgements count them from 1.
+        write(
+            dir.path(),
+            "MED.QRY",
+            ".I 001\n.W\nfirst query\n.I 007\n.W\nsecond\n",
+        );
+        write(dir.path(), "MED.REL", "1 2 0 0.0\n2 1 0 0.0\n2 2 0 0.0\n");
+        let c = glasgow(dir.path()).expect("a Glasgow collection");
+        assert_eq!(
+            c.docs,
+            [
+                (
+                    "1".into(),
+                    "A title ".into(),
+                    "first abstract second line ".into()
+                ),
+                ("2".into(), String::new(), "other ".into()),
+            ]
+        );
+        assert_eq!(
+            c.queries,
+            [
+                ("1".into(), "first query ".into()),
+                ("2".into(), "second ".into())
+            ]
+        );
+        assert_eq!(c.qrels["1"].len(), 1);
+        assert_eq!(c.qrels["2"]["1"], 1);
+    }
+}
