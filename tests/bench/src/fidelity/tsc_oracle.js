@@ -36,7 +36,20 @@ for (const rel of files) {
     const line = sf.getLineAndCharacterOfPosition(at).line + 1;
     console.log(JSON.stringify({ path: rel, kind: k, name, line }));
   };
-  const seenSignature = new Set();
+  // Overloads: a run of signatures without a body and the implementation that follows them
+  // are one callable (Evident folds them into the first), so a declaration counts unless the
+  // previous one of its name in the same parent had no body. Kept per parent node: keys made
+  // of the parent's position collided (a file's first class starts at 0, like the file, so a
+  // top-level `function push` hid the class's `push` method), and two bodied redefinitions
+  // (`function a() {}` twice) are two definitions.
+  const lastHadBody = new Map();
+  const firstOfRun = (n, key) => {
+    if (!lastHadBody.has(n.parent)) lastHadBody.set(n.parent, new Map());
+    const seen = lastHadBody.get(n.parent);
+    const first = !seen.has(key) || seen.get(key);
+    seen.set(key, !!n.body);
+    return first;
+  };
   const visit = (n) => {
     if (ts.isClassDeclaration(n) || (ts.isClassExpression(n) && n.name)) emit(n, "class", nameOf(n));
     else if (ts.isInterfaceDeclaration(n)) emit(n, "interface", nameOf(n));
@@ -44,14 +57,13 @@ for (const rel of files) {
     else if (ts.isTypeAliasDeclaration(n)) emit(n, "type", nameOf(n));
     else if (ts.isFunctionDeclaration(n)) {
       // Overload signatures and their implementation are one function: the first of a run.
-      const key = n.parent.pos + ":" + nameOf(n);
-      if (!seenSignature.has(key)) { seenSignature.add(key); emit(n, "function", nameOf(n)); }
+      if (firstOfRun(n, nameOf(n))) emit(n, "function", nameOf(n));
     } else if (ts.isMethodDeclaration(n) || ts.isMethodSignature(n) || ts.isGetAccessor(n)
       || ts.isSetAccessor(n)) {
       if (!ts.isObjectLiteralExpression(n.parent) || boundObject(n.parent)) {
-        const key = n.parent.pos + ":" + (n.kind === ts.SyntaxKind.GetAccessor ? "get " : n.kind === ts.SyntaxKind.SetAccessor ? "set " : "")
+        const key = (n.kind === ts.SyntaxKind.GetAccessor ? "get " : n.kind === ts.SyntaxKind.SetAccessor ? "set " : "")
           + (n.modifiers && n.modifiers.some((m) => m.kind === ts.SyntaxKind.StaticKeyword) ? "static " : "") + nameOf(n);
-        if (!seenSignature.has(key)) { seenSignature.add(key); emit(n, "method", nameOf(n)); }
+        if (firstOfRun(n, key)) emit(n, "method", nameOf(n));
       }
     } else if (ts.isConstructorDeclaration(n) && n.body) emit(n, "method", "constructor");
     else if (ts.isPropertyDeclaration(n) && isFn(n.initializer)) emit(n, "method", nameOf(n));

@@ -322,6 +322,12 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         "function_declaration" | "generator_function_declaration" | "function_signature" => {
             symbol(callable_kind(ctx), node, name(node, src))
         }
+        // A method of an object literal bound to no name (`f({ run() {} })`, `return {…}`)
+        // is a value, not a symbol; what its body declares is.
+        "method_definition" if !ctx.in_type => match field(node, "body") {
+            Some(body) => Decl::Anonymous { body },
+            None => Decl::Skip,
+        },
         // Names may be quoted (`'=' (a) {…}`): the name is what is between the quotes.
         "method_definition" | "method_signature" | "abstract_method_signature" => symbol(
             SymbolKind::Method,
@@ -331,13 +337,15 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         "variable_declarator" if is_require(node, src) => js_require(node, src),
         // A class field holding a function (`onClick = () => {…}`) is a method.
         "field_definition" | "public_field_definition" if ctx.in_type => js_field_method(node, src),
-        "variable_declarator" | "assignment_expression" | "pair"
+        // An object bound to a name; a member of such an object (`in_type`) names its own.
+        "variable_declarator" | "assignment_expression"
             if field(node, "value")
                 .or_else(|| field(node, "right"))
                 .is_some_and(|v| v.kind() == "object") =>
         {
             js_object_binding(node, src)
         }
+        "pair" if ctx.in_type && value_is(node, &["object"]) => js_object_binding(node, src),
         // A member of an object literal holding a function: `{ run: function () {…} }`.
         "pair" if ctx.in_type => js_member_function(node, src),
         "variable_declarator" => js_function_binding(node, src, ctx),
@@ -368,31 +376,59 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
     }
 }
 
-/// JavaScript/TypeScript expressions that may hold functions: walked, and an anonymous
-/// function found there entered.
+/// Kinds below which nothing is declared: names, literals, comments, and TypeScript types
+/// (a type literal's members are not symbols; its methods are read only in interfaces and
+/// type aliases).
+const JS_LEAVES: &[&str] = &[
+    "identifier",
+    "property_identifier",
+    "private_property_identifier",
+    "shorthand_property_identifier",
+    "shorthand_property_identifier_pattern",
+    "type_identifier",
+    "string",
+    "template_string",
+    "number",
+    "regex",
+    "comment",
+    "html_comment",
+    "hash_bang_line",
+    "this",
+    "super",
+    "true",
+    "false",
+    "null",
+    "undefined",
+    "import_clause",
+    "export_clause",
+    "formal_parameters",
+    "type_annotation",
+    "type_arguments",
+    "type_parameters",
+    "predefined_type",
+    "decorator",
+];
+
+/// JavaScript/TypeScript statements and expressions: every one may hold declarations
+/// (a `function` inside an `if`, a `class` in a `return`, a callback's helpers), so all are
+/// walked as anonymous code, and an anonymous function found there entered.
 fn js_expression(node: Node<'_>) -> Decl<'_> {
     match node.kind() {
         // Functions inside expressions: an IIFE (`(function () {…})()`, `!function () {…}()`)
         // or a callback passed as an argument (`define([…], function () {…})`). The anonymous
         // function is no symbol; what it declares is, qualified as if declared where the
         // expression stands (what ctags reports, and how such module patterns are read).
-        "call_expression"
-        | "new_expression"
-        | "arguments"
-        | "parenthesized_expression"
-        | "unary_expression"
-        | "await_expression"
-        | "assignment_expression"
-        | "binary_expression"
-        | "ternary_expression"
-        | "sequence_expression" => Decl::Descend,
         "function_expression" | "function" | "arrow_function" | "generator_function" => {
             match field(node, "body") {
                 Some(body) => Decl::Anonymous { body },
                 None => Decl::Skip,
             }
         }
-        _ => Decl::Skip,
+        k if JS_LEAVES.contains(&k) || node.named_child_count() == 0 => Decl::Skip,
+        // Statements (`if`, `for`, `try`, `switch`, `return`, …) and expressions (calls,
+        // object and array literals, assignments, …): what they declare sits where they stand,
+        // never as a member of a type.
+        _ => Decl::Expression,
     }
 }
 
@@ -433,9 +469,15 @@ fn js_field_method<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
             Decl::Symbol {
                 kind: SymbolKind::Method,
                 name: text(n, src).to_string(),
-                body: None,
+                body: value_body(node),
             }
         }
+        // Any other initialiser may hold functions (`handlers = { on() {} }`,
+        // `cache = memo(() => { function key() {} })`): walked as anonymous code.
+        (false, _) => match field(node, "value") {
+            Some(value) => Decl::Anonymous { body: value },
+            None => Decl::Skip,
+        },
         _ => Decl::Skip,
     }
 }
@@ -464,14 +506,22 @@ const FUNCTION_VALUES: &[&str] = &[
 
 /// A member of an object literal holding a function (`{ run: function () {…} }`): a method.
 fn js_member_function<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
-    let name = field(node, "key")
-        .filter(|k| matches!(k.kind(), "property_identifier" | "string" | "number"));
-    match (value_is(node, FUNCTION_VALUES), name) {
-        (true, Some(n)) => Decl::Symbol {
+    // Computed keys (`[TYPE_URL]: (m) => …`) are named as written, like computed methods.
+    let name = field(node, "key").filter(|k| {
+        matches!(
+            k.kind(),
+            "property_identifier" | "string" | "number" | "computed_property_name"
+        )
+    });
+    match (value_is(node, FUNCTION_VALUES), name, field(node, "value")) {
+        (true, Some(n), _) => Decl::Symbol {
             kind: SymbolKind::Method,
             name: unquote(text(n, src)),
             body: value_body(node),
         },
+        // Any other value may hold declarations (`Cache: class Cache {…}`, a call with a
+        // callback): walked as anonymous code.
+        (false, _, Some(value)) => Decl::Anonymous { body: value },
         _ => Decl::Skip,
     }
 }

@@ -165,6 +165,9 @@ enum Decl<'t> {
     Anonymous {
         body: Node<'t>,
     },
+    /// A statement or expression (JavaScript/TypeScript): no symbol, but its parts may
+    /// declare some, walked like an anonymous function's body.
+    Expression,
     Imports(Vec<String>),
     Package(String),
     /// Not a declaration itself, but may contain some (export wrappers, declaration lists).

@@ -129,6 +129,13 @@ impl<'t, 's> Walk<'t, 's> {
                 // A block, or an arrow function's expression body (which may hold more).
                 self.stack.push((body, inner));
             }
+            Decl::Expression => {
+                let mut inner = ctx;
+                inner.in_type = false;
+                inner.parent = None;
+                inner.impl_trait = None;
+                self.push_children(node, inner);
+            }
             Decl::Descend => self.push_children(node, ctx),
             Decl::Skip => {}
         }
