@@ -3,7 +3,8 @@
 // definition: {"path", "kind", "name", "line"} with Evident's kinds (docs/benchmarks.md,
 // `fidelity`): classes, interfaces, enums, type aliases, functions and methods, including
 // function values bound to a name (`const f = () => …`, class fields, members of an object
-// literal bound to a name) and functions declared anywhere inside functions.
+// literal bound to a name, assignments the compiler binds as declarations, named function
+// expressions) and functions declared anywhere inside functions.
 const ts = require(process.argv[2]);
 const fs = require("fs");
 const path = require("path");
@@ -50,6 +51,28 @@ for (const rel of files) {
     seen.set(key, !!n.body);
     return first;
   };
+  // Assignments the compiler binds as declarations in JavaScript files
+  // (`getAssignmentDeclarationKind`): `Foo.prototype.run = function () {}` is a method of
+  // `Foo`, `exports.parse = …` / `module.exports.parse = …` an exported function. Other
+  // property writes (`obj.f = function () {}`, `this.f = …`) bind only when the object is an
+  // expando container, and are not counted.
+  const AK = ts.AssignmentDeclarationKind;
+  const assignedKind = (b) => {
+    if (!ts.isBinaryExpression(b) || b.operatorToken.kind !== ts.SyntaxKind.EqualsToken
+      || !isFn(b.right) || !ts.isPropertyAccessExpression(b.left)) return null;
+    const k = ts.getAssignmentDeclarationKind(b);
+    return k === AK.PrototypeProperty ? "method" : k === AK.ExportsProperty ? "function" : null;
+  };
+  // A function expression named by what holds it (a variable, a class field, a member of a
+  // bound object, a declaring assignment) is that name's; any other named function expression
+  // (`return function iterator() {}`) declares its own name.
+  const namedByBinding = (f) => {
+    const p = f.parent;
+    return (ts.isVariableDeclaration(p) && p.initializer === f && ts.isIdentifier(p.name))
+      || (ts.isPropertyDeclaration(p) && p.initializer === f)
+      || (ts.isPropertyAssignment(p) && p.initializer === f && boundObject(p.parent))
+      || (ts.isBinaryExpression(p) && p.right === f && assignedKind(p) !== null);
+  };
   const visit = (n) => {
     if (ts.isClassDeclaration(n) || (ts.isClassExpression(n) && n.name)) emit(n, "class", nameOf(n));
     else if (ts.isInterfaceDeclaration(n)) emit(n, "interface", nameOf(n));
@@ -69,6 +92,8 @@ for (const rel of files) {
     else if (ts.isPropertyDeclaration(n) && isFn(n.initializer)) emit(n, "method", nameOf(n));
     else if (ts.isPropertyAssignment(n) && isFn(n.initializer) && boundObject(n.parent)) emit(n, "method", nameOf(n));
     else if (ts.isVariableDeclaration(n) && isFn(n.initializer) && ts.isIdentifier(n.name)) emit(n, "function", n.name.text);
+    else if (assignedKind(n)) emit(n.left, assignedKind(n), n.left.name.text);
+    else if (ts.isFunctionExpression(n) && n.name && !namedByBinding(n)) emit(n, "function", n.name.text);
     ts.forEachChild(n, visit);
   };
   visit(sf);

@@ -349,6 +349,7 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         // A member of an object literal holding a function: `{ run: function () {…} }`.
         "pair" if ctx.in_type => js_member_function(node, src),
         "variable_declarator" => js_function_binding(node, src, ctx),
+        "assignment_expression" => js_assignment(node, src),
         "internal_module" | "module" => match field(node, "name") {
             Some(n) => Decl::Scope {
                 name: unquote(text(n, src)),
@@ -372,7 +373,7 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         | "variable_declaration"
         | "ambient_declaration"
         | "enum_body" => Decl::Descend,
-        _ => js_expression(node),
+        _ => js_expression(node, src),
     }
 }
 
@@ -412,12 +413,19 @@ const JS_LEAVES: &[&str] = &[
 /// JavaScript/TypeScript statements and expressions: every one may hold declarations
 /// (a `function` inside an `if`, a `class` in a `return`, a callback's helpers), so all are
 /// walked as anonymous code, and an anonymous function found there entered.
-fn js_expression(node: Node<'_>) -> Decl<'_> {
+fn js_expression<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
     match node.kind() {
         // Functions inside expressions: an IIFE (`(function () {…})()`, `!function () {…}()`)
         // or a callback passed as an argument (`define([…], function () {…})`). The anonymous
         // function is no symbol; what it declares is, qualified as if declared where the
         // expression stands (what ctags reports, and how such module patterns are read).
+        // A named function expression not bound to a name (`return function iterator()
+        // {…}`, `items.map(function getPriority(…) {…})`) is a function of its own name; one
+        // bound to a name (`const f = function g() {}`) is named by the binding instead, and
+        // is never visited here (the binding enters its body).
+        "function_expression" | "function" | "generator_function" if field(node, "name").is_some() => {
+            symbol(SymbolKind::Function, node, name(node, src))
+        }
         "function_expression" | "function" | "arrow_function" | "generator_function" => {
             match field(node, "body") {
                 Some(body) => Decl::Anonymous { body },
@@ -524,6 +532,59 @@ fn js_member_function<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
         (false, _, Some(value)) => Decl::Anonymous { body: value },
         _ => Decl::Skip,
     }
+}
+
+/// An assignment declaring a callable the way CommonJS and pre-class JavaScript do (what the
+/// TypeScript compiler binds as declarations in JavaScript files): `Foo.prototype.run =
+/// function () {…}` is a method `Foo.run`, `exports.parse = …` and `module.exports.parse =
+/// …` a function `parse`. Any other assignment is an expression (walked for what it holds).
+fn js_assignment<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    let (Some(left), Some(right)) = (field(node, "left"), field(node, "right")) else {
+        return Decl::Skip;
+    };
+    let property = field(left, "property").filter(|p| p.kind() == "property_identifier");
+    let object = field(left, "object");
+    if left.kind() != "member_expression" || !FUNCTION_VALUES.contains(&right.kind()) {
+        return Decl::Expression;
+    }
+    let (Some(property), Some(object)) = (property, object) else {
+        return Decl::Expression;
+    };
+    let name = text(property, src).to_string();
+    let body = field(right, "body");
+    let object_text = text(object, src);
+    // `Foo.prototype.run`: the owner is `Foo` (a name or a dotted path of names).
+    let owner = (object.kind() == "member_expression")
+        .then(|| (field(object, "object"), field(object, "property")))
+        .and_then(|(o, p)| Some((o?, p?)))
+        .filter(|(_, p)| text(*p, src) == "prototype")
+        .map(|(o, _)| text(o, src))
+        .filter(|o| is_name_path(o));
+    match owner {
+        Some(owner) => Decl::Member {
+            owner: owner.to_string(),
+            kind: SymbolKind::Method,
+            name,
+            body,
+        },
+        None if matches!(object_text, "exports" | "module.exports") => Decl::Symbol {
+            kind: SymbolKind::Function,
+            name,
+            body,
+        },
+        None => Decl::Expression,
+    }
+}
+
+/// `Foo`, `a.b.Foo`: names joined by dots, nothing computed.
+fn is_name_path(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        })
 }
 
 /// A variable bound to a function (`const run = () => {…}`): a function (a method in a type).

@@ -13,6 +13,8 @@
 
 mod classify;
 mod go_keys;
+#[cfg(test)]
+mod js_tests;
 mod syntax;
 mod walk;
 
@@ -158,6 +160,15 @@ enum Decl<'t> {
     Object {
         name: String,
         body: Node<'t>,
+    },
+    /// A member assigned to a named owner outside its body (JavaScript
+    /// `Foo.prototype.run = function () {…}`): a symbol qualified by the owner, whose member
+    /// it is when the owner is a type declared earlier in the file.
+    Member {
+        owner: String,
+        kind: SymbolKind,
+        name: String,
+        body: Option<Node<'t>>,
     },
     /// An anonymous function inside an expression (JavaScript IIFEs and callbacks): no
     /// symbol, but what its body declares is, with no qualifier of its own and never as

@@ -105,6 +105,24 @@ impl<'t, 's> Walk<'t, 's> {
                 inner.parent = None;
                 self.push_children(body, inner);
             }
+            Decl::Member {
+                owner,
+                kind,
+                name,
+                body,
+            } => {
+                let mut inner = ctx;
+                inner.qualifier.push(owner);
+                let owner = self.qualified(&inner.qualifier).join(self.sep);
+                inner.parent = self
+                    .out
+                    .symbols
+                    .iter()
+                    .any(|s| s.kind.is_type() && s.qualified_name == owner)
+                    .then_some(owner);
+                inner.in_type = true;
+                self.symbol(node, &inner, kind, name, body);
+            }
             Decl::Scope {
                 name,
                 in_type,
