@@ -423,7 +423,9 @@ fn js_expression<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
         // {…}`, `items.map(function getPriority(…) {…})`) is a function of its own name; one
         // bound to a name (`const f = function g() {}`) is named by the binding instead, and
         // is never visited here (the binding enters its body).
-        "function_expression" | "function" | "generator_function" if field(node, "name").is_some() => {
+        "function_expression" | "function" | "generator_function"
+            if field(node, "name").is_some() =>
+        {
             symbol(SymbolKind::Function, node, name(node, src))
         }
         "function_expression" | "function" | "arrow_function" | "generator_function" => {

@@ -13,8 +13,16 @@ fn symbols(lang: Language, path: &str, src: &str) -> Vec<String> {
     o.symbols
         .iter()
         .map(|s| {
-            let parent = s.parent.as_deref().map_or(String::new(), |p| format!(" <{p}"));
-            format!("{} {} {}{parent}", s.kind.as_str(), s.qualified_name, s.line_start)
+            let parent = s
+                .parent
+                .as_deref()
+                .map_or(String::new(), |p| format!(" <{p}"));
+            format!(
+                "{} {} {}{parent}",
+                s.kind.as_str(),
+                s.qualified_name,
+                s.line_start
+            )
         })
         .collect()
 }

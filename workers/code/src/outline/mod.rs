@@ -6,7 +6,9 @@
 //! kinds define what. Function bodies are walked for declarations only (nested `def`s and
 //! classes are how Python declares decorators and callbacks, JavaScript modules hide their
 //! functions in a factory, Rust declares items local to a function); expressions, closures
-//! and Go/Java/Kotlin function bodies are not entered. Callables that would share a
+//! and Go/Java/Kotlin function bodies are not entered, except in JavaScript/TypeScript, where
+//! every statement and expression is walked as anonymous code (a function in an `if`, a
+//! class in a `return`, a callback's helpers are declarations like any other). Callables that would share a
 //! qualified name in one file are told apart afterwards ([`crate::overloads`]).
 //! Parse errors do not fail a file: tree-sitter recovers, and the count of ERROR nodes is
 //! reported so callers can tell a partial outline from a clean one.
