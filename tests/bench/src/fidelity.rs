@@ -264,6 +264,8 @@ async fn symbol_fidelity(ix: &crate::git::Indexer, src: &Source, scratch: &Path)
     let (mut missing_ex, mut extra_ex) = (Vec::new(), Vec::new());
     // JavaScript and TypeScript are compared with the compiler's parser too (see `tsc`).
     let mut kept: Vec<(String, Vec<symbols::Stored>)> = Vec::new();
+    // ...and what ctags disagrees on is checked against the compiler (see `tsc::Disagreements`).
+    let mut disagreements = tsc::Disagreements::default();
     for file in &rel {
         if unparsable.contains(file) {
             continue;
@@ -282,6 +284,11 @@ async fn symbol_fidelity(ix: &crate::git::Indexer, src: &Source, scratch: &Path)
         // Values (variables, properties) count only when a stored function confirmed one.
         oracle_n += score.matched + score.missing.len();
         matched += score.matched;
+        if matches!(c.language, "javascript" | "typescript") {
+            disagreements.missing.extend(score.missing.iter().cloned());
+            let extra = score.extra.iter().map(|e| (file.clone(), e.clone()));
+            disagreements.extra.extend(extra);
+        }
         for m in score.missing {
             *missing_by_kind.entry(m.kind.to_string()).or_default() += 1;
             if missing_ex.len() < 12 {
@@ -327,7 +334,7 @@ async fn symbol_fidelity(ix: &crate::git::Indexer, src: &Source, scratch: &Path)
         Value::Null
     } else {
         match tsc::fetch(scratch) {
-            Ok(lib) => tsc::second_oracle(c.language, &lib, &work, kept),
+            Ok(lib) => tsc::second_oracle(c.language, &lib, &work, kept, &disagreements),
             Err(e) => json!({ "error": e }),
         }
     };

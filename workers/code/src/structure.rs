@@ -22,7 +22,7 @@ use crate::skip::is_documentation;
 use evident_core::secrets::redact;
 
 /// Bump when what a file becomes changes, so every file is re-derived once.
-pub const STRUCTURE_VERSION: &str = "structure-v4";
+pub const STRUCTURE_VERSION: &str = "structure-v5";
 
 /// The repository a file belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -84,6 +84,9 @@ fn map_ctags_kind(
         // enclosing module's.
         ("rust", "function") if !scoped => CALLABLE,
         ("go", "methodSpec") => "method",
+        // A generator method (`*entries() {}` in a class) is a method; ctags calls every
+        // generator a `generator`, which is otherwise a function.
+        (_, "generator") if js && scope_kind == Some("class") => "method",
         (_, "function" | "generator") => "function",
         (_, "method" | "getter" | "setter") => "method",
         (_, "constant" | "variable" | "property" | "field") if js => VALUE,

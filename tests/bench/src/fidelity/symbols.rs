@@ -117,8 +117,8 @@ pub struct FileScore {
     pub missing: Vec<Def>,
 }
 
-/// JavaScript private names are `#name` for Evident (the `#` is part of the name) and `name`
-/// for ctags.
+/// JavaScript private names are `#name` for Evident and the TypeScript compiler (the `#` is
+/// part of the name) and `name` for ctags: compared without it on both sides.
 fn comparable_name(name: &str) -> String {
     name.strip_prefix('#').unwrap_or(name).to_string()
 }
@@ -143,7 +143,7 @@ pub fn compare(stored: Vec<Stored>, oracle: &[Def]) -> FileScore {
         let best = kinds
             .iter()
             .filter_map(|k| {
-                let group = groups.get(&(d.name.clone(), *k))?;
+                let group = groups.get(&(comparable_name(&d.name), *k))?;
                 group
                     .iter()
                     .enumerate()
@@ -154,7 +154,7 @@ pub fn compare(stored: Vec<Stored>, oracle: &[Def]) -> FileScore {
             .min();
         match best {
             Some((_, k, i)) => {
-                if let Some(g) = groups.get_mut(&(d.name.clone(), k)) {
+                if let Some(g) = groups.get_mut(&(comparable_name(&d.name), k)) {
                     g.remove(i);
                 }
                 score.matched += 1;

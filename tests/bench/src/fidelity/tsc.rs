@@ -82,13 +82,51 @@ pub fn defs(lib: &Path, root: &Path, files: &[String]) -> Result<Vec<Def>, Strin
         .collect())
 }
 
+/// What ctags and Evident disagree on in one language: ctags definitions no stored symbol
+/// matched, and stored symbols ctags does not report (with their file).
+#[derive(Default)]
+pub struct Disagreements {
+    pub missing: Vec<Def>,
+    pub extra: Vec<(String, Stored)>,
+}
+
+/// The ctags disagreements the compiler settles: (stored symbols ctags lacks that the
+/// compiler also finds — same file, name and kind, its line in the stored span; ctags
+/// definitions Evident lacks that the compiler also finds — same file, name and line).
+fn settled(by_file: &BTreeMap<String, Vec<Def>>, d: &Disagreements) -> (usize, usize) {
+    let name = |n: &str| n.trim_start_matches('#').to_string();
+    let defs = |f: &str| by_file.get(f).map(Vec::as_slice).unwrap_or_default();
+    let confirmed_extra = d
+        .extra
+        .iter()
+        .filter(|(f, s)| {
+            defs(f).iter().any(|t| {
+                name(&t.name) == name(&s.name)
+                    && t.kind == s.kind
+                    && (s.line_start..=s.line_end).contains(&t.line)
+            })
+        })
+        .count();
+    let confirmed_missing = d
+        .missing
+        .iter()
+        .filter(|m| {
+            defs(&m.file)
+                .iter()
+                .any(|t| name(&t.name) == name(&m.name) && t.line == m.line)
+        })
+        .count();
+    (confirmed_extra, confirmed_missing)
+}
+
 /// The stored symbols of the compared files against the compiler's definitions: printed, and
-/// the JSON figures.
+/// the JSON figures; with how many of ctags' disagreements the compiler confirms.
 pub fn second_oracle(
     language: &str,
     lib: &Path,
     root: &Path,
     stored: Vec<(String, Vec<Stored>)>,
+    ctags: &Disagreements,
 ) -> Value {
     let files: Vec<String> = stored.iter().map(|(f, _)| f.clone()).collect();
     let defs = match defs(lib, root, &files) {
@@ -99,6 +137,12 @@ pub fn second_oracle(
     for d in defs {
         by_file.entry(d.file.clone()).or_default().push(d);
     }
+    let (extra_confirmed, missing_confirmed) = settled(&by_file, ctags);
+    println!(
+        "{language:<10} ctags disagreements checked with the compiler: {extra_confirmed} of {} stored symbols ctags lacks are definitions for it; {missing_confirmed} of {} ctags definitions Evident lacks are",
+        ctags.extra.len(),
+        ctags.missing.len()
+    );
     let (mut matched, mut stored_n, mut oracle_n) = (0, 0, 0);
     let (mut missing, mut extra) = (Vec::new(), Vec::new());
     for (file, symbols) in stored {
@@ -132,5 +176,7 @@ pub fn second_oracle(
     }
     json!({"oracle": PACKAGE, "oracle_definitions": oracle_n, "stored": stored_n,
            "matched": matched, "precision": precision, "recall": recall,
-           "missing": missing.len(), "extra": extra.len()})
+           "missing": missing.len(), "extra": extra.len(),
+           "ctags_extra": ctags.extra.len(), "ctags_extra_confirmed": extra_confirmed,
+           "ctags_missing": ctags.missing.len(), "ctags_missing_confirmed": missing_confirmed})
 }

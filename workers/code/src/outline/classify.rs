@@ -322,6 +322,12 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         "function_declaration" | "generator_function_declaration" | "function_signature" => {
             symbol(callable_kind(ctx), node, name(node, src))
         }
+        // A method of an object literal bound to no name (`f({ run() {} })`, `return {…}`)
+        // is a value, not a symbol; what its body declares is.
+        "method_definition" if !ctx.in_type => match field(node, "body") {
+            Some(body) => Decl::Anonymous { body },
+            None => Decl::Skip,
+        },
         // Names may be quoted (`'=' (a) {…}`): the name is what is between the quotes.
         "method_definition" | "method_signature" | "abstract_method_signature" => symbol(
             SymbolKind::Method,
@@ -331,16 +337,19 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         "variable_declarator" if is_require(node, src) => js_require(node, src),
         // A class field holding a function (`onClick = () => {…}`) is a method.
         "field_definition" | "public_field_definition" if ctx.in_type => js_field_method(node, src),
-        "variable_declarator" | "assignment_expression" | "pair"
+        // An object bound to a name; a member of such an object (`in_type`) names its own.
+        "variable_declarator" | "assignment_expression"
             if field(node, "value")
                 .or_else(|| field(node, "right"))
                 .is_some_and(|v| v.kind() == "object") =>
         {
             js_object_binding(node, src)
         }
+        "pair" if ctx.in_type && value_is(node, &["object"]) => js_object_binding(node, src),
         // A member of an object literal holding a function: `{ run: function () {…} }`.
         "pair" if ctx.in_type => js_member_function(node, src),
         "variable_declarator" => js_function_binding(node, src, ctx),
+        "assignment_expression" => js_assignment(node, src),
         "internal_module" | "module" => match field(node, "name") {
             Some(n) => Decl::Scope {
                 name: unquote(text(n, src)),
@@ -364,35 +373,72 @@ fn js<'t>(node: Node<'t>, src: &str, ctx: &Ctx) -> Decl<'t> {
         | "variable_declaration"
         | "ambient_declaration"
         | "enum_body" => Decl::Descend,
-        _ => js_expression(node),
+        _ => js_expression(node, src),
     }
 }
 
-/// JavaScript/TypeScript expressions that may hold functions: walked, and an anonymous
-/// function found there entered.
-fn js_expression(node: Node<'_>) -> Decl<'_> {
+/// Kinds below which nothing is declared: names, literals, comments, and TypeScript types
+/// (a type literal's members are not symbols; its methods are read only in interfaces and
+/// type aliases).
+const JS_LEAVES: &[&str] = &[
+    "identifier",
+    "property_identifier",
+    "private_property_identifier",
+    "shorthand_property_identifier",
+    "shorthand_property_identifier_pattern",
+    "type_identifier",
+    "string",
+    "template_string",
+    "number",
+    "regex",
+    "comment",
+    "html_comment",
+    "hash_bang_line",
+    "this",
+    "super",
+    "true",
+    "false",
+    "null",
+    "undefined",
+    "import_clause",
+    "export_clause",
+    "formal_parameters",
+    "type_annotation",
+    "type_arguments",
+    "type_parameters",
+    "predefined_type",
+    "decorator",
+];
+
+/// JavaScript/TypeScript statements and expressions: every one may hold declarations
+/// (a `function` inside an `if`, a `class` in a `return`, a callback's helpers), so all are
+/// walked as anonymous code, and an anonymous function found there entered.
+fn js_expression<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
     match node.kind() {
         // Functions inside expressions: an IIFE (`(function () {…})()`, `!function () {…}()`)
         // or a callback passed as an argument (`define([…], function () {…})`). The anonymous
         // function is no symbol; what it declares is, qualified as if declared where the
         // expression stands (what ctags reports, and how such module patterns are read).
-        "call_expression"
-        | "new_expression"
-        | "arguments"
-        | "parenthesized_expression"
-        | "unary_expression"
-        | "await_expression"
-        | "assignment_expression"
-        | "binary_expression"
-        | "ternary_expression"
-        | "sequence_expression" => Decl::Descend,
+        // A named function expression not bound to a name (`return function iterator()
+        // {…}`, `items.map(function getPriority(…) {…})`) is a function of its own name; one
+        // bound to a name (`const f = function g() {}`) is named by the binding instead, and
+        // is never visited here (the binding enters its body).
+        "function_expression" | "function" | "generator_function"
+            if field(node, "name").is_some() =>
+        {
+            symbol(SymbolKind::Function, node, name(node, src))
+        }
         "function_expression" | "function" | "arrow_function" | "generator_function" => {
             match field(node, "body") {
                 Some(body) => Decl::Anonymous { body },
                 None => Decl::Skip,
             }
         }
-        _ => Decl::Skip,
+        k if JS_LEAVES.contains(&k) || node.named_child_count() == 0 => Decl::Skip,
+        // Statements (`if`, `for`, `try`, `switch`, `return`, …) and expressions (calls,
+        // object and array literals, assignments, …): what they declare sits where they stand,
+        // never as a member of a type.
+        _ => Decl::Expression,
     }
 }
 
@@ -433,9 +479,15 @@ fn js_field_method<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
             Decl::Symbol {
                 kind: SymbolKind::Method,
                 name: text(n, src).to_string(),
-                body: None,
+                body: value_body(node),
             }
         }
+        // Any other initialiser may hold functions (`handlers = { on() {} }`,
+        // `cache = memo(() => { function key() {} })`): walked as anonymous code.
+        (false, _) => match field(node, "value") {
+            Some(value) => Decl::Anonymous { body: value },
+            None => Decl::Skip,
+        },
         _ => Decl::Skip,
     }
 }
@@ -464,16 +516,77 @@ const FUNCTION_VALUES: &[&str] = &[
 
 /// A member of an object literal holding a function (`{ run: function () {…} }`): a method.
 fn js_member_function<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
-    let name = field(node, "key")
-        .filter(|k| matches!(k.kind(), "property_identifier" | "string" | "number"));
-    match (value_is(node, FUNCTION_VALUES), name) {
-        (true, Some(n)) => Decl::Symbol {
+    // Computed keys (`[TYPE_URL]: (m) => …`) are named as written, like computed methods.
+    let name = field(node, "key").filter(|k| {
+        matches!(
+            k.kind(),
+            "property_identifier" | "string" | "number" | "computed_property_name"
+        )
+    });
+    match (value_is(node, FUNCTION_VALUES), name, field(node, "value")) {
+        (true, Some(n), _) => Decl::Symbol {
             kind: SymbolKind::Method,
             name: unquote(text(n, src)),
             body: value_body(node),
         },
+        // Any other value may hold declarations (`Cache: class Cache {…}`, a call with a
+        // callback): walked as anonymous code.
+        (false, _, Some(value)) => Decl::Anonymous { body: value },
         _ => Decl::Skip,
     }
+}
+
+/// An assignment declaring a callable the way CommonJS and pre-class JavaScript do (what the
+/// TypeScript compiler binds as declarations in JavaScript files): `Foo.prototype.run =
+/// function () {…}` is a method `Foo.run`, `exports.parse = …` and `module.exports.parse =
+/// …` a function `parse`. Any other assignment is an expression (walked for what it holds).
+fn js_assignment<'t>(node: Node<'t>, src: &str) -> Decl<'t> {
+    let (Some(left), Some(right)) = (field(node, "left"), field(node, "right")) else {
+        return Decl::Skip;
+    };
+    let property = field(left, "property").filter(|p| p.kind() == "property_identifier");
+    let object = field(left, "object");
+    if left.kind() != "member_expression" || !FUNCTION_VALUES.contains(&right.kind()) {
+        return Decl::Expression;
+    }
+    let (Some(property), Some(object)) = (property, object) else {
+        return Decl::Expression;
+    };
+    let name = text(property, src).to_string();
+    let body = field(right, "body");
+    let object_text = text(object, src);
+    // `Foo.prototype.run`: the owner is `Foo` (a name or a dotted path of names).
+    let owner = (object.kind() == "member_expression")
+        .then(|| (field(object, "object"), field(object, "property")))
+        .and_then(|(o, p)| Some((o?, p?)))
+        .filter(|(_, p)| text(*p, src) == "prototype")
+        .map(|(o, _)| text(o, src))
+        .filter(|o| is_name_path(o));
+    match owner {
+        Some(owner) => Decl::Member {
+            owner: owner.to_string(),
+            kind: SymbolKind::Method,
+            name,
+            body,
+        },
+        None if matches!(object_text, "exports" | "module.exports") => Decl::Symbol {
+            kind: SymbolKind::Function,
+            name,
+            body,
+        },
+        None => Decl::Expression,
+    }
+}
+
+/// `Foo`, `a.b.Foo`: names joined by dots, nothing computed.
+fn is_name_path(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        })
 }
 
 /// A variable bound to a function (`const run = () => {…}`): a function (a method in a type).

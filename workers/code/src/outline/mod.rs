@@ -6,13 +6,17 @@
 //! kinds define what. Function bodies are walked for declarations only (nested `def`s and
 //! classes are how Python declares decorators and callbacks, JavaScript modules hide their
 //! functions in a factory, Rust declares items local to a function); expressions, closures
-//! and Go/Java/Kotlin function bodies are not entered. Callables that would share a
+//! and Go/Java/Kotlin function bodies are not entered, except in JavaScript/TypeScript, where
+//! every statement and expression is walked as anonymous code (a function in an `if`, a
+//! class in a `return`, a callback's helpers are declarations like any other). Callables that would share a
 //! qualified name in one file are told apart afterwards ([`crate::overloads`]).
 //! Parse errors do not fail a file: tree-sitter recovers, and the count of ERROR nodes is
 //! reported so callers can tell a partial outline from a clean one.
 
 mod classify;
 mod go_keys;
+#[cfg(test)]
+mod js_tests;
 mod syntax;
 mod walk;
 
@@ -159,12 +163,24 @@ enum Decl<'t> {
         name: String,
         body: Node<'t>,
     },
+    /// A member assigned to a named owner outside its body (JavaScript
+    /// `Foo.prototype.run = function () {…}`): a symbol qualified by the owner, whose member
+    /// it is when the owner is a type declared earlier in the file.
+    Member {
+        owner: String,
+        kind: SymbolKind,
+        name: String,
+        body: Option<Node<'t>>,
+    },
     /// An anonymous function inside an expression (JavaScript IIFEs and callbacks): no
     /// symbol, but what its body declares is, with no qualifier of its own and never as
     /// methods.
     Anonymous {
         body: Node<'t>,
     },
+    /// A statement or expression (JavaScript/TypeScript): no symbol, but its parts may
+    /// declare some, walked like an anonymous function's body.
+    Expression,
     Imports(Vec<String>),
     Package(String),
     /// Not a declaration itself, but may contain some (export wrappers, declaration lists).

@@ -105,6 +105,12 @@ impl<'t, 's> Walk<'t, 's> {
                 inner.parent = None;
                 self.push_children(body, inner);
             }
+            Decl::Member {
+                owner,
+                kind,
+                name,
+                body,
+            } => self.member(node, ctx, owner, kind, name, body),
             Decl::Scope {
                 name,
                 in_type,
@@ -121,17 +127,35 @@ impl<'t, 's> Walk<'t, 's> {
                     self.push_children(body, inner);
                 }
             }
-            Decl::Anonymous { body } => {
-                let mut inner = ctx;
-                inner.in_type = false;
-                inner.parent = None;
-                inner.impl_trait = None;
-                // A block, or an arrow function's expression body (which may hold more).
-                self.stack.push((body, inner));
-            }
+            // A block, or an arrow function's expression body (which may hold more).
+            Decl::Anonymous { body } => self.stack.push((body, anonymous(ctx))),
+            Decl::Expression => self.push_children(node, anonymous(ctx)),
             Decl::Descend => self.push_children(node, ctx),
             Decl::Skip => {}
         }
+    }
+
+    /// Records a member assigned to `owner` outside its body (`Foo.prototype.run = …`):
+    /// qualified by the owner, and its member when the owner is a type declared earlier.
+    fn member(
+        &mut self,
+        node: Node<'t>,
+        mut ctx: Ctx,
+        owner: String,
+        kind: SymbolKind,
+        name: String,
+        body: Option<Node<'t>>,
+    ) {
+        ctx.qualifier.push(owner);
+        let owner = self.qualified(&ctx.qualifier).join(self.sep);
+        ctx.parent = self
+            .out
+            .symbols
+            .iter()
+            .any(|s| s.kind.is_type() && s.qualified_name == owner)
+            .then_some(owner);
+        ctx.in_type = true;
+        self.symbol(node, &ctx, kind, name, body);
     }
 
     /// Go, in a build-variant file: a method whose receiver type is not declared in this file
@@ -265,4 +289,13 @@ impl<'t, 's> Walk<'t, 's> {
             self.stack.push((c, ctx.clone()));
         }
     }
+}
+
+/// The context of anonymous code (a function's body in an expression, a JavaScript statement
+/// or expression): the qualifier where it stands, no parent, never a type body.
+fn anonymous(mut ctx: Ctx) -> Ctx {
+    ctx.in_type = false;
+    ctx.parent = None;
+    ctx.impl_trait = None;
+    ctx
 }
