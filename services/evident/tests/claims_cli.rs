@@ -15,136 +15,61 @@ fn id_of(out: &str) -> String {
 fn claims_are_learned_recalled_and_changed_from_the_cli() {
     let data = tempfile::tempdir().expect("data dir");
     let server = Server::start(data.path());
-    let (ok, _, err) = server.cli(
-        &[
-            "claims",
-            "learn",
-            "--client",
-            "acme",
-            "the retry cap is five minutes",
-        ],
-        None,
+    let err = server.refused(
+        "claims learn --client acme",
+        &["the retry cap is five minutes"],
     );
-    assert!(!ok, "no evidence must fail");
-    assert!(err.contains("evidence_required"), "{err}");
-    let (ok, out, err) = server.cli(
-        &[
-            "claims",
-            "learn",
-            "--client",
-            "acme",
-            "--evidence",
-            "file:src/retry.rs",
-            "--evidence",
-            "url:https://docs.example/retry",
-            "--subject",
-            "repo:uploader",
-            "--tag",
-            "retry",
-            "the retry cap is five minutes",
-        ],
-        None,
+    assert!(
+        err.contains("evidence_required"),
+        "no evidence must fail: {err}"
     );
-    assert!(ok, "{err}");
+    let out = server.ok(
+        "claims learn --client acme --evidence file:src/retry.rs \
+         --evidence url:https://docs.example/retry --subject repo:uploader --tag retry",
+        &["the retry cap is five minutes"],
+    );
     let first = id_of(&out);
     assert!(first.starts_with("clm_"), "{out}");
     assert!(out.contains("observed"), "{out}");
-    let (ok, out, err) = server.cli(
-        &[
-            "claims",
-            "recall",
-            "--client",
-            "acme",
-            "what is the retry cap",
-        ],
-        None,
-    );
-    assert!(ok, "{err}");
+    let out = server.ok("claims recall --client acme", &["what is the retry cap"]);
     assert!(
         out.contains(&first) && out.contains("file src/retry.rs"),
         "{out}"
     );
-    let (ok, out, err) = server.cli(
-        &[
-            "claims",
-            "verify",
-            "--client",
-            "acme",
-            &first,
-            "--evidence",
-            "user_statement:m1",
-        ],
-        None,
+    let out = server.ok(
+        "claims verify --client acme",
+        &[&first, "--evidence", "user_statement:m1"],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("verified"), "{out}");
-    let (ok, _, err) = server.cli(&["claims", "verify", "--client", "acme", &first], None);
-    assert!(!ok);
+    let err = server.refused("claims verify --client acme", &[&first]);
     assert!(err.contains("invalid_transition"), "{err}");
-    let (ok, out, err) = server.cli(
-        &[
-            "claims",
-            "learn",
-            "--client",
-            "acme",
-            "--evidence",
-            "file:src/retry.rs",
-            "--supersedes",
-            &first,
-            "the retry cap is ten minutes",
-        ],
-        None,
+    let out = server.ok(
+        "claims learn --client acme --evidence file:src/retry.rs --supersedes",
+        &[&first, "the retry cap is ten minutes"],
     );
-    assert!(ok, "{err}");
     let second = id_of(&out);
-    let (ok, out, err) = server.cli(
-        &[
-            "claims",
-            "supersede",
-            "--client",
-            "acme",
-            &first,
-            "--by",
-            &second,
-            "--reason",
-            "changed",
-        ],
-        None,
+    let out = server.ok(
+        "claims supersede --client acme",
+        &[&first, "--by", &second, "--reason", "changed"],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("superseded"), "{out}");
-    let (ok, out, err) = server.cli(&["claims", "history", "--client", "acme", &first], None);
-    assert!(ok, "{err}");
+    let out = server.ok("claims history --client acme", &[&first]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
     assert!(
         lines[2].contains("verified → superseded") && lines[2].contains("changed"),
         "{out}"
     );
-    let (ok, out, err) = server.cli(
-        &[
-            "claims",
-            "dispute",
-            "--client",
-            "acme",
-            &second,
-            "--reason",
-            "logs say otherwise",
-        ],
-        None,
+    let out = server.ok(
+        "claims dispute --client acme",
+        &[&second, "--reason", "logs say otherwise"],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("disputed"), "{out}");
-    let (ok, out, err) = server.cli(&["claims", "attention", "--client", "acme"], None);
-    assert!(ok, "{err}");
+    let out = server.ok("claims attention --client acme", &[]);
     assert!(
         out.contains(&second) && out.contains("[warning: disputed]"),
         "{out}"
     );
-    let (ok, out, err) = server.cli(
-        &["claims", "show", "--client", "acme", "--json", &second],
-        None,
-    );
-    assert!(ok, "{err}");
+    let out = server.ok("claims show --client acme --json", &[&second]);
     assert!(out.contains("\"supersedes\""), "{out}");
 }

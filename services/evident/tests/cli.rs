@@ -23,6 +23,22 @@ fn start(data: &Path, ingest: Option<&Path>, env: &[(&str, &str)]) -> Server {
     Server::start_with(data, &args, env)
 }
 
+/// `evident serve` on `listen` over `data` with `env`, which must refuse to start; its stderr.
+fn serve_refused(data: &Path, listen: &str, env: &[(&str, &str)]) -> String {
+    let out = Command::new(BIN)
+        .args(["serve", "--listen", listen, "--data"])
+        .arg(data)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "serve on {listen} with {env:?} must refuse to start: {err}"
+    );
+    err
+}
+
 fn cli(server: &Server, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
     server.cli(args, stdin)
 }
@@ -243,14 +259,11 @@ fn serve_ingest_search_shutdown_and_restart() {
 #[test]
 fn bad_configuration_is_a_clear_error() {
     let data = tempfile::tempdir().expect("data dir");
-    let out = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data.path())
-        .env("EVIDENT__SERVER__LISTN", "x")
-        .output()
-        .expect("run");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = serve_refused(
+        data.path(),
+        "127.0.0.1:0",
+        &[("EVIDENT__SERVER__LISTN", "x")],
+    );
     assert!(err.contains("listn"), "names the unknown key: {err}");
     let out = Command::new(BIN)
         .args(["search", "x"])
@@ -350,17 +363,16 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
 #[test]
 fn an_unreachable_backend_stops_the_start_with_its_name() {
     let data = tempfile::tempdir().expect("data dir");
-    let out = Command::new(BIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data.path())
-        .env("EVIDENT__STORE__GRAPH", "arango")
-        .env("EVIDENT__ARANGO__URL", "http://127.0.0.1:1")
-        .env("EVIDENT__ARANGO__DATABASE", "evident")
-        .env("EVIDENT__ARANGO__TIMEOUT_SECS", "2")
-        .output()
-        .expect("run");
-    assert!(!out.status.success(), "refuses to start");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = serve_refused(
+        data.path(),
+        "127.0.0.1:0",
+        &[
+            ("EVIDENT__STORE__GRAPH", "arango"),
+            ("EVIDENT__ARANGO__URL", "http://127.0.0.1:1"),
+            ("EVIDENT__ARANGO__DATABASE", "evident"),
+            ("EVIDENT__ARANGO__TIMEOUT_SECS", "2"),
+        ],
+    );
     assert!(err.contains("ArangoDB at http://127.0.0.1:1"), "{err}");
 }
 
@@ -417,22 +429,13 @@ fn tokens_are_created_used_and_revoked_from_the_cli() {
 #[test]
 fn a_network_address_without_authentication_is_refused() {
     let data = tempfile::tempdir().expect("data dir");
-    let out = Command::new(BIN)
-        .args(["serve", "--listen", "0.0.0.0:0", "--data"])
-        .arg(data.path())
-        .env("EVIDENT__AUTH__REQUIRED", "false")
-        .output()
-        .expect("run");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = serve_refused(
+        data.path(),
+        "0.0.0.0:0",
+        &[("EVIDENT__AUTH__REQUIRED", "false")],
+    );
     assert!(err.contains("auth.required = false"), "{err}");
     // Authentication on, but no way in on a network address: refused too.
-    let out = Command::new(BIN)
-        .args(["serve", "--listen", "0.0.0.0:0", "--data"])
-        .arg(data.path())
-        .output()
-        .expect("run");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = serve_refused(data.path(), "0.0.0.0:0", &[]);
     assert!(err.contains("nothing can authenticate"), "{err}");
 }

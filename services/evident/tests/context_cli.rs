@@ -10,42 +10,17 @@ use support::Server;
 fn profiles_typed_pieces_and_files_reach_the_prompt_sections() {
     let data = tempfile::tempdir().expect("data dir");
     let server = Server::start(data.path());
-    let (ok, out, err) = server.cli(
-        &[
-            "context",
-            "profile",
-            "user:alice",
-            "--client",
-            "acme",
-            "--set",
-            "team=aero",
-        ],
-        None,
+    let out = server.ok(
+        "context profile user:alice --client acme --set team=aero",
+        &[],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("profile:user:alice"), "{out}");
-    let (ok, _, err) = server.cli(
-        &[
-            "ingest",
-            "-",
-            "--client",
-            "acme",
-            "--urn",
-            "piece:mesh",
-            "--kind",
-            "piece",
-            "--knowledge-type",
-            "instruction",
-            "--info-type",
-            "instructions",
-            "--tag",
-            "mesh",
-            "--entity",
-            "user:alice",
-        ],
+    server.ok_in(
+        "ingest - --client acme --urn piece:mesh --kind piece --knowledge-type instruction \
+         --info-type instructions --tag mesh --entity user:alice",
+        &[],
         Some("Always check mesh quality before heat transfer runs."),
     );
-    assert!(ok, "{err}");
     let file = data.path().join("knowledge.json");
     std::fs::write(
         &file,
@@ -56,17 +31,8 @@ fn profiles_typed_pieces_and_files_reach_the_prompt_sections() {
         ]}"#,
     )
     .expect("write file");
-    let (ok, out, err) = server.cli(
-        &[
-            "ingest",
-            "--structured",
-            file.to_str().expect("utf-8"),
-            "--client",
-            "acme",
-        ],
-        None,
-    );
-    assert!(ok, "{err}");
+    let file = file.to_str().expect("utf-8");
+    let out = server.ok("ingest --structured", &[file, "--client", "acme"]);
     assert!(out.contains("1 piece(s)"), "{out}");
     assert!(
         out.contains("skipped pieces[1] (bad)") && out.contains("rumour"),
@@ -79,47 +45,18 @@ fn profiles_typed_pieces_and_files_reach_the_prompt_sections() {
         "pieces:\n  - piece_id: warmup\n    content: Warm up the solver for 200 steps.\n    knowledge_type: procedure\n    info_type: skills\n",
     )
     .expect("write yaml");
-    let (ok, out, err) = server.cli(
-        &[
-            "ingest",
-            "--structured",
-            yaml.to_str().expect("utf-8"),
-            "--client",
-            "acme",
-        ],
-        None,
-    );
-    assert!(ok, "{err}");
+    let args = [yaml.to_str().expect("utf-8"), "--client", "acme"];
+    let out = server.ok("ingest --structured", &args);
     assert!(out.contains("1 piece(s)"), "{out}");
     std::fs::write(&yaml, "pieces: [unclosed").expect("write bad yaml");
-    let (ok, _, err) = server.cli(
-        &[
-            "ingest",
-            "--structured",
-            yaml.to_str().expect("utf-8"),
-            "--client",
-            "acme",
-        ],
-        None,
-    );
-    assert!(!ok && err.contains("is not YAML"), "{err}");
+    let err = server.refused("ingest --structured", &args);
+    assert!(err.contains("is not YAML"), "{err}");
 
-    let (ok, out, err) = server.cli(
-        &[
-            "context",
-            "get",
-            "--client",
-            "acme",
-            "--entity",
-            "user:alice",
-            "--section",
-            "rules=300:instructions,skills",
-            "--section",
-            "user_profile=50",
-        ],
-        None,
+    let out = server.ok(
+        "context get --client acme --entity user:alice \
+         --section rules=300:instructions,skills --section user_profile=50",
+        &[],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("## rules ("), "{out}");
     assert!(
         out.contains("[instruction] Always check mesh quality"),
@@ -132,40 +69,18 @@ fn profiles_typed_pieces_and_files_reach_the_prompt_sections() {
     assert!(out.contains("team: aero [1]"), "{out}");
     assert!(out.contains("  [1] profile:user:alice"), "{out}");
 
-    let (ok, out, err) = server.cli(
-        &[
-            "search",
-            "mesh quality CFL",
-            "--client",
-            "acme",
-            "--info-type",
-            "skills",
-            "--json",
-        ],
-        None,
+    let out = server.ok(
+        "search --client acme --info-type skills --json",
+        &["mesh quality CFL"],
     );
-    assert!(ok, "{err}");
     assert!(
         out.contains("Ramp the CFL") && !out.contains("piece:mesh"),
         "{out}"
     );
 
-    let (ok, _, err) = server.cli(
-        &["context", "get", "--client", "acme", "--section", "x=0"],
-        None,
-    );
-    assert!(!ok, "a zero budget is refused");
+    // A zero budget is refused.
+    let err = server.refused("context get --client acme --section x=0", &[]);
     assert!(err.contains("budgetTokens"), "{err}");
-    let (ok, _, err) = server.cli(
-        &[
-            "context",
-            "get",
-            "--client",
-            "acme",
-            "--include",
-            "everything",
-        ],
-        None,
-    );
-    assert!(!ok && err.contains("not a layer"), "{err}");
+    let err = server.refused("context get --client acme --include everything", &[]);
+    assert!(err.contains("not a layer"), "{err}");
 }

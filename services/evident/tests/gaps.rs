@@ -59,48 +59,20 @@ async fn refused(client: &Client, tool: &str, args: Value) -> String {
 async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acquirer() {
     let data = tempfile::tempdir().expect("data");
     let server = Server::start(data.path());
-    let (ok, _, err) = server.cli(
-        &[
-            "ingest",
-            "-",
-            "--client",
-            "acme",
-            "--urn",
-            "doc:runbook",
-            "--kind",
-            "doc",
-        ],
+    server.ok_in(
+        "ingest - --client acme --urn doc:runbook --kind doc",
+        &[],
         Some("The ledger nightly job reconciles settlements at 02:00 UTC every day."),
     );
-    assert!(ok, "{err}");
-    let (ok, out, err) = server.cli(
-        &[
-            "gaps",
-            "report",
-            "--client",
-            "acme",
-            "--priority",
-            "1",
-            "Which broker does the payments service publish to?",
-        ],
-        None,
+    let out = server.ok(
+        "gaps report --client acme --priority 1",
+        &["Which broker does the payments service publish to?"],
     );
-    assert!(ok, "{err}");
     let first = out.split('\t').next().expect("gap id").to_string();
-    let (ok, out, err) = server.cli(
-        &[
-            "gaps",
-            "report",
-            "--client",
-            "acme",
-            "--priority",
-            "2",
-            "--builtin",
-            "When does the ledger nightly job reconcile settlements?",
-        ],
-        None,
+    let out = server.ok(
+        "gaps report --client acme --priority 2 --builtin",
+        &["When does the ledger nightly job reconcile settlements?"],
     );
-    assert!(ok, "{err}");
     let second = out.split('\t').next().expect("gap id").to_string();
 
     let agent = connect(&server).await;
@@ -183,17 +155,10 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
     assert!(graph.to_string().contains("publishes_to"), "{graph}");
 
     // Retrieval answers the question from the findings, with the new edge.
-    let (ok, out, err) = server.cli(
-        &[
-            "search",
-            "--client",
-            "acme",
-            "--json",
-            "payments service publishes settlement events broker",
-        ],
-        None,
+    let out = server.ok(
+        "search --client acme --json",
+        &["payments service publishes settlement events broker"],
     );
-    assert!(ok, "{err}");
     let pack: Value = serde_json::from_str(&out).expect("json pack");
     assert!(
         pack["items"]
@@ -217,8 +182,7 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
     // wait for the worker, which runs on its own.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let (ok, out, err) = server.cli(&["gaps", "show", "--client", "acme", &second], None);
-        assert!(ok, "{err}");
+        let out = server.ok("gaps show --client acme", &[&second]);
         let gap: Value = serde_json::from_str(&out).expect("json gap");
         if gap["state"] == "acquired" {
             assert_eq!(
@@ -233,8 +197,7 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (ok, out, _) = server.cli(&["gaps", "list", "--client", "acme"], None);
-    assert!(ok);
+    let out = server.ok("gaps list --client acme", &[]);
     assert!(out.contains(&format!("{first}\tconstructed")), "{out}");
     // The agent takes its edge back; the CLI then finds nothing to remove.
     let removed = call(
@@ -245,19 +208,11 @@ async fn the_gap_loop_through_the_binary_with_an_mcp_agent_and_the_builtin_acqui
     )
     .await;
     assert_eq!(removed["removed"]["from"], "service:payments", "{removed}");
-    let (ok, _, err) = server.cli(
-        &[
-            "graph",
-            "rm-edge",
-            "service:payments",
-            "publishes_to",
-            "broker:kafka_eu_1",
-            "--client",
-            "acme",
-        ],
-        None,
+    let err = server.refused(
+        "graph rm-edge service:payments publishes_to broker:kafka_eu_1 --client acme",
+        &[],
     );
-    assert!(!ok && err.contains("not_found"), "{err}");
+    assert!(err.contains("not_found"), "{err}");
     agent.cancel().await.expect("close");
     server.terminate();
 }

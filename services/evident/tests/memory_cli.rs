@@ -10,62 +10,30 @@ use support::Server;
 fn knowledge_is_added_and_prefetched_from_the_cli() {
     let data = tempfile::tempdir().expect("data dir");
     let server = Server::start(data.path());
-    let (ok, out, err) = server.cli(
-        &[
-            "knowledge",
-            "add",
-            "--client",
-            "acme",
-            "--category",
-            "domain",
-            "--subject",
-            "BMS",
-            "Brokerage Management System",
-        ],
-        None,
+    let out = server.ok(
+        "knowledge add --client acme --category domain --subject BMS",
+        &["Brokerage Management System"],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("user-knowledge:domain:bms"), "{out}");
-    let (ok, _, err) = server.cli(
-        &[
-            "knowledge",
-            "add",
-            "--client",
-            "acme",
-            "--category",
-            "team",
-            "--subject",
-            "Jan",
-            "-",
-        ],
+    server.ok_in(
+        "knowledge add --client acme --category team --subject Jan -",
+        &[],
         Some("owns billing"),
     );
-    assert!(ok, "{err}");
-    let (ok, out, err) = server.cli(&["knowledge", "context", "--client", "acme"], None);
-    assert!(ok, "{err}");
+    let out = server.ok("knowledge context --client acme", &[]);
     assert!(
         out.contains("### Domain Context\n- **BMS**: Brokerage Management System"),
         "{out}"
     );
     assert!(out.contains("### Team\n- **Jan**: owns billing"), "{out}");
 
-    let (ok, _, err) = server.cli(
-        &[
-            "knowledge",
-            "add",
-            "--client",
-            "acme",
-            "--category",
-            "hobby",
-            "--subject",
-            "x",
-            "y",
-        ],
-        None,
+    let err = server.refused(
+        "knowledge add --client acme --category hobby --subject x y",
+        &[],
     );
-    assert!(!ok && err.contains("invalid_field"), "{err}");
-    let (ok, _, err) = server.cli(&["knowledge", "context"], None);
-    assert!(!ok && err.contains("--client"), "{err}");
+    assert!(err.contains("invalid_field"), "{err}");
+    let err = server.refused("knowledge context", &[]);
+    assert!(err.contains("--client"), "{err}");
 }
 
 #[test]
@@ -105,44 +73,18 @@ fn the_session_log_is_appended_and_read_from_the_cli() {
         ("chat", "asked for the deadline"),
         ("orchestrator_decision", "chose the staged importer"),
     ] {
-        let (ok, out, err) = server.cli(
-            &[
-                "session",
-                "append",
-                "--client",
-                "acme",
-                "--project",
-                "p1",
-                "--source",
-                source,
-                note,
-            ],
-            None,
+        let out = server.ok(
+            "session append --client acme --project p1 --source",
+            &[source, note],
         );
-        assert!(ok && out.starts_with("appended at"), "{out}{err}");
+        assert!(out.starts_with("appended at"), "{out}");
     }
-    let (ok, out, err) = server.cli(
-        &[
-            "session",
-            "recent",
-            "--client",
-            "acme",
-            "--project",
-            "p1",
-            "--n",
-            "1",
-        ],
-        None,
-    );
-    assert!(ok, "{err}");
+    let out = server.ok("session recent --client acme --project p1 --n 1", &[]);
     assert!(
         out.contains("orchestrator_decision\tchose the staged importer"),
         "{out}"
     );
     assert!(!out.contains("deadline"), "--n 1: {out}");
-    let (ok, _, err) = server.cli(
-        &["session", "append", "--client", "acme", &"x".repeat(201)],
-        None,
-    );
-    assert!(!ok && err.contains("200"), "{err}");
+    let err = server.refused("session append --client acme", &[&"x".repeat(201)]);
+    assert!(err.contains("200"), "{err}");
 }

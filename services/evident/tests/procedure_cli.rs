@@ -10,43 +10,23 @@ use support::Server;
 fn procedures_are_saved_matched_counted_and_removed_from_the_cli() {
     let data = tempfile::tempdir().expect("data dir");
     let server = Server::start(data.path());
-    let cli = |args: &[&str]| {
-        let (ok, out, err) = server.cli(args, None);
-        assert!(ok, "{args:?}: {err}");
-        out
-    };
-    let out = cli(&[
-        "procedure",
-        "add",
-        "--client",
-        "acme",
-        "--id",
-        "bugs",
-        "--trigger",
-        "bug_report",
-        "--step",
-        "Research:search_kb:{\"kinds\": [\"issue\"]}",
-        "--step",
-        "Coding:fix",
-        "--step",
-        "Git:open_pr",
-    ]);
+    let out = server.ok(
+        "procedure add --client acme --id bugs --trigger bug_report --step",
+        &[
+            "Research:search_kb:{\"kinds\": [\"issue\"]}",
+            "--step",
+            "Coding:fix",
+            "--step",
+            "Git:open_pr",
+        ],
+    );
     assert_eq!(out.trim(), "saved bugs");
-    cli(&[
-        "procedure",
-        "add",
-        "--client",
-        "acme",
-        "--id",
-        "mail",
-        "--source",
-        "learned",
-        "--trigger",
-        "email_with_question",
-        "--step",
-        "Communication:reply",
-    ]);
-    let out = cli(&["procedure", "ls", "--client", "acme"]);
+    server.ok(
+        "procedure add --client acme --id mail --source learned \
+         --trigger email_with_question --step Communication:reply",
+        &[],
+    );
+    let out = server.ok("procedure ls --client acme", &[]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert!(
@@ -58,26 +38,20 @@ fn procedures_are_saved_matched_counted_and_removed_from_the_cli() {
         "{out}"
     );
 
-    let out = cli(&[
-        "procedure",
-        "match",
-        "--client",
-        "acme",
-        "Users report that the login page crashes after the update",
-    ]);
+    let out = server.ok(
+        "procedure match --client acme",
+        &["Users report that the login page crashes after the update"],
+    );
     let first = out.lines().next().unwrap_or_default();
     assert!(first.contains("\tbugs\tuser_defined\t"), "{out}");
     assert!(
         out.contains("Research:search_kb → Coding:fix → Git:open_pr"),
         "{out}"
     );
-    let out = cli(&[
-        "procedure",
-        "match",
-        "--client",
-        "acme",
-        "What's the weather like in Prague?",
-    ]);
+    let out = server.ok(
+        "procedure match --client acme",
+        &["What's the weather like in Prague?"],
+    );
     assert!(
         out.starts_with("no procedure matches (similarity below 0.40); closest:"),
         "{out}"
@@ -87,94 +61,47 @@ fn procedures_are_saved_matched_counted_and_removed_from_the_cli() {
         "{out}"
     );
 
-    let out = cli(&[
-        "procedure",
-        "outcome",
-        "bugs",
-        "--client",
-        "acme",
-        "--success",
-    ]);
+    let out = server.ok("procedure outcome bugs --client acme --success", &[]);
     assert!(out.starts_with("bugs\tuser_defined\t1\t100%"), "{out}");
-    let out = cli(&[
-        "procedure",
-        "outcome",
-        "bugs",
-        "--client",
-        "acme",
-        "--failure",
-    ]);
+    let out = server.ok("procedure outcome bugs --client acme --failure", &[]);
     assert!(out.starts_with("bugs\tuser_defined\t2\t50%"), "{out}");
-    let out = cli(&["procedure", "show", "bugs", "--client", "acme"]);
+    let out = server.ok("procedure show bugs --client acme", &[]);
     let shown: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(shown["usageCount"], 2);
     assert_eq!(shown["steps"][0]["params"]["kinds"][0], "issue");
 
-    let out = cli(&[
-        "procedure",
-        "update",
-        "bugs",
-        "--client",
-        "acme",
-        "--trigger",
-        "crash report",
-        "--step",
-        "Coding:fix",
-    ]);
+    let out = server.ok(
+        "procedure update bugs --client acme --trigger",
+        &["crash report", "--step", "Coding:fix"],
+    );
     assert_eq!(out.trim(), "updated bugs");
-    let out = cli(&["procedure", "show", "bugs", "--client", "acme"]);
+    let out = server.ok("procedure show bugs --client acme", &[]);
     assert!(
         out.contains("\"usageCount\": 2") && out.contains("crash report"),
         "{out}"
     );
     assert_eq!(
-        cli(&["procedure", "rm", "mail", "--client", "acme"]).trim(),
+        server.ok("procedure rm mail --client acme", &[]).trim(),
         "deleted mail"
     );
-    let out = cli(&["procedure", "ls", "--client", "acme", "--json"]);
+    let out = server.ok("procedure ls --client acme --json", &[]);
     let listed: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(listed["procedures"].as_array().map(Vec::len), Some(1));
 
-    for (args, wanted) in [
+    for (cmd, wanted) in [
         (
-            vec![
-                "procedure",
-                "add",
-                "--client",
-                "acme",
-                "--trigger",
-                "t",
-                "--step",
-                "nocolon",
-            ],
+            "procedure add --client acme --trigger t --step nocolon",
             "AGENT:ACTION",
         ),
         (
-            vec![
-                "procedure",
-                "add",
-                "--client",
-                "acme",
-                "--trigger",
-                "t",
-                "--step",
-                "a:b",
-                "--source",
-                "x",
-            ],
+            "procedure add --client acme --trigger t --step a:b --source x",
             "invalid_field",
         ),
-        (
-            vec!["procedure", "show", "nope", "--client", "acme"],
-            "not_found",
-        ),
-        (vec!["procedure", "ls"], "--client"),
-        (
-            vec!["procedure", "outcome", "bugs", "--client", "acme"],
-            "--success",
-        ),
+        ("procedure show nope --client acme", "not_found"),
+        ("procedure ls", "--client"),
+        ("procedure outcome bugs --client acme", "--success"),
     ] {
-        let (ok, _, err) = server.cli(&args, None);
-        assert!(!ok && err.contains(wanted), "{args:?}: {err}");
+        let err = server.refused(cmd, &[]);
+        assert!(err.contains(wanted), "{cmd}: {err}");
     }
 }

@@ -188,30 +188,25 @@ async fn claim_takes_the_first_eligible_head_with_its_payload() {
     );
 }
 
+/// Nothing eligible, and a head task with an older unfinished one (undone): both claims
+/// answer none.
 #[tokio::test]
-async fn claim_with_nothing_eligible_returns_none() {
-    let (t, store) = fixture("queue.json", "claim_finds_nothing");
-    let q: &dyn TaskQueue = &store;
-    assert!(
-        q.claim("w1", PriorityBand::INTERACTIVE, 60_000, 2_000)
-            .await
-            .expect("claim")
-            .is_none()
-    );
-    t.assert_done();
-}
-
-#[tokio::test]
-async fn claim_undoes_a_task_with_an_older_unfinished_one() {
-    let (t, store) = fixture("queue.json", "claim_undoes_a_stray_head");
-    let q: &dyn TaskQueue = &store;
-    assert!(
-        q.claim("w1", PriorityBand::ALL, 60_000, 5_000)
-            .await
-            .expect("claim")
-            .is_none()
-    );
-    t.assert_done();
+async fn claim_returns_none_with_nothing_eligible_or_an_older_unfinished_task() {
+    for (case, band, now) in [
+        ("claim_finds_nothing", PriorityBand::INTERACTIVE, 2_000),
+        ("claim_undoes_a_stray_head", PriorityBand::ALL, 5_000),
+    ] {
+        let (t, store) = fixture("queue.json", case);
+        let q: &dyn TaskQueue = &store;
+        assert!(
+            q.claim("w1", band, 60_000, now)
+                .await
+                .expect("claim")
+                .is_none(),
+            "{case}"
+        );
+        t.assert_done();
+    }
 }
 
 #[tokio::test]

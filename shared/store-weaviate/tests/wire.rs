@@ -10,20 +10,12 @@
 use evident_core::{Chunk, Locator, NodeKey, Scope, Visibility};
 use evident_store::{ChunkFilter, ChunkStore, ErrorKind, Health, VectorSpace};
 use evident_store_weaviate::{WeaviateConfig, WeaviateStore, object_id};
-use evident_wire::{Exchange, Received, WireServer, fixtures};
+use evident_wire::WireServer;
 use serde_json::{Value, json};
 
-const DIR: &str = env!("CARGO_MANIFEST_DIR");
+mod common;
 
-fn load(names: &[&str]) -> Vec<Exchange> {
-    fixtures(DIR, names)
-}
-
-fn config(server: &WireServer) -> WeaviateConfig {
-    let mut cfg = WeaviateConfig::new(server.base.clone());
-    cfg.batch_size = 2;
-    cfg
-}
+use common::{config, load, requests};
 
 /// A store connected to an up-to-date collection, with the given fixtures queued after.
 async fn connected(names: &[&str]) -> (WireServer, WeaviateStore) {
@@ -56,13 +48,6 @@ fn space() -> VectorSpace {
         embedder: "test:axis".into(),
         dim: 4,
     }
-}
-
-fn requests<'a>(received: &'a [Received], method: &str, path: &str) -> Vec<&'a Received> {
-    received
-        .iter()
-        .filter(|r| r.method == method && r.path == path)
-        .collect()
 }
 
 /// Removes the time-based `seq` and `createdAt` of every object of a batch body, checking

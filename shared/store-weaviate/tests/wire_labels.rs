@@ -4,28 +4,13 @@
 
 use evident_core::{Scope, Visibility};
 use evident_store::{ChunkFilter, ChunkStore};
-use evident_store_weaviate::{WeaviateConfig, WeaviateStore, object_id};
-use evident_wire::{Exchange, Received, WireServer, fixtures};
+use evident_store_weaviate::{WeaviateStore, object_id};
+use evident_wire::WireServer;
 use serde_json::{Value, json};
 
-const DIR: &str = env!("CARGO_MANIFEST_DIR");
+mod common;
 
-fn load(names: &[&str]) -> Vec<Exchange> {
-    fixtures(DIR, names)
-}
-
-fn config(server: &WireServer) -> WeaviateConfig {
-    let mut cfg = WeaviateConfig::new(server.base.clone());
-    cfg.batch_size = 2;
-    cfg
-}
-
-fn requests<'a>(received: &'a [Received], method: &str, path: &str) -> Vec<&'a Received> {
-    received
-        .iter()
-        .filter(|r| r.method == method && r.path == path)
-        .collect()
-}
+use common::{config, load, requests};
 
 /// A populated collection from before the typed labels: the marker is recorded first, the
 /// four properties added, every object walked with the cursor API and the labelled ones

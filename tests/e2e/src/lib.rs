@@ -63,6 +63,26 @@ impl TestApp {
         Self::with_body_limit(embed, 1024 * 1024).await
     }
 
+    /// A test app whose API reads time from a paused clock starting at `start_ms`; the
+    /// clock, to move it.
+    pub async fn with_clock(
+        embed: Embed,
+        start_ms: i64,
+    ) -> (TestApp, Arc<evident_store::queue::ManualClock>) {
+        let mut app = Self::new(embed).await;
+        let clock = Arc::new(evident_store::queue::ManualClock::new(start_ms));
+        app.router = evident_api::router(
+            evident_api::App {
+                kb: app.kb.clone(),
+                tasks: evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone()),
+                clock: clock.clone(),
+            },
+            None,
+            evident_api::ApiConfig::default(),
+        );
+        (app, clock)
+    }
+
     pub async fn with_body_limit(embed: Embed, max_body_bytes: usize) -> TestApp {
         let embedder: Arc<dyn Embedder> = match embed {
             Embed::Static => Arc::new(StaticEmbedder::builtin()),

@@ -3,7 +3,7 @@
 //! changes that code → the claim is `evidenceStale` and in attention, a new claim supersedes
 //! it, and the history shows every event. Plus the refusals and scope isolation.
 
-use evident_e2e::{Embed, TestApp, bearer, mint};
+use evident_e2e::{Embed, TestApp, bearer};
 use serde_json::{Value, json};
 
 const C1: &str = "1111111111111111111111111111111111111111";
@@ -352,27 +352,10 @@ async fn refusals_change_nothing() {
 #[tokio::test]
 async fn another_client_never_sees_a_claim_and_only_admins_or_the_learner_supersede() {
     let app = TestApp::new(Embed::Hashing).await;
-    let writer = mint(
-        &app.store,
-        "w-acme",
-        evident_core::access::Grant::client("acme", evident_core::access::Role::Write),
-        None,
-    )
-    .await;
-    let other_writer = mint(
-        &app.store,
-        "w2-acme",
-        evident_core::access::Grant::client("acme", evident_core::access::Role::Write),
-        None,
-    )
-    .await;
-    let outsider = mint(
-        &app.store,
-        "w-other",
-        evident_core::access::Grant::client("other", evident_core::access::Role::Admin),
-        None,
-    )
-    .await;
+    use evident_core::access::Role;
+    let writer = app.client_token("w-acme", "acme", Role::Write).await;
+    let other_writer = app.client_token("w2-acme", "acme", Role::Write).await;
+    let outsider = app.client_token("w-other", "other", Role::Admin).await;
     let learn = |text: &str| json!({"clientId": "acme", "text": text, "evidence": [{"kind": "url", "ref": "https://docs.example/retry"}]});
     let (s, a) = call_as(
         &app,

@@ -115,40 +115,20 @@ async fn graph_writes_need_visible_evidence_and_change_nothing_twice() {
     let auth = bearer(&acme_writer);
     let mut body = edge(json!({"chunkIds": [ours[0]]}));
     body["clientId"] = "other".into();
-    let (s, v) = app
-        .call(
-            "POST",
-            "/api/v1/graph/edges",
-            Some(Body::from(body.to_string())),
-            &[("authorization", &auth)],
-        )
-        .await;
+    let (s, v) = post_as(&app, "/api/v1/graph/edges", &body, &auth).await;
     assert_eq!(s, 403, "{v}");
     assert_eq!(app.fingerprint().await, before);
 
     // A valid write: edge type through the relation aliases, keys normalised, both endpoints
     // evidenced by the edge's evidence, provenance recorded.
-    let (s, v) = app
-        .call(
-            "POST",
-            "/api/v1/graph/edges",
-            Some(Body::from(edge(json!({"chunkIds": [ours[0]]})).to_string())),
-            &[("authorization", &auth)],
-        )
-        .await;
+    let cited = edge(json!({"chunkIds": [ours[0]]}));
+    let (s, v) = post_as(&app, "/api/v1/graph/edges", &cited, &auth).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["edges"][0]["edgeType"], "uses");
     let after = app.fingerprint().await;
     assert_eq!(after.0, before.0, "cited evidence adds no chunk");
     assert!(after.2 > before.2);
-    let (s, v) = app
-        .call(
-            "POST",
-            "/api/v1/graph/edges",
-            Some(Body::from(edge(json!({"chunkIds": [ours[0]]})).to_string())),
-            &[("authorization", &auth)],
-        )
-        .await;
+    let (s, v) = post_as(&app, "/api/v1/graph/edges", &cited, &auth).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(
         app.fingerprint().await,
@@ -398,32 +378,14 @@ async fn the_gap_loop_from_report_to_constructed_and_the_builtin_acquirer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_agents_claim_expires_and_the_gap_is_claimed_again_once() {
-    let mut app = TestApp::new(Embed::Hashing).await;
-    let clock = Arc::new(ManualClock::new(1_000_000));
-    app.router = evident_api::router(
-        evident_api::App {
-            kb: app.kb.clone(),
-            tasks: evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone()),
-            clock: clock.clone(),
-        },
-        None,
-        Default::default(),
-    );
+    let (app, clock) = TestApp::with_clock(Embed::Hashing, 1_000_000).await;
     let dead = bearer(&app.client_token("agent-a", "acme", Role::Write).await);
     let live = bearer(&app.client_token("agent-b", "acme", Role::Write).await);
     let call = |auth: &str, uri: &str, body: Value| {
         let auth = auth.to_string();
         let uri = uri.to_string();
         let app = &app;
-        async move {
-            app.call(
-                "POST",
-                &uri,
-                Some(Body::from(body.to_string())),
-                &[("authorization", &auth)],
-            )
-            .await
-        }
+        async move { post_as(app, &uri, &body, &auth).await }
     };
     let (s, v) = call(
         &dead,
@@ -486,8 +448,24 @@ async fn a_dead_agents_claim_expires_and_the_gap_is_claimed_again_once() {
     let _ = clock.now_ms();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retrieve_with_record_gap_opens_one_gap_when_nothing_matches() {
+/// POSTs `body` to `uri` with `auth` as the `authorization` header.
+async fn post_as(
+    app: &TestApp,
+    uri: &str,
+    body: &Value,
+    auth: &str,
+) -> (axum::http::StatusCode, Value) {
+    app.call(
+        "POST",
+        uri,
+        Some(Body::from(body.to_string())),
+        &[("authorization", auth)],
+    )
+    .await
+}
+
+/// An app whose client `acme` holds one document, about invoices.
+async fn invoices_app() -> TestApp {
     let app = TestApp::new(Embed::Hashing).await;
     ingest(
         &app,
@@ -496,12 +474,29 @@ async fn retrieve_with_record_gap_opens_one_gap_when_nothing_matches() {
         "Invoices are generated on the first business day.",
     )
     .await;
-    let ask = |q: &str| json!({"clientId": "acme", "query": q, "recordGap": true});
-    let (s, found) = app
-        .post("/api/v1/retrieve", &ask("invoices generated"))
-        .await;
-    assert_eq!(s, 200, "{found}");
-    assert!(found.get("recordedGap").is_none(), "an answer opens no gap");
+    app
+}
+
+/// A retrieve or context body asking `q` for `acme` with `recordGap`.
+fn ask(q: &str) -> Value {
+    json!({"clientId": "acme", "query": q, "recordGap": true})
+}
+
+/// Asks `path` what the invoices document answers: 200, and no gap opened.
+async fn answered_opens_no_gap(app: &TestApp, path: &str) -> Value {
+    let (s, found) = app.post(path, &ask("invoices generated")).await;
+    assert_eq!(s, 200, "{path}: {found}");
+    assert!(
+        found.get("recordedGap").is_none(),
+        "{path}: an answer opens no gap"
+    );
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retrieve_with_record_gap_opens_one_gap_when_nothing_matches() {
+    let app = invoices_app().await;
+    answered_opens_no_gap(&app, "/api/v1/retrieve").await;
     let (_, miss) = app
         .post("/api/v1/retrieve", &ask("zebra quantum saxophone"))
         .await;
@@ -522,33 +517,20 @@ async fn retrieve_with_record_gap_opens_one_gap_when_nothing_matches() {
     assert_eq!(list["gaps"].as_array().map(Vec::len), Some(1), "{list}");
     // A reader cannot open gaps through retrieve.
     let reader = bearer(&app.client_token("reader", "acme", Role::Read).await);
-    let (s, v) = app
-        .call(
-            "POST",
-            "/api/v1/retrieve",
-            Some(Body::from(ask("nothing like this at all").to_string())),
-            &[("authorization", &reader)],
-        )
-        .await;
+    let (s, v) = post_as(
+        &app,
+        "/api/v1/retrieve",
+        &ask("nothing like this at all"),
+        &reader,
+    )
+    .await;
     assert_eq!(s, 403, "{v}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_with_record_gap_opens_the_same_gap_as_retrieve() {
-    let app = TestApp::new(Embed::Hashing).await;
-    ingest(
-        &app,
-        "acme",
-        "doc:a",
-        "Invoices are generated on the first business day.",
-    )
-    .await;
-    let ask = |q: &str| json!({"clientId": "acme", "query": q, "recordGap": true});
-    let (s, found) = app
-        .post("/api/v1/context", &ask("invoices generated"))
-        .await;
-    assert_eq!(s, 200, "{found}");
-    assert!(found.get("recordedGap").is_none(), "an answer opens no gap");
+    let app = invoices_app().await;
+    let found = answered_opens_no_gap(&app, "/api/v1/context").await;
     assert!(
         found["sections"]["context"]
             .as_str()

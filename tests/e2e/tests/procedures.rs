@@ -18,18 +18,7 @@ const TASK: &str = "Users report that the login page crashes after the update";
 
 /// A test app with the static embedder whose API reads time from a paused clock.
 async fn app_with_clock() -> (TestApp, Arc<ManualClock>) {
-    let mut app = TestApp::new(Embed::Static).await;
-    let clock = Arc::new(ManualClock::new(T0));
-    app.router = evident_api::router(
-        evident_api::App {
-            kb: app.kb.clone(),
-            tasks: evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone()),
-            clock: clock.clone(),
-        },
-        None,
-        evident_api::ApiConfig::default(),
-    );
-    (app, clock)
+    TestApp::with_clock(Embed::Static, T0).await
 }
 
 fn procedure(id: &str, trigger: &str, source: &str, project: Option<&str>) -> Value {

@@ -14,18 +14,7 @@ const T0: i64 = 1_700_000_000_000;
 
 /// A test app whose API reads time from a paused clock.
 async fn app_with_clock() -> (TestApp, Arc<ManualClock>) {
-    let mut app = TestApp::new(Embed::Hashing).await;
-    let clock = Arc::new(ManualClock::new(T0));
-    app.router = evident_api::router(
-        evident_api::App {
-            kb: app.kb.clone(),
-            tasks: evident_kb::TaskSubmitter::new(app.kb.stores().queue.clone()),
-            clock: clock.clone(),
-        },
-        None,
-        evident_api::ApiConfig::default(),
-    );
-    (app, clock)
+    TestApp::with_clock(Embed::Hashing, T0).await
 }
 
 fn note(project: Option<&str>, summary: &str) -> Value {

@@ -11,12 +11,12 @@ use serde_json::json;
 use support::{Replay, harness, locator_json};
 
 async fn github(h: &support::Harness, replay: &Replay) -> String {
-    h.register(
+    h.register_paged(
         "github",
-        json!({"id": "acme.shop-issues", "repo": "acme/shop", "baseUrl": replay.base, "perPage": 2}),
+        replay,
+        json!({"id": "acme.shop-issues", "repo": "acme/shop"}),
     )
     .await
-    .id
 }
 
 #[tokio::test]
@@ -139,12 +139,12 @@ async fn gitlab_issues_bring_notes_and_state_events() {
     let h = harness().await;
     let replay = Replay::start(&["gitlab-issues-paged.json"]).await;
     let id = h
-        .register(
+        .register_paged(
             "gitlab",
-            json!({"id": "acme.shop-gl", "project": "42", "baseUrl": replay.base, "perPage": 2}),
+            &replay,
+            json!({"id": "acme.shop-gl", "project": "42"}),
         )
-        .await
-        .id;
+        .await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["issues"], 3, "{report}");
     assert!(replay.unmatched().is_empty(), "{:?}", replay.unmatched());
@@ -162,12 +162,12 @@ async fn jira_pages_by_start_at_links_issues_and_honours_its_rate_limit() {
     let h = harness().await;
     let replay = Replay::start(&["jira-search-paged.json"]).await;
     let id = h
-        .register(
+        .register_paged(
             "jira",
-            json!({"id": "acme.shop-jira", "project": "SHOP", "baseUrl": replay.base, "perPage": 2}),
+            &replay,
+            json!({"id": "acme.shop-jira", "project": "SHOP"}),
         )
-        .await
-        .id;
+        .await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["issues"], 3, "{report}");
     assert_eq!(report["pages"], 2);
@@ -183,12 +183,12 @@ async fn jira_pages_by_start_at_links_issues_and_honours_its_rate_limit() {
     let h = harness().await;
     let limited = Replay::start(&["jira-rate-limited.json"]).await;
     let id = h
-        .register(
+        .register_paged(
             "jira",
-            json!({"id": "acme.shop-jira", "project": "SHOP", "baseUrl": limited.base, "perPage": 2}),
+            &limited,
+            json!({"id": "acme.shop-jira", "project": "SHOP"}),
         )
-        .await
-        .id;
+        .await;
     match h.poll(&id).await.expect_err("429") {
         PollError::RateLimited { retry_after_ms, .. } => assert_eq!(retry_after_ms, 3000),
         other => panic!("{other}"),
@@ -203,12 +203,8 @@ async fn a_jira_without_the_classic_search_says_which_setting_to_change() {
     let h = harness().await;
     let replay = Replay::start(&["jira-search-gone.json"]).await;
     let id = h
-        .register(
-            "jira",
-            json!({"project": "SHOP", "baseUrl": replay.base, "perPage": 2}),
-        )
-        .await
-        .id;
+        .register_paged("jira", &replay, json!({"project": "SHOP"}))
+        .await;
     let err = h.poll(&id).await.expect_err("gone").to_string();
     assert!(err.contains("searchApi"), "{err}");
 }

@@ -13,13 +13,13 @@ use support::{Harness, Replay, harness};
 const PREFIX: &str = "tracker:acme.shop-issues:";
 
 async fn github(h: &Harness, replay: &Replay, prs: bool) -> String {
-    h.register(
+    h.register_paged(
         "github",
-        json!({"id": "acme.shop-issues", "repo": "acme/shop", "baseUrl": replay.base, "perPage": 2,
-               "includePullRequests": prs, "intervalSecs": 300}),
+        replay,
+        json!({"id": "acme.shop-issues", "repo": "acme/shop", "includePullRequests": prs,
+               "intervalSecs": 300}),
     )
     .await
-    .id
 }
 
 async fn cursor(h: &Harness, id: &str) -> Option<Value> {
@@ -216,12 +216,12 @@ async fn gitlab_429_and_a_spent_budget_delay_the_next_poll() {
     let h = harness().await;
     let replay = Replay::start(&["gitlab-rate-limited.json"]).await;
     let id = h
-        .register(
+        .register_paged(
             "gitlab",
-            json!({"id": "acme.shop-gl", "project": "42", "baseUrl": replay.base, "perPage": 2, "intervalSecs": 60}),
+            &replay,
+            json!({"id": "acme.shop-gl", "project": "42", "intervalSecs": 60}),
         )
-        .await
-        .id;
+        .await;
     let (ms, why) = wait_of(&h.poll(&id).await.expect_err("429"));
     assert_eq!(ms, 30_000, "retry-after wins over the reset: {why}");
     assert!(why.contains("throttle_authenticated_api"), "{why}");
@@ -252,12 +252,12 @@ async fn jira_near_its_limit_stops_before_the_next_page() {
     let h = harness().await;
     let replay = Replay::start(&["jira-near-limit.json"]).await;
     let id = h
-        .register(
+        .register_paged(
             "jira",
-            json!({"id": "acme.shop-jira", "project": "SHOP", "baseUrl": replay.base, "perPage": 2}),
+            &replay,
+            json!({"id": "acme.shop-jira", "project": "SHOP"}),
         )
-        .await
-        .id;
+        .await;
     let (ms, why) = wait_of(&h.poll(&id).await.expect_err("near limit"));
     assert_eq!(ms, 60_000);
     assert!(why.contains("nearlimit"), "{why}");

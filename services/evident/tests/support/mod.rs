@@ -57,6 +57,33 @@ impl Server {
         run_cli(&self.url, Some(&self.token), args, stdin)
     }
 
+    /// Runs `evident CMD REST…` (`cmd` split at whitespace, then each of `rest` as one argument:
+    /// free text, ids) and asserts it succeeded; its stdout. The one-line command keeps a
+    /// test's steps readable where the written-out argument arrays repeated each other.
+    pub fn ok(&self, cmd: &str, rest: &[&str]) -> String {
+        self.ok_in(cmd, rest, None)
+    }
+
+    /// [`Server::ok`] with `stdin` written to the CLI.
+    pub fn ok_in(&self, cmd: &str, rest: &[&str], stdin: Option<&str>) -> String {
+        let args = argv(cmd, rest);
+        let (ok, out, err) = self.cli(&args, stdin);
+        assert!(ok, "`evident {}` failed: {err}", args.join(" "));
+        out
+    }
+
+    /// Runs `evident CMD REST…` like [`Server::ok`] and asserts it failed; its stderr.
+    pub fn refused(&self, cmd: &str, rest: &[&str]) -> String {
+        let args = argv(cmd, rest);
+        let (ok, out, err) = self.cli(&args, None);
+        assert!(
+            !ok,
+            "`evident {}` should fail; it said: {out}",
+            args.join(" ")
+        );
+        err
+    }
+
     /// SIGTERM, then waits for the server's goodbye and its exit.
     pub fn terminate(mut self) -> ExitStatus {
         let status = Command::new("kill")
@@ -74,6 +101,11 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `cmd` split at whitespace followed by `rest`, each whole.
+pub fn argv<'a>(cmd: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    cmd.split_whitespace().chain(rest.iter().copied()).collect()
 }
 
 /// Reads the server's stderr up to the line containing `needle`, which it returns.

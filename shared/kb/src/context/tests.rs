@@ -128,6 +128,20 @@ async fn load(kb: &Kb, docs: Vec<Document>) {
     .expect("global profile");
 }
 
+/// [`request`] asking for the one section `name` (every info type) at `budget` tokens.
+fn one_section(name: &str, budget: usize, query: Option<&str>) -> ContextQuery {
+    ContextQuery {
+        sections: Some(BTreeMap::from([(
+            name.to_string(),
+            SectionSpec {
+                info_types: None,
+                budget_tokens: budget,
+            },
+        )])),
+        ..request(query)
+    }
+}
+
 fn request(query: Option<&str>) -> ContextQuery {
     ContextQuery {
         query: query.map(str::to_string),
@@ -389,16 +403,7 @@ async fn budgets_hold_to_the_token_and_keep_the_best_ranked() {
         }
         let two = tokens::count(&lines[..2].join("\n"));
         for (budget, keep) in [(two, 2), (two - 1, 1), (two + 1, 2)] {
-            let q = ContextQuery {
-                sections: Some(BTreeMap::from([(
-                    section.clone(),
-                    SectionSpec {
-                        info_types: None,
-                        budget_tokens: budget,
-                    },
-                )])),
-                ..request(Some("LES"))
-            };
+            let q = one_section(section, budget, Some("LES"));
             let cut = kb.context(&q).await.expect("cut");
             assert!(
                 cut.tokens[section] <= budget,
@@ -421,16 +426,7 @@ async fn budgets_hold_to_the_token_and_keep_the_best_ranked() {
             continue;
         };
         let budget = tokens::count(first) - 1;
-        let q = ContextQuery {
-            sections: Some(BTreeMap::from([(
-                section.clone(),
-                SectionSpec {
-                    info_types: None,
-                    budget_tokens: budget,
-                },
-            )])),
-            ..request(Some("LES"))
-        };
+        let q = one_section(section, budget, Some("LES"));
         let cut = kb.context(&q).await.expect("cut");
         let got = &cut.sections[section];
         assert!(cut.tokens[section] <= budget, "{section}: {got}");
@@ -440,16 +436,7 @@ async fn budgets_hold_to_the_token_and_keep_the_best_ranked() {
         assert_eq!(cut.items[section].len(), 1);
         assert!(cut.truncated[section]);
     }
-    let bad = ContextQuery {
-        sections: Some(BTreeMap::from([(
-            "x".to_string(),
-            SectionSpec {
-                info_types: None,
-                budget_tokens: 0,
-            },
-        )])),
-        ..request(None)
-    };
+    let bad = one_section("x", 0, None);
     assert_eq!(
         kb.context(&bad).await.expect_err("refused").code(),
         "invalid_request"

@@ -2,6 +2,32 @@ use super::*;
 
 const THREAD: &str = "From a@x Mon Jan  5 10:00:00 2026\nMessage-ID: <root@x>\nFrom: Ann <ann@x.io>\nTo: Bob <bob@x.io>\nSubject: Plan\nDate: Mon, 05 Jan 2026 10:00:00 +0000\n\nLet's plan. See https://example.com/plan.\n\nFrom b@x Mon Jan  5 11:00:00 2026\nMessage-ID: <r1@x>\nIn-Reply-To: <root@x>\nReferences: <root@x>\nFrom: Bob <bob@x.io>\nTo: Ann <ann@x.io>\nSubject: Re: Plan\nDate: Mon, 05 Jan 2026 11:00:00 +0000\n\nAgreed.\n>From the archive: quoted.\n\nFrom c@x Mon Jan  5 12:00:00 2026\nMessage-ID: <r2@x>\nIn-Reply-To: <r1@x>\nReferences: <root@x> <r1@x>\nFrom: Cy <cy@x.io>\nSubject: Re: Plan\n\nMe too.\n";
 
+/// What a [`MailContext`] borrows, owned for one test: client `acme`, source `acme.mail`.
+struct Fixture {
+    scope: Scope,
+    chunking: ChunkingConfig,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Fixture {
+            scope: Scope::client("acme"),
+            chunking: ChunkingConfig::default(),
+        }
+    }
+
+    fn ctx(&self) -> MailContext<'_> {
+        MailContext {
+            scope: &self.scope,
+            source_id: "acme.mail",
+            mailbox: "INBOX",
+            max_attachment_bytes: 1 << 20,
+            truncated_at: None,
+            chunking: &self.chunking,
+        }
+    }
+}
+
 #[test]
 fn mbox_splits_and_unquotes() {
     let entries = split_mbox(THREAD.as_bytes());
@@ -23,16 +49,8 @@ fn threads_people_and_links() {
     assert_eq!(thread_root(&emails[2]), "root@x");
     assert_eq!(thread_root(&emails[0]), "root@x");
     assert_eq!(emails[0].links, vec!["https://example.com/plan"]);
-    let scope = Scope::client("acme");
-    let chunking = ChunkingConfig::default();
-    let ctx = MailContext {
-        scope: &scope,
-        source_id: "acme.mail",
-        mailbox: "INBOX",
-        max_attachment_bytes: 1 << 20,
-        truncated_at: None,
-        chunking: &chunking,
-    };
+    let fixture = Fixture::new();
+    let ctx = fixture.ctx();
     let src = &email_sources(&emails[1], &ctx)[0];
     let edges: Vec<(&str, &str)> = src
         .edges
@@ -148,16 +166,8 @@ fn very_long_ancestries_keep_the_root_and_the_nearest() {
 
 #[test]
 fn a_reply_names_its_absent_ancestors_as_placeholders_and_merges_their_thread_keys() {
-    let scope = Scope::client("acme");
-    let chunking = ChunkingConfig::default();
-    let ctx = MailContext {
-        scope: &scope,
-        source_id: "acme.mail",
-        mailbox: "INBOX",
-        max_attachment_bytes: 1 << 20,
-        truncated_at: None,
-        chunking: &chunking,
-    };
+    let fixture = Fixture::new();
+    let ctx = fixture.ctx();
     let e = headers("d@x", "References: <a@x> <b@x> <c@x>\nIn-Reply-To: <c@x>\n");
     let src = &email_sources(&e, &ctx)[0];
     let mut replies: Vec<(&str, &str)> = src
@@ -196,16 +206,8 @@ fn a_reply_names_its_absent_ancestors_as_placeholders_and_merges_their_thread_ke
 
 #[test]
 fn a_body_naming_a_thread_or_a_commit_makes_no_such_node() {
-    let scope = Scope::client("acme");
-    let chunking = ChunkingConfig::default();
-    let ctx = MailContext {
-        scope: &scope,
-        source_id: "acme.mail",
-        mailbox: "INBOX",
-        max_attachment_bytes: 1 << 20,
-        truncated_at: None,
-        chunking: &chunking,
-    };
+    let fixture = Fixture::new();
+    let ctx = fixture.ctx();
     let e = headers(
         "m@x",
         "\nTry notmuch show thread:some-thread-id, or commit:abc123 for jira:ABC-1.\n$ git log user:jan\n",

@@ -12,6 +12,24 @@ fn malformed_message(result: Result<Transcript, TranscriptError>) -> String {
     }
 }
 
+/// Each cue as (id, start, end, speaker, text), the shape the parser tests compare.
+type CueRow<'a> = (Option<&'a str>, u64, u64, Option<&'a str>, &'a str);
+
+fn cue_rows(t: &Transcript) -> Vec<CueRow<'_>> {
+    t.cues
+        .iter()
+        .map(|c| {
+            (
+                c.id.as_deref(),
+                c.start_ms,
+                c.end_ms,
+                c.speaker.as_deref(),
+                c.text.as_str(),
+            )
+        })
+        .collect()
+}
+
 // ---- the real fixtures -------------------------------------------------------------------
 //
 // How the expected values were counted: each file was split on blank lines (after dropping
@@ -324,19 +342,7 @@ fn srt_with_crlf_tags_and_speakers() {
         )
         .expect("parses");
     assert_eq!(t.format, TranscriptFormat::Srt);
-    let got: Vec<_> = t
-        .cues
-        .iter()
-        .map(|c| {
-            (
-                c.id.as_deref(),
-                c.start_ms,
-                c.end_ms,
-                c.speaker.as_deref(),
-                c.text.as_str(),
-            )
-        })
-        .collect();
+    let got = cue_rows(&t);
     assert_eq!(
         got,
         [
@@ -408,19 +414,7 @@ fn json_segments_in_seconds() {
     assert_eq!(t.title.as_deref(), Some("Weekly sync"));
     assert_eq!(t.date.as_deref(), Some("2024-03-05"));
     // The whitespace-only segment is dropped.
-    let got: Vec<_> = t
-        .cues
-        .iter()
-        .map(|c| {
-            (
-                c.id.as_deref(),
-                c.start_ms,
-                c.end_ms,
-                c.speaker.as_deref(),
-                c.text.as_str(),
-            )
-        })
-        .collect();
+    let got = cue_rows(&t);
     assert_eq!(
         got,
         [

@@ -145,6 +145,14 @@ pub async fn harness_with(access: impl FnOnce(&std::path::Path) -> Access) -> Ha
 }
 
 impl Harness {
+    /// Registers a tracker of `kind` reading from `replay`, two items a page, with
+    /// `settings` (its id, project, interval) besides; the source's id.
+    pub async fn register_paged(&self, kind: &str, replay: &Replay, mut settings: Value) -> String {
+        settings["baseUrl"] = json!(replay.base);
+        settings["perPage"] = json!(2);
+        self.register(kind, settings).await.id
+    }
+
     /// Registers a source of `kind` from its API body (`clientId` defaults to `acme`).
     pub async fn register(&self, kind: &str, mut body: Value) -> IndexerSource {
         if body.get("clientId").is_none() {
