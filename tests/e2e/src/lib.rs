@@ -196,7 +196,6 @@ impl TestApp {
         self.call("GET", uri, None, &[]).await
     }
 
-    /// Row counts of every table: a cheap "store unchanged" fingerprint for bad-input tests.
     /// A token of `role` over client `client`, without expiry, stored as `id`; its secret.
     pub async fn client_token(
         &self,
@@ -221,6 +220,7 @@ impl TestApp {
         }
     }
 
+    /// Row counts of every table: a cheap "store unchanged" fingerprint for bad-input tests.
     pub async fn fingerprint(&self) -> (i64, i64, i64) {
         let r = self.store.check_integrity().await.expect("integrity");
         assert!(r.is_ok(), "integrity: {r:?}");
