@@ -334,6 +334,7 @@ async fn open_stores(
             chunks: chunks.clone(),
             graph: graph.clone(),
             sources: queued.records,
+            aliases: aliases.clone(),
         }),
     };
     Ok((
