@@ -741,7 +741,10 @@ mod tests {
             background_indexer: false,
         })
         .expect("open");
-        store.register("c", &k("a:1"), &k("b:1")).await.expect("a → b");
+        store
+            .register("c", &k("a:1"), &k("b:1"))
+            .await
+            .expect("a → b");
         let with = |i: usize, alias: &'static str, canonical: &'static str| {
             let mut w = source(i);
             w.record = evident_store::RecordUpdate::Put(evident_store::SourceRecord {
@@ -759,7 +762,11 @@ mod tests {
             w
         };
         let (mut jobs, mut answers) = (Vec::new(), Vec::new());
-        for w in [with(1, "x:1", "y:1"), with(2, "b:1", "a:1"), with(3, "z:1", "b:1")] {
+        for w in [
+            with(1, "x:1", "y:1"),
+            with(2, "b:1", "a:1"),
+            with(3, "z:1", "b:1"),
+        ] {
             let (j, rx) = job(w);
             jobs.push(j);
             answers.push(rx);
@@ -774,7 +781,12 @@ mod tests {
         assert_eq!(ok, vec![true, false, true], "b → a would close a cycle");
         let mut stored = Vec::new();
         for urn in ["urn:d1", "urn:d2", "urn:d3"] {
-            stored.push(SourceRegistry::get(&store, "c", urn).await.expect("record").is_some());
+            stored.push(
+                SourceRegistry::get(&store, "c", urn)
+                    .await
+                    .expect("record")
+                    .is_some(),
+            );
         }
         assert_eq!(stored, vec![true, false, true]);
         let resolved = store

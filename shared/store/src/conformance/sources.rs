@@ -201,7 +201,10 @@ pub async fn source_write_registers_its_aliases(h: &Harness) {
             chunk(&c1, urn, "cart#0", "code", "class Cart {}", 0),
             axis(h.dim, 3, 0.0),
         )],
-        nodes: vec![super::graph::node("file:s/src/Cart.java", vec![ev("cart#0", &c1)])],
+        nodes: vec![super::graph::node(
+            "file:s/src/Cart.java",
+            vec![ev("cart#0", &c1)],
+        )],
         record: RecordUpdate::Put(record(&c1, urn, 1)),
         register_aliases: aliases,
         ..Default::default()
@@ -216,13 +219,21 @@ pub async fn source_write_registers_its_aliases(h: &Harness) {
         .await
         .expect("write with aliases");
     assert!(
-        h.stores.sources.get("c1", urn).await.expect("get").is_some(),
+        h.stores
+            .sources
+            .get("c1", urn)
+            .await
+            .expect("get")
+            .is_some(),
         "source stored"
     );
     let spellings: Vec<NodeKey> = pairs.iter().map(|(a, _)| a.clone()).collect();
     let canonical: Vec<NodeKey> = pairs.iter().map(|(_, c)| c.clone()).collect();
     let a = &h.stores.aliases;
-    assert_eq!(a.resolve("c1", &spellings).await.expect("resolve"), canonical);
+    assert_eq!(
+        a.resolve("c1", &spellings).await.expect("resolve"),
+        canonical
+    );
     assert_eq!(
         a.resolve("c2", &spellings).await.expect("other partition"),
         spellings,
