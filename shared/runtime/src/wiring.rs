@@ -267,6 +267,7 @@ async fn open_stores(
             chunks: chunks.clone(),
             graph: graph.clone(),
             sources: queued.records,
+            aliases: aliases.clone(),
         }),
     };
     Ok((

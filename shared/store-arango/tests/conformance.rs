@@ -84,6 +84,7 @@ async fn harness() -> Option<Harness> {
         chunks: local.clone(),
         graph: graph.clone(),
         sources: local.clone(),
+        aliases: graph.clone(),
     });
     stores.health = vec![local, graph];
     Some(Harness {

@@ -81,7 +81,7 @@ fn repoint(conn: &Connection, client: &str, from: &str, to: &str) -> Result<usiz
 /// Registers `alias → canonical` exactly as [`AliasRegistry::register`] specifies: pointed at
 /// the end of the chain (so resolution is one lookup), refusing a cycle, and re-pointing what
 /// pointed at the alias.
-fn register_in(
+pub(crate) fn register_in(
     conn: &Connection,
     client: &str,
     alias: &NodeKey,

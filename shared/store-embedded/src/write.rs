@@ -104,6 +104,10 @@ fn apply_in(conn: &Connection, w: &SourceWrite) -> Result<Applied> {
     // Evidence of deleted chunks goes; so does that of relocated chunks, whose refs may have
     // changed (an alias merge since) — the write's nodes and edges re-add what still holds.
     // Garbage is collected only after the upsert, so nothing still evidenced is deleted.
+    // The source's new alias spellings, in its own transaction (`SourceWrite::register_aliases`).
+    for (alias, canonical) in &w.register_aliases {
+        crate::aliases::register_in(conn, &w.partition, alias, canonical)?;
+    }
     let mut affected = graph::Affected::default();
     let mut forgotten = Vec::new();
     if !w.delete_chunk_ids.is_empty() {
@@ -722,5 +726,75 @@ mod tests {
         let report = store.check_integrity().await.expect("integrity");
         assert!(report.is_ok(), "{report:?}");
         assert_eq!((report.chunks, report.nodes, report.edges), (3, 0, 0));
+    }
+
+    /// Registrations ride in the source's own transaction: one that would close a cycle fails
+    /// its whole write (no chunk, no record, no alias) and its group neighbours keep theirs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_source_and_its_aliases_are_stored_together_or_not_at_all() {
+        use evident_store::{AliasRegistry, SourceRegistry};
+        let k = evident_core::NodeKey::from_canonical;
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = EmbeddedStore::open(crate::EmbeddedOptions {
+            dir: dir.path().to_path_buf(),
+            vector_space: vector_space(),
+            background_indexer: false,
+        })
+        .expect("open");
+        store
+            .register("c", &k("a:1"), &k("b:1"))
+            .await
+            .expect("a → b");
+        let with = |i: usize, alias: &'static str, canonical: &'static str| {
+            let mut w = source(i);
+            w.record = evident_store::RecordUpdate::Put(evident_store::SourceRecord {
+                scope: evident_core::Scope::client("c"),
+                source_urn: w.source_urn.clone(),
+                kind: "doc".into(),
+                title: None,
+                content_hash: format!("h{i}"),
+                status: evident_store::SourceStatus::Indexed,
+                chunk_count: 1,
+                last_indexed_at: "2026-11-26T00:00:00Z".into(),
+                last_error: None,
+            });
+            w.register_aliases = vec![(k(alias), k(canonical))];
+            w
+        };
+        let (mut jobs, mut answers) = (Vec::new(), Vec::new());
+        for w in [
+            with(1, "x:1", "y:1"),
+            with(2, "b:1", "a:1"),
+            with(3, "z:1", "b:1"),
+        ] {
+            let (j, rx) = job(w);
+            jobs.push(j);
+            answers.push(rx);
+        }
+        for answer in commit_group(&store.inner, jobs) {
+            answer();
+        }
+        let mut ok = Vec::new();
+        for rx in answers {
+            ok.push(rx.await.expect("answered").is_ok());
+        }
+        assert_eq!(ok, vec![true, false, true], "b → a would close a cycle");
+        let mut stored = Vec::new();
+        for urn in ["urn:d1", "urn:d2", "urn:d3"] {
+            stored.push(
+                SourceRegistry::get(&store, "c", urn)
+                    .await
+                    .expect("record")
+                    .is_some(),
+            );
+        }
+        assert_eq!(stored, vec![true, false, true]);
+        let resolved = store
+            .resolve("c", &[k("x:1"), k("b:1"), k("z:1")])
+            .await
+            .expect("resolve");
+        assert_eq!(resolved, vec![k("y:1"), k("b:1"), k("b:1")]);
+        let report = store.check_integrity().await.expect("integrity");
+        assert_eq!(report.chunks, 2, "{report:?}");
     }
 }

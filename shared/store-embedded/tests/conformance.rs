@@ -34,7 +34,8 @@ async fn sequenced_harness() -> Harness {
     stores.writer = Arc::new(SequencedWriter {
         chunks: me.clone(),
         graph: me.clone(),
-        sources: me,
+        sources: me.clone(),
+        aliases: me,
     });
     Harness {
         stores,

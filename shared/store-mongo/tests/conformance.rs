@@ -66,6 +66,7 @@ mod live {
             chunks: Arc::new(embedded.clone()),
             graph: Arc::new(embedded.clone()),
             sources: m.clone(),
+            aliases: Arc::new(embedded.clone()),
         });
         stores.health.push(m);
         Some(Harness {

@@ -92,7 +92,8 @@ async fn harness(multi_tenancy: bool) -> Option<Harness> {
     stores.writer = Arc::new(SequencedWriter {
         chunks: chunks.clone(),
         graph: local.clone(),
-        sources: local,
+        sources: local.clone(),
+        aliases: local,
     });
     stores.health.push(chunks);
     Some(Harness {

@@ -124,6 +124,12 @@ pub struct SourceWrite {
     pub edges: Vec<EdgeWrite>,
     /// What happens to the source's registry record.
     pub record: RecordUpdate,
+    /// Alias registrations (`alias → canonical`, as [`crate::AliasRegistry::register_many`]
+    /// would make them) that belong to this source: applied with the write, so a stored
+    /// source always has its aliases (a crash cannot keep the one without the other, and the
+    /// fingerprint skip would never repair a source stored without them). The write's
+    /// chunks and graph already use canonical keys; these only make the spellings resolve.
+    pub register_aliases: Vec<(NodeKey, NodeKey)>,
 }
 
 /// The registry side of a [`SourceWrite`].

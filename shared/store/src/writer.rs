@@ -3,13 +3,16 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::{
-    ChunkStore, GraphStore, RecordUpdate, RemovedCounts, Result, SourceWrite, SourceWriter,
+    AliasRegistry, ChunkStore, GraphStore, RecordUpdate, RemovedCounts, Result, SourceWrite,
+    SourceWriter,
 };
 
 /// A [`SourceWriter`] for deployments whose roles live in different backends, where one
 /// transaction cannot span them. Steps are ordered so that a crash at any point leaves a
 /// state that re-applying the same write repairs, and a reader never sees an edge whose
 /// evidence chunk does not exist yet:
+/// 0. register the write's aliases (idempotent: a crash after it leaves the source stale, and
+///    the redone ingest registers what is still missing);
 /// 1. insert new chunks; 2. upsert nodes and edges (evidence now exists);
 /// 3. remove evidence of deleted chunks (graph first, so no edge cites a missing chunk);
 /// 4. delete the chunks; 5. write (or remove) the registry record last — until then the
@@ -18,6 +21,8 @@ pub struct SequencedWriter {
     pub chunks: Arc<dyn ChunkStore>,
     pub graph: Arc<dyn GraphStore>,
     pub sources: Arc<dyn SourceRecordWriter>,
+    /// Where [`SourceWrite::register_aliases`] go.
+    pub aliases: Arc<dyn AliasRegistry>,
 }
 
 /// The write half of a source registry, used by [`SequencedWriter`] as its final step.
@@ -30,6 +35,11 @@ pub trait SourceRecordWriter: Send + Sync {
 #[async_trait]
 impl SourceWriter for SequencedWriter {
     async fn apply(&self, write: SourceWrite) -> Result<RemovedCounts> {
+        if !write.register_aliases.is_empty() {
+            self.aliases
+                .register_many(&write.partition, &write.register_aliases)
+                .await?;
+        }
         if !write.upsert_chunks.is_empty() {
             self.chunks.upsert(write.upsert_chunks).await?;
         }

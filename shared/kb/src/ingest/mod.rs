@@ -150,6 +150,10 @@ struct Draft {
     pub(super) hash: String,
 }
 
+/// Every key a source uses mapped to its canonical key, and the folded spellings (alias,
+/// key) not registered yet.
+type ResolvedKeys = (HashMap<NodeKey, NodeKey>, Vec<(NodeKey, NodeKey)>);
+
 impl Kb {
     /// Ingests one document synchronously: when this returns Ok, the data is durable and
     /// searchable.
@@ -246,8 +250,9 @@ impl Kb {
     }
 
     /// Registers the source's identities (when unknown) and returns the canonical key of
-    /// every key the source uses, resolved in one round trip.
-    async fn resolve_keys(&self, src: &PreparedSource) -> Result<HashMap<NodeKey, NodeKey>> {
+    /// every key the source uses, resolved in one round trip, with the folded spellings still
+    /// to register — those ride in the source's own write (`SourceWrite::register_aliases`).
+    async fn resolve_keys(&self, src: &PreparedSource) -> Result<ResolvedKeys> {
         let client = src.scope.partition();
         if !src.aliases.is_empty() {
             let aliases: Vec<NodeKey> = src.aliases.iter().map(|(a, _)| a.clone()).collect();
@@ -307,19 +312,18 @@ impl Kb {
             }
         }
         let (folded, keys): (Vec<NodeKey>, Vec<&NodeKey>) = by_fold.into_iter().unzip();
+        let mut register = Vec::new();
         if !folded.is_empty() {
             let current = self.stores.aliases.resolve(client, &folded).await?;
-            let new: Vec<(NodeKey, NodeKey)> = folded
+            register = folded
                 .iter()
                 .zip(keys)
                 .zip(current)
                 .filter(|((alias, _), now)| now == *alias)
                 .map(|((alias, key), _)| (alias.clone(), key.clone()))
                 .collect();
-            // One write for all of them (a file's symbols, a commit's files).
-            self.stores.aliases.register_many(client, &new).await?;
         }
-        Ok(resolved)
+        Ok((resolved, register))
     }
 
     /// The shared write path: ids, new/kept/gone chunks, embedding of new chunks only
@@ -399,7 +403,7 @@ impl Kb {
         });
 
         self.merge_identities(&partition, &src.merges).await?;
-        let resolved = self.resolve_keys(&src).await?;
+        let (resolved, register_aliases) = self.resolve_keys(&src).await?;
         let canon = |k: &NodeKey| resolved.get(k).cloned().unwrap_or_else(|| k.clone());
         let merged: Vec<NodeKey> = src
             .merges
@@ -479,6 +483,7 @@ impl Kb {
                 nodes,
                 edges,
                 record: RecordUpdate::Put(record),
+                register_aliases,
             })
             .await?;
         // Claims these chunks evidenced now cite text that changed (see `claims`).

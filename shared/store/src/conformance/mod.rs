@@ -115,6 +115,7 @@ macro_rules! __conformance_cases {
             gaps_claim_in_order_one_per_client_with_expiring_leases,
             gaps_move_by_the_state_machine_with_append_only_history,
             typed_filters_are_exact,
+            source_write_registers_its_aliases,
         );
     };
 }

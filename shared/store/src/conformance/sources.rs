@@ -190,3 +190,71 @@ pub async fn relocate_updates_without_reembedding(h: &Harness) {
         vec!["r1"]
     );
 }
+
+/// A source write carries its new alias spellings (`SourceWrite::register_aliases`): once the
+/// write is acknowledged the source is stored *and* its spellings resolve — in its own
+/// partition only, at the end of the chain, and re-applying the write changes nothing.
+pub async fn source_write_registers_its_aliases(h: &Harness) {
+    let c1 = Scope::client("c1");
+    let urn = "git:s:blob:main:src/Cart.java";
+    let write = |aliases: Vec<(NodeKey, NodeKey)>| SourceWrite {
+        partition: "c1".into(),
+        source_urn: urn.into(),
+        upsert_chunks: vec![(
+            chunk(&c1, urn, "cart#0", "code", "class Cart {}", 0),
+            axis(h.dim, 3, 0.0),
+        )],
+        nodes: vec![super::graph::node(
+            "file:s/src/Cart.java",
+            vec![ev("cart#0", &c1)],
+        )],
+        record: RecordUpdate::Put(record(&c1, urn, 1)),
+        register_aliases: aliases,
+        ..Default::default()
+    };
+    let pairs = vec![
+        (key("file:s_src_cart_java"), key("file:s/src/Cart.java")),
+        (key("symbol:cart"), key("symbol:Cart")),
+    ];
+    h.stores
+        .writer
+        .apply(write(pairs.clone()))
+        .await
+        .expect("write with aliases");
+    assert!(
+        h.stores
+            .sources
+            .get("c1", urn)
+            .await
+            .expect("get")
+            .is_some(),
+        "source stored"
+    );
+    let spellings: Vec<NodeKey> = pairs.iter().map(|(a, _)| a.clone()).collect();
+    let canonical: Vec<NodeKey> = pairs.iter().map(|(_, c)| c.clone()).collect();
+    let a = &h.stores.aliases;
+    assert_eq!(
+        a.resolve("c1", &spellings).await.expect("resolve"),
+        canonical
+    );
+    assert_eq!(
+        a.resolve("c2", &spellings).await.expect("other partition"),
+        spellings,
+        "registrations stay in the write's partition"
+    );
+    // Idempotent: the same write again (a redone ingest) leaves the same resolution.
+    h.stores
+        .writer
+        .apply(write(pairs.clone()))
+        .await
+        .expect("write again");
+    assert_eq!(a.resolve("c1", &spellings).await.expect("again"), canonical);
+    // A later registration of the canonical key re-points the write's spelling (one lookup).
+    a.register("c1", &key("symbol:Cart"), &key("symbol:shop.Cart"))
+        .await
+        .expect("re-point");
+    assert_eq!(
+        a.resolve("c1", &[key("symbol:cart")]).await.expect("chain"),
+        vec![key("symbol:shop.Cart")]
+    );
+}
