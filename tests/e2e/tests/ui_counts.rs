@@ -147,7 +147,8 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
     .await;
     assert_eq!(status, StatusCode::OK, "{page}");
     assert!(page.contains("id=\"reorder\""), "{page}");
-    let csrf_at = page.find("name=\"csrf\" value=\"").expect("csrf field") + 20;
+    let field = "name=\"csrf\" value=\"";
+    let csrf_at = page.find(field).expect("csrf field") + field.len();
     let csrf = &page[csrf_at..csrf_at + page[csrf_at..].find('"').expect("end")];
     let reorder = format!("/ui/queue/{last}/reorder");
     // Without the session's CSRF token, or with a bad position: refused, nothing moved.
