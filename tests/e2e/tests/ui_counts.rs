@@ -155,7 +155,10 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
     for (form, want) in [
         ("position=1".to_string(), StatusCode::FORBIDDEN),
         (format!("csrf={csrf}&position=0"), StatusCode::BAD_REQUEST),
-        (format!("csrf={csrf}&position=first"), StatusCode::BAD_REQUEST),
+        (
+            format!("csrf={csrf}&position=first"),
+            StatusCode::BAD_REQUEST,
+        ),
     ] {
         let (status, _, body) =
             send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
@@ -164,7 +167,8 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
     let (_, t) = app.get(&format!("/api/v1/queue/{last}")).await;
     assert_eq!(t["queuePosition"], serde_json::Value::Null, "{t}");
     let form = format!("csrf={csrf}&position=1");
-    let (status, _, body) = send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
+    let (status, _, body) =
+        send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
     assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
     let claimed = queue
         .claim("w", PriorityBand::ALL, 60_000, 10)

@@ -302,6 +302,8 @@ pub async fn reorder(
     ctx: Ctx,
     CsrfForm(form): CsrfForm<PositionForm>,
 ) -> ApiResult<Response> {
-    s.tasks.reorder(&id, form.position, s.clock.now_ms()).await?;
+    s.tasks
+        .reorder(&id, form.position, s.clock.now_ms())
+        .await?;
     Ok(back_to(&ctx, &id))
 }

@@ -33,7 +33,11 @@ pub async fn graph_counts_follow_visibility(h: &Harness) {
     let e = || vec![ev("c1a", &p1)];
     g.upsert(
         "c1",
-        vec![node("topic:a0", e()), node("topic:a1", e()), node("topic:b1", e())],
+        vec![
+            node("topic:a0", e()),
+            node("topic:a1", e()),
+            node("topic:b1", e()),
+        ],
         vec![
             edge("topic:a0", "links", "topic:a1", e()),
             edge("topic:a1", "cites", "topic:b1", e()),
@@ -82,7 +86,10 @@ pub async fn graph_counts_follow_visibility(h: &Harness) {
         );
     }
     // The count agrees with the listing.
-    let listed = g.list_nodes(&vis(&p2), None, None, 100).await.expect("list");
+    let listed = g
+        .list_nodes(&vis(&p2), None, None, 100)
+        .await
+        .expect("list");
     assert_eq!(listed.nodes.len(), 4);
 
     // Evidence gone: what it alone evidenced is no longer counted.
