@@ -1,7 +1,8 @@
 //! What a client has, at a glance (the console's overview): the indexed sources and their
-//! chunks, the graph's nodes, the polled sources by state, the queue by state and priority,
-//! and the tasks finished in the last hour. Counts that would need a scan of everything are
-//! bounded and say so (`…_capped`), so the page stays fast at any size.
+//! chunks, the graph's nodes and edges (exact, counted by the graph store), the polled
+//! sources by state, the queue by state and priority, and the tasks finished in the last
+//! hour. Counts that would need a scan of everything are bounded and say so (`…_capped`),
+//! so the page stays fast at any size.
 
 use std::collections::BTreeMap;
 
@@ -12,8 +13,6 @@ use serde::Serialize;
 
 use crate::{Kb, Result, TaskSubmitter};
 
-/// Most nodes counted one by one (pages of 500).
-pub const MAX_COUNTED_NODES: usize = 5_000;
 /// Most finished tasks looked at for the last hour's throughput.
 pub const MAX_COUNTED_TASKS: usize = 5_000;
 const HOUR_MS: i64 = 3_600_000;
@@ -24,9 +23,12 @@ pub struct Overview {
     /// Indexed sources (documents, files, messages…) the reader sees, and their chunks.
     pub indexed_sources: usize,
     pub chunks: u64,
-    pub nodes: usize,
-    /// More nodes than [`MAX_COUNTED_NODES`] exist.
-    pub nodes_capped: bool,
+    /// More indexed sources than one listing returns ([`crate::listing::MAX_SOURCES`]) exist:
+    /// the two figures above cover the first ones.
+    pub sources_capped: bool,
+    /// Visible graph nodes and edges ([`evident_store::GraphStore::count`]).
+    pub nodes: u64,
+    pub edges: u64,
     /// Polled sources by [`source_state`].
     pub sources_by_state: BTreeMap<&'static str, u64>,
     pub queue: QueueCounts,
@@ -64,9 +66,9 @@ impl Kb {
         // The reads are independent: run them at once (each store read takes its own
         // connection), so the page costs the slowest of them, not their sum.
         let since = now - HOUR_MS;
-        let (indexed, nodes, polled, queue, done, errors) = tokio::try_join!(
+        let (indexed, graph, polled, queue, done, errors) = tokio::try_join!(
             self.sources(vis, Some(crate::listing::MAX_SOURCES)),
-            self.count_nodes(vis),
+            async { Ok(self.stores.graph.count(vis).await?) },
             async { Ok(self.stores.indexers.list_sources(None).await?) },
             async { Ok(tasks.queue().counts(client).await?) },
             finished_since(tasks, TaskState::Done, client, &sees, since),
@@ -75,10 +77,12 @@ impl Kb {
         let mut o = Overview {
             indexed_sources: indexed.len(),
             chunks: indexed.iter().map(|s| s.chunk_count as u64).sum(),
+            sources_capped: indexed.len() >= crate::listing::MAX_SOURCES,
+            nodes: graph.nodes,
+            edges: graph.edges,
             queue,
             ..Overview::default()
         };
-        (o.nodes, o.nodes_capped) = nodes;
         for s in polled {
             if vis.admits(&s.scope) {
                 *o.sources_by_state.entry(source_state(&s)).or_default() += 1;
@@ -88,23 +92,6 @@ impl Kb {
         (o.done_last_hour, o.errors_last_hour) = (done, errors);
         o.throughput_capped = more_done || more_errors;
         Ok(o)
-    }
-
-    async fn count_nodes(&self, vis: &Visibility) -> Result<(usize, bool)> {
-        let (mut n, mut after) = (0, None);
-        loop {
-            let page = self
-                .stores
-                .graph
-                .list_nodes(vis, None, after.as_ref(), 1_000)
-                .await?;
-            n += page.nodes.len();
-            match page.next_after {
-                Some(next) if n < MAX_COUNTED_NODES => after = Some(next),
-                Some(_) => return Ok((n, true)),
-                None => return Ok((n, false)),
-            }
-        }
     }
 }
 
@@ -183,8 +170,8 @@ mod tests {
             .overview(&tasks, &vis, Some("acme"), |_| true, 10)
             .await
             .expect("overview");
-        assert_eq!((o.indexed_sources, o.nodes_capped), (1, false));
-        assert_eq!((o.chunks, o.nodes), (1, 2), "{o:?}");
+        assert_eq!((o.indexed_sources, o.sources_capped), (1, false));
+        assert_eq!((o.chunks, o.nodes, o.edges), (1, 2, 1), "{o:?}");
         assert_eq!(o.queue.state(TaskState::Queued), 1);
         assert_eq!((o.done_last_hour, o.errors_last_hour), (0, 0));
         let none = kb
@@ -197,7 +184,10 @@ mod tests {
             )
             .await
             .expect("overview");
-        assert_eq!((none.indexed_sources, none.chunks, none.nodes), (0, 0, 0));
+        assert_eq!(
+            (none.indexed_sources, none.chunks, none.nodes, none.edges),
+            (0, 0, 0, 0)
+        );
         assert_eq!(none.queue.state(TaskState::Queued), 0);
     }
 }

@@ -155,6 +155,33 @@ SORT k \
 LIMIT @limit \
 RETURN k";
 
+/// How many nodes and edges of one partition (`@@nodes`, `@@edges`) `@vis` sees, leaving out
+/// the keys already counted in the reader's earlier partitions (`@beforeNodes`,
+/// `@beforeEdges`: collection names; a document with the same `_key` there that `@vis`
+/// sees), so a key in both partitions counts once. `COLLECT WITH COUNT INTO` counts on
+/// the server; nothing but the two numbers comes back.
+pub const COUNT_GRAPH: &str = "LET n = FIRST(FOR d IN @@nodes \
+LET ev = (FOR x IN d.evidence \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+LIMIT 1 RETURN 1) \
+FILTER LENGTH(ev) > 0 \
+LET dup = (FOR c IN @beforeNodes LET o = DOCUMENT(c, d._key) FOR x IN NOT_NULL(o.evidence, []) \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+LIMIT 1 RETURN 1) \
+FILTER LENGTH(dup) == 0 \
+COLLECT WITH COUNT INTO k RETURN k) \
+LET e = FIRST(FOR d IN @@edges \
+LET ev = (FOR x IN d.evidence \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+LIMIT 1 RETURN 1) \
+FILTER LENGTH(ev) > 0 \
+LET dup = (FOR c IN @beforeEdges LET o = DOCUMENT(c, d._key) FOR x IN NOT_NULL(o.evidence, []) \
+FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
+LIMIT 1 RETURN 1) \
+FILTER LENGTH(dup) == 0 \
+COLLECT WITH COUNT INTO k RETURN k) \
+RETURN { nodes: NOT_NULL(n, 0), edges: NOT_NULL(e, 0) }";
+
 /// Known aliases among `@aliases` of client `@client`, as `{alias, canonical}`.
 pub const ALIAS_RESOLVE: &str = "FOR a IN @aliases \
 FOR d IN @@aliases FILTER d.clientId == @client AND d.aliasKey == a \
@@ -215,6 +242,7 @@ mod tests {
         EDGES_AT,
         SEARCH_NODES,
         LIST_NODES,
+        COUNT_GRAPH,
         ALIAS_RESOLVE,
         ALIAS_PUT,
         ALIAS_REPOINT,

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use evident_core::{EdgeWrite, Evidence, Node, NodeKey, NodeWrite, Visibility};
 use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
-    Direction, EdgeKey, ErrorKind, GraphStore, NodePage, RemovedCounts, Result, StoreError,
-    Subgraph, TraverseOptions,
+    Direction, EdgeKey, ErrorKind, GraphCounts, GraphStore, NodePage, RemovedCounts, Result,
+    StoreError, Subgraph, TraverseOptions,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -703,8 +703,13 @@ impl GraphStore for ArangoStore {
         out.truncate(limit);
         Ok(out)
     }
+
+    async fn count(&self, vis: &Visibility) -> Result<GraphCounts> {
+        self.count_graph(vis).await
+    }
 }
 
+mod count;
 mod list;
 
 #[cfg(test)]

@@ -789,3 +789,20 @@ async fn health_accepts_a_server_that_hides_its_version() {
     );
     server.assert_exhausted();
 }
+
+#[tokio::test]
+async fn count_asks_each_partition_once_leaving_out_what_earlier_ones_counted() {
+    let (server, store) = start(&["connect", "count_graph"]).await;
+    let c1 = Visibility::of(Scope::client("c1"));
+    let counts = |nodes, edges| evident_store::GraphCounts { nodes, edges };
+    assert_eq!(store.count(&c1).await.expect("c1"), counts(7, 3));
+    // A client that never wrote sees what the global partition holds.
+    let c2 = Visibility::of(Scope::client("c2"));
+    assert_eq!(store.count(&c2).await.expect("c2"), counts(3, 1));
+    // No global partition: the client's is asked without naming it.
+    assert_eq!(store.count(&c1).await.expect("no global"), counts(5, 2));
+    let err = store.count(&c1).await.expect_err("503");
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.is_retryable());
+    server.assert_exhausted();
+}

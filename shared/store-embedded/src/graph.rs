@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use evident_core::{EdgeWrite, Node, NodeKey, NodeWrite, Scope, Visibility};
 use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
-    Direction, EdgeKey, GraphStore, NodePage, RemovedCounts, Result, Subgraph, TraverseOptions,
+    Direction, EdgeKey, GraphCounts, GraphStore, NodePage, RemovedCounts, Result, Subgraph,
+    TraverseOptions,
 };
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
@@ -324,6 +325,38 @@ fn list_nodes(
     Ok(NodePage { nodes, next_after })
 }
 
+/// [`GraphStore::count`]: two `COUNT`s in SQL over the reader's partitions (the
+/// `UNIQUE(partition, …)` indexes), each row admitted by an indexed probe of its evidence
+/// rows under the visibility rule; `DISTINCT` makes a key in both partitions count once.
+fn count(conn: &Connection, vis: &Visibility) -> Result<GraphCounts> {
+    let nodes = count_visible(
+        conn,
+        vis,
+        "SELECT DISTINCT n.key FROM nodes n WHERE n.partition IN",
+        "SELECT 1 FROM node_evidence ev WHERE ev.nid = n.nid",
+    )?;
+    let edges = count_visible(
+        conn,
+        vis,
+        "SELECT DISTINCT e.from_key, e.edge_type, e.to_key FROM edges e WHERE e.partition IN",
+        "SELECT 1 FROM edge_evidence ev WHERE ev.eid = e.eid",
+    )?;
+    Ok(GraphCounts { nodes, edges })
+}
+
+/// `COUNT(*)` of `select` (rows of the reader's partitions) having some visible `evidence`.
+fn count_visible(conn: &Connection, vis: &Visibility, select: &str, evidence: &str) -> Result<u64> {
+    let (ph, mut params) = partitions_params(vis);
+    let mut q = format!("SELECT COUNT(*) FROM ({select} {ph} AND EXISTS ({evidence} AND ");
+    sql::visibility(vis, "ev.", &mut q, &mut params);
+    q.push_str("))");
+    let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
+    let n: i64 = stmt
+        .query_row(params_from_iter(params), |r| r.get(0))
+        .map_err(sqlite_err)?;
+    Ok(n.max(0) as u64)
+}
+
 struct EdgeRow {
     eid: i64,
     from: String,
@@ -580,5 +613,10 @@ impl GraphStore for EmbeddedStore {
             list_nodes(conn, &vis, node_type.as_deref(), after.as_ref(), limit)
         })
         .await
+    }
+
+    async fn count(&self, vis: &Visibility) -> Result<GraphCounts> {
+        let vis = vis.clone();
+        self.read(move |conn, _| count(conn, &vis)).await
     }
 }

@@ -75,6 +75,13 @@ pub trait GraphStore: Send + Sync {
         after: Option<&NodeKey>,
         limit: usize,
     ) -> Result<NodePage>;
+    /// How many nodes and edges `vis` sees, exactly.
+    ///
+    /// Contract: the same visibility as every read — a node or edge counts iff one of its
+    /// evidence chunks is admitted; a key (an edge's `(from, edge type, to)`) in both of the
+    /// reader's partitions counts once. Counted by the store (an indexed count), never by
+    /// reading the nodes or edges out.
+    async fn count(&self, vis: &Visibility) -> Result<GraphCounts>;
 }
 
 /// Searchable chunks with their vectors.

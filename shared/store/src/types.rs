@@ -185,3 +185,10 @@ pub struct HealthReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
+
+/// How many nodes and edges a reader sees ([`crate::GraphStore::count`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphCounts {
+    pub nodes: u64,
+    pub edges: u64,
+}

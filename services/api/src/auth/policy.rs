@@ -194,6 +194,7 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("get", "/ui/queue/{taskId}", read(Task)),
     ("post", "/ui/queue/{taskId}/retry", admin(Task)),
     ("post", "/ui/queue/{taskId}/prioritize", admin(Task)),
+    ("post", "/ui/queue/{taskId}/reorder", admin(Task)),
     ("get", "/ui/search", read(Query)),
     ("get", "/ui/chunk/{id}", read(Query)),
     ("get", "/ui/node/{key}", read(Query)),

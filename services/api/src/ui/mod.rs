@@ -9,7 +9,7 @@
 //!
 //! Forms: every POST carries a CSRF token derived from the session (see [`session`]);
 //! a cookie-authenticated POST without it is refused 403. The console writes only through
-//! capabilities the API already has (retry, prioritise, register, unregister).
+//! capabilities the API already has (retry, prioritise, reorder, register, unregister).
 //!
 //! Must not: hold product logic (it lives in `evident-kb`), or render any stored text
 //! unescaped ([`layout::esc`]).
@@ -52,6 +52,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/queue/{task_id}", get(queue::show))
         .route("/ui/queue/{task_id}/retry", post(queue::retry))
         .route("/ui/queue/{task_id}/prioritize", post(queue::prioritize))
+        .route("/ui/queue/{task_id}/reorder", post(queue::reorder))
         .route("/ui/search", get(search::page))
         .route("/ui/chunk/{id}", get(chunk::page))
         .route("/ui/node/{key}", get(node::page))

@@ -1,6 +1,7 @@
-//! `/ui`: per client, the indexed sources and chunks, the graph's nodes, the polled sources
-//! by state, the queue by state and priority, and the last hour's throughput
-//! (`Kb::overview`).
+//! `/ui`: per client, the indexed sources and chunks, the graph's nodes and edges, the polled
+//! sources by state, the queue by state and priority, and the last hour's throughput
+//! (`Kb::overview`). A figure that is a bound rather than exact ends in `+` and the page says
+//! why under the tiles.
 
 use std::fmt::Write;
 
@@ -57,6 +58,31 @@ fn queue_table(o: &evident_kb::overview::Overview) -> String {
     layout::table("queue-depth", &head, &rows)
 }
 
+/// Says which figures are bounds (`+`) and why, so a capped figure is never read as exact.
+fn bounds_note(o: &evident_kb::overview::Overview) -> String {
+    let mut notes = Vec::new();
+    if o.sources_capped {
+        notes.push(format!(
+            "chunks and indexed sources count the first {} sources",
+            evident_kb::listing::MAX_SOURCES
+        ));
+    }
+    if o.throughput_capped {
+        notes.push(format!(
+            "the last hour's finished tasks are counted among the first {} tasks of each \
+             final state (a scan, bounded so the page stays fast)",
+            evident_kb::overview::MAX_COUNTED_TASKS
+        ));
+    }
+    if notes.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<p class=\"muted\" id=\"capped\">+ at least: {}.</p>",
+        esc(&notes.join("; "))
+    )
+}
+
 pub async fn page(State(s): State<AppState>, ctx: Ctx) -> ApiResult<Response> {
     let grant = ctx.principal.grant.clone();
     let o =
@@ -68,16 +94,21 @@ pub async fn page(State(s): State<AppState>, ctx: Ctx) -> ApiResult<Response> {
             s.clock.now_ms(),
         )
         .await?;
-    let nodes = format!("{}{}", o.nodes, if o.nodes_capped { "+" } else { "" });
     let capped = if o.throughput_capped { "+" } else { "" };
+    let sources_capped = if o.sources_capped { "+" } else { "" };
     let mut body = String::from("<div class=\"tiles\">");
-    body.push_str(&tile("chunks", "chunks", o.chunks.to_string()));
+    body.push_str(&tile(
+        "chunks",
+        "chunks",
+        format!("{}{sources_capped}", o.chunks),
+    ));
     body.push_str(&tile(
         "indexed",
         "indexed sources",
-        o.indexed_sources.to_string(),
+        format!("{}{sources_capped}", o.indexed_sources),
     ));
-    body.push_str(&tile("nodes", "graph nodes", nodes));
+    body.push_str(&tile("nodes", "graph nodes", o.nodes.to_string()));
+    body.push_str(&tile("edges", "graph edges", o.edges.to_string()));
     body.push_str(&tile(
         "done-hour",
         "tasks done, last hour",
@@ -88,7 +119,9 @@ pub async fn page(State(s): State<AppState>, ctx: Ctx) -> ApiResult<Response> {
         "tasks failed, last hour",
         format!("{}{capped}", o.errors_last_hour),
     ));
-    body.push_str("</div><h2>Polled sources</h2><p id=\"source-states\">");
+    body.push_str("</div>");
+    body.push_str(&bounds_note(&o));
+    body.push_str("<h2>Polled sources</h2><p id=\"source-states\">");
     if o.sources_by_state.is_empty() {
         body.push_str("<span class=\"muted\">none registered</span>");
     }

@@ -1,5 +1,6 @@
 //! `/ui/queue`: tasks filtered by state, kind, client and source, refreshed live; a task's
-//! page with its attempts, backoff and last error; retry and prioritise as forms.
+//! page with its attempts, backoff and last error; retry, prioritise ("run next") and
+//! reorder (a position within its priority) as forms, each the REST route of the same name.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -214,6 +215,18 @@ fn actions(ctx: &Ctx, t: &TaskRecord) -> String {
             &format!("{base}/prioritize"),
             "<button type=\"submit\" id=\"prioritize\">Run next</button>",
         ));
+        // The queue's own ordering: an explicit position among the waiting tasks of the
+        // same priority (1 = first), which claims honour (`TaskQueue::reorder`).
+        let current = t.queue_position.unwrap_or(1).max(1);
+        out.push_str(&ctx.form(
+            &format!("{base}/reorder"),
+            &format!(
+                "<label>position in p{} <input type=\"number\" name=\"position\" \
+                 id=\"position\" min=\"1\" value=\"{current}\" size=\"4\" required></label> \
+                 <button type=\"submit\" id=\"reorder\">Move</button>",
+                t.priority
+            ),
+        ));
     }
     out.push_str("</div>");
     out
@@ -273,5 +286,24 @@ pub async fn prioritize(
     CsrfForm(_): CsrfForm<HashMap<String, String>>,
 ) -> ApiResult<Response> {
     s.tasks.reorder(&id, 1, s.clock.now_ms()).await?;
+    Ok(back_to(&ctx, &id))
+}
+
+#[derive(Deserialize)]
+pub struct PositionForm {
+    position: i64,
+}
+
+/// Moves a waiting task to a position within its priority (1 = next), as
+/// `POST /api/v1/queue/{taskId}/reorder`.
+pub async fn reorder(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    ctx: Ctx,
+    CsrfForm(form): CsrfForm<PositionForm>,
+) -> ApiResult<Response> {
+    s.tasks
+        .reorder(&id, form.position, s.clock.now_ms())
+        .await?;
     Ok(back_to(&ctx, &id))
 }

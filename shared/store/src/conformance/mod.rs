@@ -18,6 +18,7 @@ mod chunks;
 mod claims;
 mod gaps;
 mod graph;
+mod graph_count;
 mod indexers;
 mod memory;
 mod procedures;
@@ -31,6 +32,7 @@ pub use chunks::*;
 pub use claims::*;
 pub use gaps::*;
 pub use graph::*;
+pub use graph_count::*;
 pub use indexers::*;
 pub use memory::*;
 pub use procedures::*;
@@ -116,6 +118,7 @@ macro_rules! __conformance_cases {
             gaps_move_by_the_state_machine_with_append_only_history,
             typed_filters_are_exact,
             source_write_registers_its_aliases,
+            graph_counts_follow_visibility,
         );
     };
 }
