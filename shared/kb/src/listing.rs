@@ -118,6 +118,7 @@ impl TaskSubmitter {
             client_id: q.client_id,
             source_urn: q.source_urn,
             after: q.after,
+            updated_since: None,
             limit,
         };
         let mut tasks = self.queue().list(&filter).await?;

@@ -247,6 +247,10 @@ impl TaskQueue for EmbeddedStore {
                 q.push_str(" AND source_urn = ?");
                 p.push(Value::Text(u.clone()));
             }
+            if let Some(since) = filter.updated_since {
+                q.push_str(" AND updated_at >= ?");
+                p.push(Value::Integer(since));
+            }
             if let Some(a) = &filter.after {
                 q.push_str(" AND id > ?");
                 p.push(Value::Text(a.clone()));

@@ -152,6 +152,10 @@ CREATE INDEX IF NOT EXISTS tasks_source_open ON tasks(partition, source_urn, seq
 -- runs must wait). At most a task or two per source are processing: a probe, not a walk.
 CREATE INDEX IF NOT EXISTS tasks_source_leased ON tasks(partition, source_urn)
     WHERE state = 'processing';
+-- "What finished in the last hour" (the console's throughput) reads only the window. Partial:
+-- a task enters it once, when it ends.
+CREATE INDEX IF NOT EXISTS tasks_finished ON tasks(state, updated_at)
+    WHERE state IN ('done', 'error');
 
 -- Continuously polled sources, their cursors, and which replica polls each (a lease).
 CREATE TABLE IF NOT EXISTS indexer_sources(

@@ -178,6 +178,9 @@ pub struct TaskFilter {
     pub source_urn: Option<String>,
     /// Page after this task id (ids sort in creation order).
     pub after: Option<String>,
+    /// Only tasks whose state last changed at or after this instant (e.g. the tasks that
+    /// finished within the last hour, without walking every older finished task first).
+    pub updated_since: Option<Millis>,
     pub limit: usize,
 }
 

@@ -381,6 +381,7 @@ impl EvidentMcp {
             client_id: scope.client_id.clone(),
             source_urn: a.source_urn,
             after: None,
+            updated_since: None,
             limit,
         };
         let mut tasks = queue.list(&filter).await.map_err(store)?;

@@ -69,8 +69,8 @@ fn bounds_note(o: &evident_kb::overview::Overview) -> String {
     }
     if o.throughput_capped {
         notes.push(format!(
-            "the last hour's finished tasks are counted among the first {} tasks of each \
-             final state (a scan, bounded so the page stays fast)",
+            "more than {} tasks of a final state ended in the last hour (the count stops \
+             there so the page stays fast)",
             evident_kb::overview::MAX_COUNTED_TASKS
         ));
     }

@@ -351,6 +351,9 @@ pub(crate) fn list_command(filter: &TaskFilter) -> Document {
     if let Some(u) = &filter.source_urn {
         f.insert("sourceUrn", u.as_str());
     }
+    if let Some(since) = filter.updated_since {
+        f.insert("updatedAt", doc! {"$gte": since});
+    }
     if let Some(a) = &filter.after {
         f.insert("_id", doc! {"$gt": a.as_str()});
     }

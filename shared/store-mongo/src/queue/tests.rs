@@ -511,3 +511,42 @@ proptest! {
         rt.block_on(concurrent(seed, rounds))?;
     }
 }
+
+/// A window on finished tasks is a filter on `updatedAt`, answered by the store (the fake
+/// evaluates it like the server), not a scan of every finished task.
+#[tokio::test]
+async fn tasks_finished_since_are_listed_from_the_window() {
+    let fake = Arc::new(FakeMongo::new());
+    let q = MongoStore::new(fake.clone(), "evident");
+    for (source, ended) in [(1, 10), (2, 20)] {
+        q.enqueue(new_task(source, 4), ended - 1)
+            .await
+            .expect("enqueue");
+        let c = q
+            .claim("w", PriorityBand::ALL, LEASE, ended)
+            .await
+            .expect("claim")
+            .expect("task");
+        assert!(q.complete(&c.token, ended).await.expect("complete"));
+    }
+    let filter = TaskFilter {
+        state: Some(TaskState::Done),
+        updated_since: Some(15),
+        limit: 10,
+        ..Default::default()
+    };
+    assert_eq!(
+        list_command(&filter)
+            .get_document("filter")
+            .expect("filter"),
+        &doc! {"state": "done", "updatedAt": {"$gte": 15_i64}}
+    );
+    let recent = q.list(&filter).await.expect("list");
+    assert_eq!(
+        recent
+            .iter()
+            .map(|t| t.source_urn.as_str())
+            .collect::<Vec<_>>(),
+        vec!["urn:2"]
+    );
+}

@@ -372,6 +372,23 @@ pub async fn queue_release_list_prune(h: &Harness) {
         done.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>(),
         vec![id.clone()]
     );
+    // The task finished at 3: a window from 3 holds it, one from 4 does not.
+    for (since, expected) in [(3, vec![id.clone()]), (4, vec![])] {
+        let recent = q
+            .list(&TaskFilter {
+                state: Some(TaskState::Done),
+                updated_since: Some(since),
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .expect("list");
+        assert_eq!(
+            recent.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>(),
+            expected,
+            "done since {since}"
+        );
+    }
     let page = q
         .list(&TaskFilter {
             after: Some(id.clone()),
