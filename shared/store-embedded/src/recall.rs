@@ -9,8 +9,8 @@ use evident_core::{TypedFilter, Visibility};
 use evident_store::Result;
 use rusqlite::Connection;
 
-use crate::{EmbeddedStore, sqlite_err};
 use crate::vectors::{RowFilter, normalize};
+use crate::{EmbeddedStore, sqlite_err};
 
 /// A candidate in a query's bounded heap (min-heap on similarity through `Reverse` order).
 #[derive(PartialEq)]
@@ -82,9 +82,7 @@ impl EmbeddedStore {
         let (vis, mut queries) = (vis.clone(), queries.to_vec());
         queries.iter_mut().for_each(|q| normalize(q));
         self.read(move |conn, inner| {
-            let filter = inner
-                .vectors
-                .row_filter(&vis, &[], &TypedFilter::default());
+            let filter = inner.vectors.row_filter(&vis, &[], &TypedFilter::default());
             let top = exact_top_k(conn, &filter, &queries, k)?;
             Ok(top
                 .into_iter()

@@ -184,7 +184,11 @@ async fn recall_at_10(
     for (pass, limit) in [None, Some(usize::MAX - 1)].into_iter().enumerate() {
         store.vector_index().set_exact_limit(limit);
         // The exact scan over stored vectors reads every visible row per query: 20 queries.
-        let n = if pass == 0 { vectors.len() } else { vectors.len().min(20) };
+        let n = if pass == 0 {
+            vectors.len()
+        } else {
+            vectors.len().min(20)
+        };
         let mut found = 0usize;
         for (v, want) in vectors.iter().zip(&exact).take(n) {
             let got = chunks

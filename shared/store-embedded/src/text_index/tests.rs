@@ -202,8 +202,8 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
         embedder: "test".into(),
         dim: 4,
     };
-    let rows = crate::vectors::VectorIndex::open(dir.path(), space, 0, |_| Ok(Vec::new()))
-        .expect("open");
+    let rows =
+        crate::vectors::VectorIndex::open(dir.path(), space, 0, |_| Ok(Vec::new())).expect("open");
     rows.set_exact_limit(Some(0)); // no listing: every posting is visited, the filter decides
     let index = TextIndex::default();
     let text = |rid: u64| {
@@ -237,17 +237,28 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
 
     let vis = Visibility::of(Scope::client("a"));
     let filter = rows.row_filter(&vis, &[], &TypedFilter::default());
-    for query in ["common often w8", "common w10", "often some few w12 w200", "common", "few often"] {
+    for query in [
+        "common often w8",
+        "common w10",
+        "often some few w12 w200",
+        "common",
+        "few often",
+    ] {
         let got = index.search(query, &["a"], &filter, 10);
         // Exhaustive reference: every posting of every term, the same statistics.
         let inner = index.inner.read();
         let part = inner.part_ids["a"];
         let stats = &inner.parts[part as usize];
-        let (n, avgdl) = (stats.docs as f32, stats.total_len as f32 / stats.docs as f32);
+        let (n, avgdl) = (
+            stats.docs as f32,
+            stats.total_len as f32 / stats.docs as f32,
+        );
         let mut scores: HashMap<u64, f32> = HashMap::new();
         let mut seen = Vec::new();
         terms(query, |w| {
-            let Some(&t) = inner.term_ids.get(w) else { return };
+            let Some(&t) = inner.term_ids.get(w) else {
+                return;
+            };
             if seen.contains(&t) {
                 return;
             }

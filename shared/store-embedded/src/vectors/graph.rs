@@ -347,7 +347,10 @@ mod tests {
             assert!((similarity(&qa, &qa) - 1.0).abs() < 0.01, "dim {dim}");
         }
         // A zero vector quantizes to zeros (similarity 0), not to NaN.
-        assert_eq!(similarity(&quantize(&[0.0; 8]), &quantize(&unit(9, 8))), 0.0);
+        assert_eq!(
+            similarity(&quantize(&[0.0; 8]), &quantize(&unit(9, 8))),
+            0.0
+        );
     }
 
     #[test]
@@ -367,7 +370,11 @@ mod tests {
         assert_eq!((loaded.size(), mark), (50, 50));
         let q = quantize(&unit(7, 8));
         let hits = loaded.search(&q, 1).expect("search");
-        assert_eq!(hits.keys, vec![7], "the loaded graph answers with its metric");
+        assert_eq!(
+            hits.keys,
+            vec![7],
+            "the loaded graph answers with its metric"
+        );
         // The state of a format-1 graph (f32 vectors) has no `format`: rebuilt, never loaded.
         let mut state: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&state_path).expect("read")).expect("json");
