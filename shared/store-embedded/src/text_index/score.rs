@@ -42,8 +42,10 @@ pub(super) fn top_k(
     k: usize,
 ) -> Vec<(u64, f32)> {
     let bm25 = Bm25 { avgdl };
-    // Rarest (highest bound) first; ties by term id so the order is deterministic.
-    terms.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    // Rarest (highest bound) first; ties keep the query's order (a stable sort), never the
+    // term ids, which differ between a loaded and a rebuilt index: the order of the float
+    // additions, and so every score's bits, depend on the query and the statistics alone.
+    terms.sort_by(|a, b| b.1.total_cmp(&a.1));
     let mut bound_after = vec![0f32; terms.len() + 1];
     let mut len_after = vec![0usize; terms.len() + 1];
     for i in (0..terms.len()).rev() {
