@@ -29,6 +29,7 @@ mod integrity;
 mod memory;
 mod procedures;
 mod queue;
+mod recall;
 mod restart;
 mod schema;
 mod sources;

@@ -123,6 +123,11 @@ pub async fn tenants(
             .admitted()
             .map(|a| a.rids.len());
         assert!(visible != Some(0), "the {name} reader sees its documents");
+        let recall = if client == "bench" {
+            Some(recall_at_10(kb, store, embedder, &vis, queries).await)
+        } else {
+            None
+        };
         let (r, b, v, g) = (
             p50_p99(retrieve),
             p50_p99(bm25),
@@ -141,10 +146,67 @@ pub async fn tenants(
                 "bm25_p50_ms": b.0, "bm25_p99_ms": b.1,
                 "vector_p50_ms": v.0, "vector_p99_ms": v.1,
                 "vector_graph_forced_p50_ms": g.0, "vector_graph_forced_p99_ms": g.1,
+                "vector_recall_at_10": recall.map(|r| r.0),
+                "vector_recall_at_10_exact_over_stored": recall.map(|r| r.1),
             }),
         );
     }
     serde_json::Value::Object(out)
+}
+
+/// Recall@10 of the vector channel against the exact cosine over the stored f32 embeddings
+/// (the first 50 queries): the search as served (graph over i8 vectors, plus the tail), and
+/// an exact scan over the graph's stored i8 vectors (what quantization alone gives up).
+async fn recall_at_10(
+    kb: &Kb,
+    store: &EmbeddedStore,
+    embedder: &Arc<dyn Embedder>,
+    vis: &Visibility,
+    queries: &[String],
+) -> (f64, f64) {
+    let queries = &queries[..queries.len().min(50)];
+    let mut vectors = Vec::new();
+    for q in queries {
+        let mut v = embedder
+            .embed(std::slice::from_ref(q), Priority::INTERACTIVE)
+            .await
+            .expect("embed");
+        vectors.push(v.remove(0));
+    }
+    let t = Instant::now();
+    let exact = store
+        .exact_vector_top_k(vis, &vectors, 10)
+        .await
+        .expect("exact top 10");
+    let exact_s = t.elapsed().as_secs_f64();
+    let chunks = &kb.stores().chunks;
+    let mut recall = [0f64; 2];
+    for (pass, limit) in [None, Some(usize::MAX - 1)].into_iter().enumerate() {
+        store.vector_index().set_exact_limit(limit);
+        // The exact scan over stored vectors reads every visible row per query: 20 queries.
+        let n = if pass == 0 {
+            vectors.len()
+        } else {
+            vectors.len().min(20)
+        };
+        let mut found = 0usize;
+        for (v, want) in vectors.iter().zip(&exact).take(n) {
+            let got = chunks
+                .search_vector(vis, v, &ChunkFilter::default(), 10)
+                .await
+                .expect("knn");
+            found += got.iter().filter(|h| want.contains(&h.chunk_id)).count();
+        }
+        recall[pass] = found as f64 / (n * 10).max(1) as f64;
+    }
+    store.vector_index().set_exact_limit(None);
+    println!(
+        "vector recall@10 against exact f32 cosine ({} queries; exact scan {exact_s:.1} s): served {:.3}; exact scan over the stored i8 vectors {:.3}",
+        vectors.len(),
+        recall[0],
+        recall[1]
+    );
+    (recall[0], recall[1])
 }
 
 async fn channels(

@@ -11,7 +11,6 @@
 //! (`retrieveWithExpansion` → `retrieve`, `expansion`) and whole identifiers; stop words are
 //! neither indexed nor queried.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use parking_lot::RwLock;
@@ -21,6 +20,7 @@ use postings::Inner;
 
 mod persist;
 mod postings;
+mod score;
 #[cfg(test)]
 mod tests;
 
@@ -46,10 +46,6 @@ use crate::tokens::{file_name, terms};
 #[derive(Default)]
 pub struct TextIndex {
     inner: RwLock<Inner>,
-}
-
-thread_local! {
-    static SCORES: RefCell<(Vec<f32>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// A text's terms with their weighted counts, and its length: computed before the write (off
@@ -260,54 +256,19 @@ impl TextIndex {
                 query_terms.push(*id);
             }
         });
-        SCORES.with(|cell| {
-            let (scores, touched) = &mut *cell.borrow_mut();
-            for &t in &query_terms {
-                let p = &inner.postings[t as usize];
-                let df = p.df_in(&parts) as f32;
+        let terms: Vec<(u32, f32)> = query_terms
+            .into_iter()
+            .filter_map(|t| {
+                let df = inner.postings[t as usize].df_in(&parts) as f32;
                 if df == 0.0 {
-                    continue; // no visible row holds the term
+                    return None; // no visible row holds the term
                 }
                 // Stale postings (removed rows not yet compacted) still count in `df`; never
                 // let them push it past the live count (a negative idf would hide matches).
                 let df = df.min(n);
-                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                for (&rid, &tf) in p.rids.iter().zip(&p.tfs) {
-                    // A small tenant's query skips other tenants' postings on one bit test.
-                    if !filter.may_admit(rid as u64) {
-                        continue;
-                    }
-                    let Some(&dl) = inner.doc_len.get(rid as u64) else {
-                        continue;
-                    };
-                    let slot = rid as usize;
-                    if slot >= scores.len() {
-                        scores.resize((slot + 1).next_power_of_two(), 0.0);
-                    }
-                    if scores[slot] == 0.0 {
-                        touched.push(rid);
-                    }
-                    let tf = tf as f32;
-                    scores[slot] +=
-                        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl as f32 / avgdl));
-                }
-            }
-            let mut hits: Vec<(u64, f32)> = Vec::with_capacity(k + 1);
-            for &rid in touched.iter() {
-                let s = scores[rid as usize];
-                scores[rid as usize] = 0.0;
-                if s > 0.0 && filter.admits(rid as u64) {
-                    hits.push((rid as u64, s));
-                }
-            }
-            touched.clear();
-            let by_score = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-            if hits.len() > k {
-                hits.select_nth_unstable_by(k, by_score);
-                hits.truncate(k);
-            }
-            hits.sort_by(by_score);
-            hits
-        })
+                Some((t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()))
+            })
+            .collect();
+        score::top_k(&inner, filter, terms, avgdl, k)
     }
 }

@@ -414,6 +414,7 @@ fn read_terms(r: &mut Reader<'_>, inner: &mut Inner) -> Result<(), LoadError> {
             rids: Vec::with_capacity(n),
             tfs: Vec::with_capacity(n),
             df: Vec::new(),
+            unsorted: false,
         };
         let mut rid = 0u64;
         for _ in 0..n {

@@ -14,6 +14,10 @@ pub(super) struct Postings {
     /// Document frequency per partition (partition id, postings of that partition still in
     /// the lists), sorted by partition id: most terms occur in a handful of partitions.
     pub(super) df: Vec<(u32, u32)>,
+    /// Some row id is below the one before it (a re-indexed row appended again): scoring
+    /// then scans the list instead of binary-searching it. Lists are built in commit (row-id)
+    /// order, and loaded sorted.
+    pub(super) unsorted: bool,
 }
 
 impl Postings {
@@ -185,6 +189,7 @@ impl Inner {
         for (term, n) in analyzed.terms {
             let id = self.term_id(term);
             let p = &mut self.postings[id as usize];
+            p.unsorted |= p.rids.last().is_some_and(|last| *last > rid);
             p.rids.push(rid);
             p.tfs.push(n);
             p.df_add(part, 1);

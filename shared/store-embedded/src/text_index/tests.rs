@@ -200,3 +200,107 @@ mod partition_tests {
         assert_ne!(retitled, before);
     }
 }
+
+/// Max-score pruning ([`super::score`]) returns the top k of plain term-at-a-time scoring:
+/// queries mixing words in every row with rare ones, over two tenants, with posting lists
+/// made unsorted by re-titled rows.
+#[test]
+fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
+    use evident_core::{Scope, TypedFilter, Visibility};
+    use evident_store::VectorSpace;
+    use std::collections::HashMap;
+
+    let dir = tempfile::tempdir().expect("tmp");
+    let space = VectorSpace {
+        embedder: "test".into(),
+        dim: 4,
+    };
+    let rows =
+        crate::vectors::VectorIndex::open(dir.path(), space, 0, |_| Ok(Vec::new())).expect("open");
+    rows.set_exact_limit(Some(0)); // no listing: every posting is visited, the filter decides
+    let index = TextIndex::default();
+    let text = |rid: u64| {
+        let mut t = String::from("common ");
+        for (word, every) in [("often", 2), ("some", 10), ("few", 97)] {
+            if rid.is_multiple_of(every) {
+                t.push_str(word);
+                t.push(' ');
+            }
+        }
+        // Rare words, repeated so term frequencies differ.
+        for _ in 0..(rid % 3 + 1) {
+            t.push_str(&format!("w{} ", rid % 300));
+        }
+        t.push_str(&"filler ".repeat((rid % 7) as usize));
+        t
+    };
+    for rid in 1..=3000u64 {
+        let client = if rid % 2 == 0 { "a" } else { "b" };
+        rows.track_row(rid, &format!("r{rid}"), &Scope::client(client), "doc");
+        index.insert(rid, client, Analyzed::of(Some("title"), &text(rid)));
+    }
+    // Re-titled rows are appended again: the lists of their words are no longer sorted.
+    let retitled: Vec<(u64, String)> = [10u64, 20, 600].iter().map(|r| (*r, text(*r))).collect();
+    let retitle: Vec<(u64, &str, Option<&str>, &str)> = retitled
+        .iter()
+        .map(|(r, t)| (*r, "a", Some("another title"), t.as_str()))
+        .collect();
+    index.retitle(&retitle);
+    assert!(index.inner.read().postings.iter().any(|p| p.unsorted));
+
+    let vis = Visibility::of(Scope::client("a"));
+    let filter = rows.row_filter(&vis, &[], &TypedFilter::default());
+    for query in [
+        "common often w8",
+        "common w10",
+        "often some few w12 w200",
+        "common",
+        "few often",
+    ] {
+        let got = index.search(query, &["a"], &filter, 10);
+        // Exhaustive reference: every posting of every term, the same statistics.
+        let inner = index.inner.read();
+        let part = inner.part_ids["a"];
+        let stats = &inner.parts[part as usize];
+        let (n, avgdl) = (
+            stats.docs as f32,
+            stats.total_len as f32 / stats.docs as f32,
+        );
+        let mut scores: HashMap<u64, f32> = HashMap::new();
+        let mut seen = Vec::new();
+        terms(query, |w| {
+            let Some(&t) = inner.term_ids.get(w) else {
+                return;
+            };
+            if seen.contains(&t) {
+                return;
+            }
+            seen.push(t);
+            let p = &inner.postings[t as usize];
+            let df = (p.df_in(&[part]) as f32).min(n);
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for (&rid, &tf) in p.rids.iter().zip(&p.tfs) {
+                let (Some(&dl), true) = (inner.doc_len.get(rid as u64), filter.admits(rid as u64))
+                else {
+                    continue;
+                };
+                let tf = tf as f32;
+                *scores.entry(rid as u64).or_default() +=
+                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl as f32 / avgdl));
+            }
+        });
+        let mut want: Vec<(u64, f32)> = scores.into_iter().collect();
+        want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        want.truncate(10);
+        assert_eq!(got.len(), want.len(), "{query}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g.1 - w.1).abs() < 1e-4, "{query}: {got:?} vs {want:?}");
+        }
+        // Same rows, up to ties within float rounding.
+        let score_of = |rid: u64| want.iter().find(|w| w.0 == rid).map(|w| w.1);
+        for (rid, s) in &got {
+            let near_tie = want.last().is_some_and(|l| (l.1 - s).abs() < 1e-4);
+            assert!(score_of(*rid).is_some() || near_tie, "{query}: row {rid}");
+        }
+    }
+}

@@ -59,9 +59,9 @@ impl Drop for SlotGuard<'_> {
 
 pub(super) fn new_hnsw(dim: usize) -> Result<usearch::Index, StoreError> {
     let options = usearch::IndexOptions {
-        dimensions: dim,
+        dimensions: stored_len(dim),
         metric: usearch::MetricKind::Cos,
-        quantization: usearch::ScalarKind::F32,
+        quantization: usearch::ScalarKind::I8,
         connectivity: 16,
         expansion_add: 64,
         expansion_search: 64,
@@ -69,7 +69,7 @@ pub(super) fn new_hnsw(dim: usize) -> Result<usearch::Index, StoreError> {
     };
     let mut index = usearch::Index::new(&options)
         .map_err(|e| StoreError::corrupt(format!("creating vector index: {e}")))?;
-    use_normalised_cosine(&mut index, dim);
+    use_quantized_cosine(&mut index, dim);
     reserve(&index, 1024)?;
     Ok(index)
 }
@@ -107,22 +107,82 @@ pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
-/// Every vector in the graph and every query is normalised, so cosine distance is `1 − dot`:
-/// the graph uses that instead of usearch's portable cosine kernel (three serial
-/// accumulations per pair; the SIMD kernels are not built). Not saved with the graph: set
+/// The graph's storage format (saved in its state file): a graph saved in another (the f32
+/// vectors of format 1) is rebuilt at open, never handed to a metric that reads it otherwise.
+pub(super) const GRAPH_FORMAT: u32 = 2;
+
+/// Bytes the scale of a stored vector takes after its components.
+const SCALE_BYTES: usize = 4;
+
+/// Length of a stored vector of `dim` dimensions: `dim` i8 components, then the f32 scale.
+pub(super) fn stored_len(dim: usize) -> usize {
+    dim + SCALE_BYTES
+}
+
+/// A normalised vector as the graph stores it: each component rounded to an i8 step of
+/// `max |x| / 127`, that scale appended (its four bytes). A quarter of the f32 bytes (at 1M ×
+/// 256 dims the graph held 1 GB of vectors); the scale per vector keeps the rounding error
+/// within half a step of the vector's largest component (recall is measured by
+/// `evident-bench retrieve` against the exact scan).
+pub(super) fn quantize(v: &[f32]) -> Vec<i8> {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let mut out: Vec<i8> = v
+        .iter()
+        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+        .collect();
+    out.extend(scale.to_le_bytes().map(|b| b as i8));
+    out
+}
+
+/// The components and scale of a stored vector.
+fn split(stored: &[i8]) -> (&[i8], f32) {
+    let (components, scale) = stored.split_at(stored.len() - SCALE_BYTES);
+    let bytes: [u8; SCALE_BYTES] = std::array::from_fn(|i| scale[i] as u8);
+    (components, f32::from_le_bytes(bytes))
+}
+
+/// Dot product of i8 components in sixteen i32 lanes (vectorised like [`dot`]).
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut lanes = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| *x as i32 * *y as i32)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..16 {
+            lanes[i] += x[i] as i32 * y[i] as i32;
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
+}
+
+/// Cosine similarity of two stored (quantized, normalised) vectors.
+pub(super) fn similarity(a: &[i8], b: &[i8]) -> f32 {
+    let ((ca, sa), (cb, sb)) = (split(a), split(b));
+    dot_i8(ca, cb) as f32 * sa * sb
+}
+
+/// Every vector in the graph and every query is normalised and quantized ([`quantize`]), so
+/// cosine distance is `1 − scale_a · scale_b · dot` over the i8 components: the graph uses
+/// that (usearch's own i8 cosine knows no per-vector scale). Not saved with the graph: set
 /// again after every load.
 #[allow(unsafe_code)] // usearch hands a custom metric raw pointers; see SAFETY below.
-pub(super) fn use_normalised_cosine(index: &mut usearch::Index, dim: usize) {
-    index.change_metric::<f32>(Box::new(move |a, b| {
-        // SAFETY: usearch calls the metric with two vectors of the index's dimension `dim`
-        // (stored f32 vectors, or a query it checked against that dimension).
+pub(super) fn use_quantized_cosine(index: &mut usearch::Index, dim: usize) {
+    let len = stored_len(dim);
+    index.change_metric::<i8>(Box::new(move |a, b| {
+        // SAFETY: usearch calls the metric with two vectors of the index's dimension, `len`
+        // i8 values (stored vectors, or a query it checked against that dimension).
         let (a, b) = unsafe {
             (
-                std::slice::from_raw_parts(a, dim),
-                std::slice::from_raw_parts(b, dim),
+                std::slice::from_raw_parts(a, len),
+                std::slice::from_raw_parts(b, len),
             )
         };
-        1.0 - dot(a, b)
+        1.0 - similarity(a, b)
     }));
 }
 
@@ -137,6 +197,13 @@ pub(super) struct SavedState {
     pub(super) index_len: u64,
     #[serde(default)]
     pub(super) index_sha256: String,
+    /// [`GRAPH_FORMAT`] of the saved graph (absent: format 1, f32 vectors).
+    #[serde(default = "format_one")]
+    pub(super) format: u32,
+}
+
+fn format_one() -> u32 {
+    1
 }
 
 /// Length and hex SHA-256 of a file, streamed (the graph can be hundreds of MB).
@@ -189,6 +256,12 @@ pub(super) fn load_saved(
             state.space.embedder
         ));
     }
+    if state.format != GRAPH_FORMAT {
+        return Err(format!(
+            "saved vector index is in format {} (this build stores format {GRAPH_FORMAT})",
+            state.format
+        ));
+    }
     if state.high_water > max_rid {
         return Err(format!(
             "saved vector index is newer (row {}) than the record store (row {max_rid})",
@@ -202,8 +275,8 @@ pub(super) fn load_saved(
     }
     let mut hnsw = new_hnsw(space.dim).map_err(|e| e.to_string())?;
     match hnsw.load(index_path.to_string_lossy().as_ref()) {
-        Ok(()) if hnsw.dimensions() == space.dim => {
-            use_normalised_cosine(&mut hnsw, space.dim);
+        Ok(()) if hnsw.dimensions() == stored_len(space.dim) => {
+            use_quantized_cosine(&mut hnsw, space.dim);
             // Loading sizes the graph to its contents and the default thread count.
             reserve(&hnsw, (hnsw.size() * 2).max(1024)).map_err(|e| e.to_string())?;
             Ok((hnsw, state.high_water))
@@ -235,10 +308,82 @@ pub(super) fn write_saved(
         high_water,
         index_len,
         index_sha256,
+        format: GRAPH_FORMAT,
     };
     let tmp = state_path.with_extension("json.tmp");
     let bytes = serde_json::to_vec(&state).map_err(|e| StoreError::corrupt(e.to_string()))?;
     std::fs::write(&tmp, bytes)
         .and_then(|_| std::fs::rename(&tmp, state_path))
         .map_err(|e| StoreError::unavailable(format!("saving vector index state: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic pseudo-random normalised vectors (xorshift).
+    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect();
+        normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn quantized_similarity_stays_within_a_hundredth_of_the_exact_cosine() {
+        for (dim, seed) in [(256, 1), (256, 2), (8, 3), (17, 4), (384, 5)] {
+            let (a, b) = (unit(seed, dim), unit(seed + 100, dim));
+            let (qa, qb) = (quantize(&a), quantize(&b));
+            assert_eq!(qa.len(), stored_len(dim));
+            let exact = dot(&a, &b);
+            assert!((similarity(&qa, &qb) - exact).abs() < 0.01, "dim {dim}");
+            assert!((similarity(&qa, &qa) - 1.0).abs() < 0.01, "dim {dim}");
+        }
+        // A zero vector quantizes to zeros (similarity 0), not to NaN.
+        assert_eq!(
+            similarity(&quantize(&[0.0; 8]), &quantize(&unit(9, 8))),
+            0.0
+        );
+    }
+
+    #[test]
+    fn a_graph_saved_in_the_f32_format_is_refused_and_a_current_one_loads() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let (index_path, state_path) = (dir.path().join("v.usearch"), dir.path().join("v.json"));
+        let space = VectorSpace {
+            embedder: "test".into(),
+            dim: 8,
+        };
+        let hnsw = new_hnsw(8).expect("new");
+        for key in 1..=50u64 {
+            hnsw.add(key, &quantize(&unit(key, 8))).expect("add");
+        }
+        write_saved(&hnsw, &index_path, &state_path, &space, 50).expect("save");
+        let (loaded, mark) = load_saved(&index_path, &state_path, &space, 50).expect("load");
+        assert_eq!((loaded.size(), mark), (50, 50));
+        let q = quantize(&unit(7, 8));
+        let hits = loaded.search(&q, 1).expect("search");
+        assert_eq!(
+            hits.keys,
+            vec![7],
+            "the loaded graph answers with its metric"
+        );
+        // The state of a format-1 graph (f32 vectors) has no `format`: rebuilt, never loaded.
+        let mut state: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&state_path).expect("read")).expect("json");
+        state.as_object_mut().expect("object").remove("format");
+        std::fs::write(&state_path, serde_json::to_vec(&state).expect("json")).expect("write");
+        let refused = load_saved(&index_path, &state_path, &space, 50).map(|_| ());
+        assert!(
+            matches!(&refused, Err(reason) if reason.contains("format 1")),
+            "{refused:?}"
+        );
+    }
 }

@@ -368,13 +368,16 @@ impl VectorIndex {
     /// from the tail is in the graph when asked again (or was deleted meanwhile).
     fn exact_scan(&self, rids: &[u32], q: &[f32]) -> Vec<(u64, f32)> {
         let mut out = Vec::with_capacity(rids.len());
-        let mut buf = vec![0f32; self.space.dim];
+        let mut buf = vec![0i8; graph::stored_len(self.space.dim)];
+        // Graph rows are compared as the graph compares them (quantized query, i8 vectors),
+        // so the exact scan and the graph search rank alike.
+        let stored_q = graph::quantize(q);
         let mut from_graph = |rids: &mut dyn Iterator<Item = u64>, out: &mut Vec<(u64, f32)>| {
             let hnsw = self.hnsw.read();
             let mut missing = Vec::new();
             for rid in rids {
                 match hnsw.get(rid, &mut buf) {
-                    Ok(n) if n > 0 => out.push((rid, dot(q, &buf))),
+                    Ok(n) if n > 0 => out.push((rid, graph::similarity(&stored_q, &buf))),
                     _ => missing.push(rid),
                 }
             }
@@ -421,9 +424,10 @@ impl VectorIndex {
         }
         let hnsw = self.hnsw.read();
         if hnsw.size() > 0 {
+            let q = graph::quantize(q);
             let _slot = self.slots.take();
             let matches = hnsw
-                .filtered_search(q, k, admits)
+                .filtered_search(&q, k, admits)
                 .map_err(|e| StoreError::corrupt(format!("vector search: {e}")))?;
             for (key, dist) in matches.keys.iter().zip(matches.distances.iter()) {
                 let sim = 1.0 - *dist;

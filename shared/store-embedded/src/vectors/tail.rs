@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use evident_store::StoreError;
 
 use super::VectorIndex;
-use super::graph::{index_threads, reserve};
+use super::graph::{index_threads, quantize, reserve};
 
 /// Rows moved from the tail into the graph per batch.
 const BATCH: usize = 256;
@@ -23,9 +23,10 @@ const BATCH: usize = 256;
 /// writes the whole graph: at 1M vectors ~1.6 GB), and whenever the tail drains after
 /// changes and 30 s passed.
 const SAVE_EVERY: usize = 20_000;
-/// Default bound on the tail (`[store] vector_backlog`): an exact scan of 50k vectors costs
-/// a search a few milliseconds at worst, and the indexer drains it in well under a minute.
-pub const DEFAULT_BACKLOG: usize = 50_000;
+/// Default bound on the tail (`[store] vector_backlog`): an exact scan of 30k vectors costs
+/// a search a few milliseconds at worst, and the indexer drains it within a minute even
+/// while searches share the cores (50k took 78 s at 1M chunks with retrieves running).
+pub const DEFAULT_BACKLOG: usize = 30_000;
 
 pub(super) struct Tail {
     pub(super) pending: BTreeMap<u64, Arc<[f32]>>,
@@ -115,7 +116,7 @@ impl VectorIndex {
             let hnsw = self.hnsw.write();
             let (rid, v) = &batch[0];
             let _slot = self.slots.take();
-            hnsw.add(*rid, v)
+            hnsw.add(*rid, &quantize(v))
                 .map_err(|e| StoreError::corrupt(format!("adding to vector index: {e}")))?;
             batch_rest = &batch[1..];
         }
@@ -147,7 +148,7 @@ impl VectorIndex {
                     scope.spawn(move || -> Result<(), StoreError> {
                         let _slot = slots.take();
                         for (rid, v) in part {
-                            hnsw.add(*rid, v).map_err(|e| {
+                            hnsw.add(*rid, &quantize(v)).map_err(|e| {
                                 StoreError::corrupt(format!("adding to vector index: {e}"))
                             })?;
                         }
