@@ -25,6 +25,7 @@ mod inflight;
 mod memory_tools;
 mod params;
 mod procedure_tools;
+mod queue_tools;
 mod render;
 mod resources;
 mod tools;
@@ -70,7 +71,8 @@ impl EvidentMcp {
                 + Self::claim_router()
                 + Self::procedure_router()
                 + Self::gap_router()
-                + Self::context_router(),
+                + Self::context_router()
+                + Self::queue_router(),
         }
     }
 }

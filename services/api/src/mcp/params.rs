@@ -241,6 +241,19 @@ pub struct MemoryListArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+pub struct SteerTaskArgs {
+    /// The task (its `taskId`, as `queue_status` lists it).
+    pub task_id: String,
+    /// `retry` (a task in `error`, back to the queue) or `reorder` (a waiting task to
+    /// `position`).
+    pub action: String,
+    /// With `reorder`: the place among the waiting tasks of its priority, 1 = next.
+    #[serde(default)]
+    pub position: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct QueueStatusArgs {
     /// Only tasks in this state: `queued`, `processing`, `retry_wait`, `done` or `error`.
     #[serde(default)]

@@ -432,9 +432,6 @@ impl EvidentMcp {
 }
 
 impl EvidentMcp {
-    /// Writes are audited like REST writes, granted or refused.
-    /// Audits a write tool's call (granted or refused) and renders its answer: every write
-    /// tool ends here.
     /// The frame of every write tool: the caller's scope from `args`, a write there
     /// authorised, `op` run in that scope, and the call audited whatever its outcome.
     pub(super) async fn write_tool<T: serde::Serialize>(
@@ -454,6 +451,8 @@ impl EvidentMcp {
         self.audited(caller, tool, scope.ok(), r).await
     }
 
+    /// Audits a write tool's call (granted or refused, like REST writes) and renders its
+    /// answer: every write tool ends here.
     pub(super) async fn audited<T: serde::Serialize>(
         &self,
         caller: &Caller,

@@ -9,3 +9,4 @@ mod app;
 mod knowledge;
 mod progress;
 mod ranking;
+mod steering;

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::client::Client;
 
-const TOOLS: [&str; 38] = [
+const TOOLS: [&str; 39] = [
     "add_graph_edge",
     "add_graph_node",
     "claim_attention",
@@ -39,6 +39,7 @@ const TOOLS: [&str; 38] = [
     "session_append",
     "session_recent",
     "source_status",
+    "steer_task",
     "store_knowledge",
     "submit_findings",
     "supersede",
@@ -48,8 +49,9 @@ const TOOLS: [&str; 38] = [
 
 /// The tools that write. Appending to the session log or a claim's history, counting an
 /// outcome, and gap and graph writes (which add, never replace: their own annotations are
-/// checked by the gap loop's test) are writes that are not destructive: `APPENDS`.
-const WRITES: [&str; 20] = [
+/// checked by the gap loop's test), and steering a queued task are writes that are not
+/// destructive: `APPENDS`.
+const WRITES: [&str; 21] = [
     "store_knowledge",
     "memory_put",
     "record_outcome",
@@ -70,9 +72,10 @@ const WRITES: [&str; 20] = [
     "fail_gap",
     "add_graph_node",
     "add_graph_edge",
+    "steer_task",
 ];
 
-const APPENDS: [&str; 12] = [
+const APPENDS: [&str; 13] = [
     "session_append",
     "record_procedure_outcome",
     "learn",
@@ -85,6 +88,7 @@ const APPENDS: [&str; 12] = [
     "fail_gap",
     "add_graph_node",
     "add_graph_edge",
+    "steer_task",
 ];
 
 /// Initialise, list tools (schemas and annotations), resource templates.
