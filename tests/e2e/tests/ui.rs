@@ -2,109 +2,16 @@
 //! cookie's flags, CSRF refusals, the retry form, another client's token seeing none of a
 //! client's data on any page, and stored text shown escaped.
 
-use std::sync::Arc;
-
-use axum::body::Body;
-use axum::http::{HeaderMap, Request, StatusCode, header};
+use axum::http::{StatusCode, header};
 use evident_core::access::{Grant, Role};
 use evident_e2e::{Embed, TestApp, mint};
 use evident_indexers::access::{Access, SourceRoots, install};
-use evident_qualifier::{Outcome, Qualifier, QueueConfig};
-use evident_store::queue::{ManualClock, NewTask, PriorityBand, TaskState};
-use http_body_util::BodyExt;
+use evident_qualifier::Outcome;
+use evident_store::queue::{NewTask, TaskState};
 use serde_json::json;
-use tower::ServiceExt;
 
-struct Resp {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: String,
-}
-
-impl Resp {
-    fn header(&self, name: header::HeaderName) -> String {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string()
-    }
-
-    /// The CSRF token of the page's first form.
-    fn csrf(&self) -> String {
-        let at = self
-            .body
-            .find("name=\"csrf\" value=\"")
-            .unwrap_or_else(|| panic!("a form with a CSRF field: {}", self.body));
-        let rest = &self.body[at + "name=\"csrf\" value=\"".len()..];
-        rest[..rest.find('"').expect("end of value")].to_string()
-    }
-}
-
-/// A browser-like request: HTML accepted, `headers` added, a form body when given.
-async fn send(
-    app: &TestApp,
-    method: &str,
-    uri: &str,
-    headers: &[(&str, &str)],
-    form: Option<&str>,
-) -> Resp {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("accept", "text/html")
-        .header("host", "console.test");
-    if form.is_some() {
-        req = req.header("content-type", "application/x-www-form-urlencoded");
-    }
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let req = req
-        .body(
-            form.map(|f| Body::from(f.to_string()))
-                .unwrap_or_else(Body::empty),
-        )
-        .expect("request");
-    let resp = app.router.clone().oneshot(req).await.expect("answer");
-    let (status, headers) = (resp.status(), resp.headers().clone());
-    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
-    Resp {
-        status,
-        headers,
-        body: String::from_utf8_lossy(&bytes).into_owned(),
-    }
-}
-
-fn enc(s: &str) -> String {
-    evident_api::ui::layout::url_enc(s)
-}
-
-/// Logs in with `token`; the `Cookie` header value of the session.
-async fn login(app: &TestApp, token: &str) -> String {
-    let r = send(
-        app,
-        "POST",
-        "/ui/login",
-        &[],
-        Some(&format!("token={}&next=%2Fui", enc(token))),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
-    let cookie = r.header(header::SET_COOKIE);
-    cookie.split(';').next().expect("name=value").to_string()
-}
-
-fn qualifier(app: &TestApp) -> Qualifier {
-    Qualifier {
-        queue: app.kb.stores().queue.clone(),
-        handlers: evident_kb::TaskHandlers::new(&app.kb),
-        clock: Arc::new(ManualClock::new(i64::MAX / 2)),
-        config: QueueConfig::default(),
-        worker_id: "test".into(),
-        band: PriorityBand::ALL,
-    }
-}
+mod console;
+use console::{enc, login, send};
 
 /// A task of `client` that ends in `error` (no handler for its type).
 async fn error_task(app: &TestApp, client: &str) -> String {
@@ -125,7 +32,7 @@ async fn error_task(app: &TestApp, client: &str) -> String {
         .await
         .expect("enqueue")
         .task_id;
-    let done = qualifier(app).process_next().await.expect("process");
+    let done = app.qualifier().process_next().await.expect("process");
     assert_eq!(
         done,
         Outcome::Processed {

@@ -2,44 +2,14 @@
 //! embedded store: the graph's edges are counted exactly and only the reader's (another
 //! client's edges never), and the reorder form moves a task where the next claim finds it.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::StatusCode;
 use evident_core::access::{Grant, Role};
 use evident_e2e::{Embed, TestApp, bearer, mint};
 use evident_store::queue::{NewTask, PriorityBand};
-use http_body_util::BodyExt;
 use serde_json::json;
-use tower::ServiceExt;
 
-/// A browser-like request with `headers`: (status, `Set-Cookie`, body).
-async fn send(
-    app: &TestApp,
-    method: &str,
-    uri: &str,
-    headers: &[(&str, &str)],
-    form: Option<&str>,
-) -> (StatusCode, String, String) {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("accept", "text/html")
-        .header("content-type", "application/x-www-form-urlencoded");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let body = form.map(|f| Body::from(f.to_string()));
-    let req = req.body(body.unwrap_or_else(Body::empty)).expect("request");
-    let resp = app.router.clone().oneshot(req).await.expect("answer");
-    let status = resp.status();
-    let cookie = resp
-        .headers()
-        .get(header::SET_COOKIE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
-    (status, cookie, String::from_utf8_lossy(&bytes).into_owned())
-}
+mod console;
+use console::{login, send};
 
 /// The figure of the overview tile `id`.
 fn tile(page: &str, id: &str) -> String {
@@ -94,8 +64,9 @@ async fn the_overview_counts_the_readers_edges_and_no_one_elses() {
         )
         .await;
         let auth = bearer(&token);
-        let (status, _, page) = send(&app, "GET", "/ui", &[("authorization", &auth)], None).await;
-        assert_eq!(status, StatusCode::OK, "{page}");
+        let r = send(&app, "GET", "/ui", &[("authorization", &auth)], None).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let page = r.body;
         seen.push((client, tile(&page, "nodes"), tile(&page, "edges")));
         // The count is exact: no bound note.
         assert!(!page.contains("id=\"capped\""), "{page}");
@@ -132,12 +103,9 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
         None,
     )
     .await;
-    let login = format!("token={}&next=%2Fui", evident_e2e::enc(&admin));
-    let (status, cookie, _) = send(&app, "POST", "/ui/login", &[], Some(&login)).await;
-    assert_eq!(status, StatusCode::SEE_OTHER);
-    let session = cookie.split(';').next().expect("cookie").to_string();
+    let session = login(&app, &admin).await;
     let last = &ids[2];
-    let (status, _, page) = send(
+    let page = send(
         &app,
         "GET",
         &format!("/ui/queue/{last}"),
@@ -145,11 +113,9 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
         None,
     )
     .await;
-    assert_eq!(status, StatusCode::OK, "{page}");
-    assert!(page.contains("id=\"reorder\""), "{page}");
-    let field = "name=\"csrf\" value=\"";
-    let csrf_at = page.find(field).expect("csrf field") + field.len();
-    let csrf = &page[csrf_at..csrf_at + page[csrf_at..].find('"').expect("end")];
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(page.body.contains("id=\"reorder\""), "{}", page.body);
+    let csrf = page.csrf();
     let reorder = format!("/ui/queue/{last}/reorder");
     // Without the session's CSRF token, or with a bad position: refused, nothing moved.
     for (form, want) in [
@@ -160,16 +126,14 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
             StatusCode::BAD_REQUEST,
         ),
     ] {
-        let (status, _, body) =
-            send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
-        assert_eq!(status, want, "{form}: {body}");
+        let r = send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
+        assert_eq!(r.status, want, "{form}: {}", r.body);
     }
     let (_, t) = app.get(&format!("/api/v1/queue/{last}")).await;
     assert_eq!(t["queuePosition"], serde_json::Value::Null, "{t}");
     let form = format!("csrf={csrf}&position=1");
-    let (status, _, body) =
-        send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
-    assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
+    let r = send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
     let claimed = queue
         .claim("w", PriorityBand::ALL, 60_000, 10)
         .await
