@@ -540,10 +540,17 @@ mod tests {
             index.set_exact_limit(Some(0));
             assert!(index.row_filter(&vis, &[], &typed).admitted().is_none());
             let graph = ids(index.search(&vis, &[], &typed, &query, 5).expect("graph"));
-            assert_eq!(exact, graph, "{tenant} q{q}");
-            assert_eq!(exact.len(), 5);
+            // HNSW is approximate and its graph is built by parallel insertion, so it differs
+            // a little run to run (seen under load: one neighbour in five swapped for the
+            // next one). The two paths must agree on the tenant and on most of the top 5.
+            let shared = graph.iter().filter(|id| exact.contains(id)).count();
+            assert!(
+                shared >= 4,
+                "{tenant} q{q}: exact {exact:?}, graph {graph:?}"
+            );
+            assert_eq!((exact.len(), graph.len()), (5, 5));
             let want = if tenant == "small" { 0 } else { 1 };
-            for id in &exact {
+            for id in exact.iter().chain(&graph) {
                 let rid: u64 = id[1..].parse().expect("rid");
                 assert_eq!(
                     u64::from(!rid.is_multiple_of(10)),
