@@ -7,19 +7,14 @@ use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use evident_core::{EdgeWrite, Node, NodeKey, NodeWrite, Scope, Visibility};
-use evident_store::walk::{Walk, WalkedEdge};
 use evident_store::{
-    Direction, EdgeKey, GraphCounts, GraphStore, NodePage, RemovedCounts, Result, Subgraph,
-    TraverseOptions,
+    EdgeKey, GraphCounts, GraphStore, NodePage, RemovedCounts, Result, Subgraph, TraverseOptions,
 };
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value as Json};
 
 use crate::{EmbeddedStore, json_err, now_millis, sql, sqlite_err};
-
-/// Most edges followed from one node in one hop: bounds expansion around hub nodes.
-const MAX_EDGES_PER_NODE: usize = 500;
 
 /// See [`GraphStore::fold_node`]. Runs inside the caller's transaction.
 pub(crate) fn fold_node(
@@ -209,7 +204,11 @@ fn partitions_params(vis: &Visibility) -> (String, Vec<Value>) {
 /// Reads one node across the reader's partitions; `None` unless some evidence is visible.
 /// Reads nodes across the reader's partitions with their visible evidence, one statement per
 /// 400 keys; returns visible nodes in the order of `keys`.
-fn read_nodes(conn: &Connection, vis: &Visibility, keys: &[NodeKey]) -> Result<Vec<Node>> {
+pub(crate) fn read_nodes(
+    conn: &Connection,
+    vis: &Visibility,
+    keys: &[NodeKey],
+) -> Result<Vec<Node>> {
     let mut found: HashMap<String, Node> = HashMap::new();
     // The partition whose record was merged last, per key.
     let mut merged_from: HashMap<String, String> = HashMap::new();
@@ -357,128 +356,6 @@ fn count_visible(conn: &Connection, vis: &Visibility, select: &str, evidence: &s
     Ok(n.max(0) as u64)
 }
 
-struct EdgeRow {
-    eid: i64,
-    from: String,
-    edge_type: String,
-    to: String,
-    props: String,
-    /// Evidence chunk ids the reader may see (empty: the edge is invisible to the reader).
-    evidence: Vec<String>,
-}
-
-/// Edges at any of `keys` (one direction) with their visible evidence, in one statement per
-/// 400 keys: traversal cost is dominated by the number of statements, so a whole frontier is
-/// expanded at once, at most `MAX_EDGES_PER_NODE` edges per node.
-fn edges_at(
-    conn: &Connection,
-    vis: &Visibility,
-    keys: &[NodeKey],
-    outgoing: bool,
-    edge_types: &[String],
-) -> Result<Vec<EdgeRow>> {
-    let mut out: Vec<EdgeRow> = Vec::new();
-    let col = if outgoing { "from_key" } else { "to_key" };
-    for batch in keys.chunks(400) {
-        let (ph, parts) = partitions_params(vis);
-        let mut inner = format!(
-            "SELECT eid, from_key, edge_type, to_key, props, row_number() OVER (PARTITION BY {col} ORDER BY eid) AS nth \
-             FROM edges WHERE {col} IN {} AND partition IN {ph}",
-            sql::placeholders(batch.len())
-        );
-        let mut params = sql::texts(batch.iter().map(NodeKey::as_str));
-        params.extend(parts);
-        if !edge_types.is_empty() {
-            inner.push_str(&format!(
-                " AND edge_type IN {}",
-                sql::placeholders(edge_types.len())
-            ));
-            params.extend(sql::texts(edge_types.iter().map(String::as_str)));
-        }
-        let q = format!(
-            "SELECT e.eid, e.from_key, e.edge_type, e.to_key, e.props, ev.chunk_id, ev.client_id, ev.project_id, ev.group_id \
-             FROM ({inner}) e JOIN edge_evidence ev ON ev.eid = e.eid WHERE e.nth <= {MAX_EDGES_PER_NODE} ORDER BY e.eid, ev.chunk_id"
-        );
-        let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-        let mut rows = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
-        while let Some(r) = rows.next().map_err(sqlite_err)? {
-            let eid: i64 = r.get(0).map_err(sqlite_err)?;
-            if out.last().is_none_or(|e| e.eid != eid) {
-                out.push(EdgeRow {
-                    eid,
-                    from: r.get(1).map_err(sqlite_err)?,
-                    edge_type: r.get(2).map_err(sqlite_err)?,
-                    to: r.get(3).map_err(sqlite_err)?,
-                    props: r.get(4).map_err(sqlite_err)?,
-                    evidence: Vec::new(),
-                });
-            }
-            let scope = Scope {
-                client_id: r.get(6).map_err(sqlite_err)?,
-                project_id: r.get(7).map_err(sqlite_err)?,
-                group_id: r.get(8).map_err(sqlite_err)?,
-            };
-            if vis.admits(&scope) {
-                let chunk: String = r.get(5).map_err(sqlite_err)?;
-                if let Some(last) = out.last_mut() {
-                    last.evidence.push(chunk);
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-pub(crate) fn traverse(
-    conn: &Connection,
-    vis: &Visibility,
-    start: &[NodeKey],
-    opts: &TraverseOptions,
-) -> Result<Subgraph> {
-    let start_keys = read_nodes(conn, vis, start)?.into_iter().map(|n| n.key);
-    let mut walk = Walk::new(start_keys, opts.max_nodes);
-    // Each edge row once (the same edge in two partitions is two rows, merged by the walk).
-    let mut seen_eids: HashSet<i64> = HashSet::new();
-    for depth in 1..=opts.max_depth.max(1) {
-        let frontier = walk.frontier().to_vec();
-        let mut rows = Vec::new();
-        if matches!(opts.direction, Direction::Out | Direction::Any) {
-            rows.extend(edges_at(conn, vis, &frontier, true, &opts.edge_types)?);
-        }
-        if matches!(opts.direction, Direction::In | Direction::Any) {
-            rows.extend(edges_at(conn, vis, &frontier, false, &opts.edge_types)?);
-        }
-        rows.sort_by_key(|r| r.eid);
-        for row in rows {
-            if !seen_eids.insert(row.eid) {
-                continue;
-            }
-            walk.visit(
-                depth,
-                WalkedEdge {
-                    from: NodeKey::from_canonical(row.from),
-                    edge_type: row.edge_type,
-                    to: NodeKey::from_canonical(row.to),
-                    props: serde_json::from_str(&row.props).map_err(json_err)?,
-                    evidence: row.evidence,
-                },
-            );
-        }
-        if !walk.next_hop() {
-            break;
-        }
-    }
-    let (order, depth_of, edges) = walk.finish();
-    let nodes = read_nodes(conn, vis, &order)?
-        .into_iter()
-        .map(|n| {
-            let d = depth_of[&n.key];
-            (n, d)
-        })
-        .collect();
-    Ok(Subgraph { nodes, edges })
-}
-
 #[async_trait]
 impl GraphStore for EmbeddedStore {
     async fn upsert(
@@ -552,7 +429,7 @@ impl GraphStore for EmbeddedStore {
         opts: &TraverseOptions,
     ) -> Result<Subgraph> {
         let (vis, start, opts) = (vis.clone(), start.to_vec(), opts.clone());
-        self.read(move |conn, _| traverse(conn, &vis, &start, &opts))
+        self.read(move |conn, _| crate::graph_traverse::traverse(conn, &vis, &start, &opts))
             .await
     }
 

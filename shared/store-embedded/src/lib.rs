@@ -23,6 +23,7 @@ mod claims;
 mod dense;
 mod gaps;
 mod graph;
+mod graph_traverse;
 mod graph_write;
 mod indexers;
 mod integrity;
