@@ -13,21 +13,15 @@ use tower::ServiceExt;
 
 use crate::percentile;
 
-/// Prints and returns (retrieve p50 off, retrieve p50 on, the guard's own p50 overhead) in ms.
-pub async fn overhead(kb: &Kb, queries: &[String]) -> (f64, f64, f64) {
-    let secret = "evd_bench_token_0123456789abcdef0123456789abcdef";
+/// Stores a token `id` with `secret` and `grant`, never expiring: the benchmarks' callers.
+pub async fn mint(kb: &Kb, id: &str, secret: &str, grant: Grant) {
     kb.stores()
         .access
         .create_token(TokenRecord {
-            id: "tok_bench".into(),
-            name: "bench".into(),
+            id: id.into(),
+            name: id.into(),
             secret_hash: token_hash(secret),
-            grant: Grant {
-                role: Role::Read,
-                client_id: Some("bench".into()),
-                projects: vec!["p0".into()],
-                groups: Vec::new(),
-            },
+            grant,
             created_at: 0,
             expires_at: None,
             revoked_at: None,
@@ -35,6 +29,23 @@ pub async fn overhead(kb: &Kb, queries: &[String]) -> (f64, f64, f64) {
         })
         .await
         .expect("bench token");
+}
+
+/// Prints and returns (retrieve p50 off, retrieve p50 on, the guard's own p50 overhead) in ms.
+pub async fn overhead(kb: &Kb, queries: &[String]) -> (f64, f64, f64) {
+    let secret = "evd_bench_token_0123456789abcdef0123456789abcdef";
+    mint(
+        kb,
+        "tok_bench",
+        secret,
+        Grant {
+            role: Role::Read,
+            client_id: Some("bench".into()),
+            projects: vec!["p0".into()],
+            groups: Vec::new(),
+        },
+    )
+    .await;
     let router = |auth| {
         evident_api::router(
             evident_api::App::new(kb.clone()),

@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::Request;
 use evident_ai::{Embedder, Priority, StaticEmbedder};
-use evident_core::access::{Grant, Role, token_hash};
+use evident_core::access::{Grant, Role};
 use evident_kb::{Document, PoolConfig};
-use evident_store::access::TokenRecord;
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -62,20 +61,7 @@ pub async fn run(args: &Args) {
         r.expect("join");
     }
     let secret = "evd_bench_token_0123456789abcdef0123456789abcdef";
-    kb.stores()
-        .access
-        .create_token(TokenRecord {
-            id: "tok_bench".into(),
-            name: "bench".into(),
-            secret_hash: token_hash(secret),
-            grant: Grant::client("bench", Role::Read),
-            created_at: 0,
-            expires_at: None,
-            revoked_at: None,
-            created_by: None,
-        })
-        .await
-        .expect("bench token");
+    crate::auth::mint(&kb, "tok_bench", secret, Grant::client("bench", Role::Read)).await;
     let router = evident_api::router(evident_api::App::new(kb.clone()), None, Default::default());
     let queries: Vec<String> = (0..query_count)
         .map(|_| corpus.sentence(&mut rng, 4))

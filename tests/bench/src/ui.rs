@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::Request;
 use evident_ai::{Embedder, Priority, StaticEmbedder};
-use evident_core::access::{Grant, Role, token_hash};
+use evident_core::access::{Grant, Role};
 use evident_kb::{Document, PoolConfig};
-use evident_store::access::TokenRecord;
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -55,23 +54,6 @@ async fn ingest(kb: &evident_kb::Kb, docs: usize) {
     while let Some(r) = in_flight.join_next().await {
         r.expect("join");
     }
-}
-
-async fn token(kb: &evident_kb::Kb) {
-    kb.stores()
-        .access
-        .create_token(TokenRecord {
-            id: "tok_bench_ui".into(),
-            name: "bench-ui".into(),
-            secret_hash: token_hash(SECRET),
-            grant: Grant::client("bench", Role::Admin),
-            created_at: 0,
-            expires_at: None,
-            revoked_at: None,
-            created_by: None,
-        })
-        .await
-        .expect("bench token");
 }
 
 /// GET `path` through the router as a script would (bearer token, asking for HTML): the time
@@ -126,7 +108,13 @@ pub async fn run(args: &Args) {
         "vector backlog drained in {:.1} s",
         settle.elapsed().as_secs_f64()
     );
-    token(&kb).await;
+    crate::auth::mint(
+        &kb,
+        "tok_bench_ui",
+        SECRET,
+        Grant::client("bench", Role::Admin),
+    )
+    .await;
     let router = evident_api::router(evident_api::App::new(kb.clone()), None, Default::default());
 
     let corpus = Corpus::new();

@@ -95,6 +95,22 @@ pub fn link(href: &str, text: &str) -> String {
     format!("<a href=\"{}\">{}</a>", esc(href), esc(text))
 }
 
+/// Hidden form fields carrying the page's scope (`clientId`, `projectId`, `groupId`), so a
+/// filter or search form submitted from it stays in that scope.
+pub fn scope_inputs(scope: &crate::auth::scope::ScopeFields) -> String {
+    [
+        ("clientId", &scope.client_id),
+        ("projectId", &scope.project_id),
+        ("groupId", &scope.group_id),
+    ]
+    .iter()
+    .filter_map(|(k, v)| {
+        v.as_ref()
+            .map(|v| format!("<input type=\"hidden\" name=\"{k}\" value=\"{}\">", esc(v)))
+    })
+    .collect()
+}
+
 /// A state badge (`ok`, `error`, `queued`, …).
 pub fn badge(state: &str) -> String {
     format!(

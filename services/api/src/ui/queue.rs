@@ -127,17 +127,7 @@ fn filter_form(ctx: &Ctx, f: &Filter) -> String {
         };
         let _ = write!(states, "<option{sel}>{}</option>", st.as_str());
     }
-    let hidden: String = [
-        ("clientId", &ctx.scope.client_id),
-        ("projectId", &ctx.scope.project_id),
-        ("groupId", &ctx.scope.group_id),
-    ]
-    .iter()
-    .filter_map(|(k, v)| {
-        v.as_ref()
-            .map(|v| format!("<input type=\"hidden\" name=\"{k}\" value=\"{}\">", esc(v)))
-    })
-    .collect();
+    let hidden = layout::scope_inputs(&ctx.scope);
     format!(
         "<form class=\"filters\" method=\"get\" action=\"/ui/queue\">{hidden}\
          <select name=\"state\" id=\"state\">{states}</select>\

@@ -153,17 +153,7 @@ fn pack_html(ctx: &Ctx, pack: &EvidencePack, q: &str) -> String {
 pub async fn page(State(s): State<AppState>, ctx: Ctx) -> ApiResult<Response> {
     let p: SearchQuery = ctx.params()?;
     let q = p.q.unwrap_or_default();
-    let hidden: String = [
-        ("clientId", &ctx.scope.client_id),
-        ("projectId", &ctx.scope.project_id),
-        ("groupId", &ctx.scope.group_id),
-    ]
-    .iter()
-    .filter_map(|(k, v)| {
-        v.as_ref()
-            .map(|v| format!("<input type=\"hidden\" name=\"{k}\" value=\"{}\">", esc(v)))
-    })
-    .collect();
+    let hidden = layout::scope_inputs(&ctx.scope);
     let mut body = format!(
         "<form class=\"search\" method=\"get\" action=\"/ui/search\">{hidden}\
          <input type=\"search\" name=\"q\" id=\"q\" value=\"{}\" placeholder=\"Ask about your sources\" autofocus>\

@@ -193,7 +193,8 @@ impl Inner {
         Ok(())
     }
 
-    async fn tenant_names(&self) -> Result<Vec<String>> {
+    /// The collection's tenants, by name.
+    pub(super) async fn tenant_names(&self) -> Result<Vec<String>> {
         let listed = self
             .client
             .send(

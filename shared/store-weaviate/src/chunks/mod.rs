@@ -127,20 +127,7 @@ impl Inner {
         if self.tenants.lock().contains(tenant) {
             return Ok(false);
         }
-        let listed = self
-            .client
-            .send(
-                Method::GET,
-                &format!("/v1/schema/{}/tenants", self.class),
-                &[],
-                None,
-            )
-            .await?
-            .ok("listing tenants")?;
-        let exists = listed.as_array().is_some_and(|all| {
-            all.iter()
-                .any(|t| t.get("name").and_then(Value::as_str) == Some(tenant))
-        });
+        let exists = self.tenant_names().await?.iter().any(|t| t == tenant);
         if exists {
             self.tenants.lock().insert(tenant.to_string());
         }
