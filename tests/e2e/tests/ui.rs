@@ -81,7 +81,7 @@ async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
     }
     assert!(!cookie.contains("Secure"), "not behind TLS: {cookie}");
     let session = cookie.split(';').next().expect("pair").to_string();
-    let r = send(&app, "GET", "/ui", &[("cookie", &session)], None).await;
+    let r = console::page(&app, "/ui", &session).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(
         r.body.contains("Overview · c1") && r.body.contains("c1-read (test)"),
@@ -149,7 +149,7 @@ async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
         .call("DELETE", "/api/v1/tokens/c1-read", None, &[])
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    let r = send(&app, "GET", "/ui", &[("cookie", &session)], None).await;
+    let r = console::page(&app, "/ui", &session).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
 }
 
@@ -172,14 +172,7 @@ async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
     .await;
     let task = error_task(&app, "c1").await;
     let session = login(&app, &admin).await;
-    let page = send(
-        &app,
-        "GET",
-        &format!("/ui/queue/{task}"),
-        &[("cookie", &session)],
-        None,
-    )
-    .await;
+    let page = console::page(&app, &format!("/ui/queue/{task}"), &session).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(
         page.body.contains("no handler for tasks of type `nope`"),
@@ -214,14 +207,7 @@ async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
     assert_eq!(r.header(header::LOCATION), format!("/ui/queue/{task}"));
     let (_, t) = app.get(&format!("/api/v1/queue/{task}")).await;
     assert_eq!(t["state"], "queued");
-    let r = send(
-        &app,
-        "GET",
-        &format!("/ui/queue/{task}"),
-        &[("cookie", &session)],
-        None,
-    )
-    .await;
+    let r = console::page(&app, &format!("/ui/queue/{task}"), &session).await;
     assert!(
         r.body.contains("s-queued") && r.body.contains("id=\"prioritize\""),
         "{}",
@@ -246,14 +232,7 @@ async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
     )
     .await;
     let rs = login(&app, &reader).await;
-    let p = send(
-        &app,
-        "GET",
-        &format!("/ui/queue/{task}"),
-        &[("cookie", &rs)],
-        None,
-    )
-    .await;
+    let p = console::page(&app, &format!("/ui/queue/{task}"), &rs).await;
     let r = send(
         &app,
         "POST",
@@ -299,7 +278,7 @@ async fn client_one(app: &TestApp, admin: &str) -> (String, String, String) {
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     let session = login(app, admin).await;
-    let page = send(app, "GET", "/ui/sources", &[("cookie", &session)], None).await;
+    let page = console::page(app, "/ui/sources", &session).await;
     let csrf = page.csrf();
     let form = format!(
         "csrf={csrf}&kind=mbox&id=c1.zanzibar-mail&intervalSecs=600&settings={}",
@@ -390,7 +369,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
     // Client c1 sees its data, escaped.
     let c1 = login(&app, &admin).await;
     for page in &pages {
-        let r = send(&app, "GET", page, &[("cookie", &c1)], None).await;
+        let r = console::page(&app, page, &c1).await;
         assert_eq!(r.status, StatusCode::OK, "{page}: {}", r.body);
         assert!(
             r.body.to_lowercase().contains("zanzibar")
@@ -404,7 +383,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
             "{page} shows stored markup unescaped"
         );
     }
-    let search = send(&app, "GET", &pages[6], &[("cookie", &c1)], None).await;
+    let search = console::page(&app, &pages[6], &c1).await;
     assert!(
         search
             .body
@@ -419,7 +398,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
         "{}",
         search.body
     );
-    let view = send(&app, "GET", &pages[7], &[("cookie", &c1)], None).await;
+    let view = console::page(&app, &pages[7], &c1).await;
     assert!(
         view.body
             .contains("&lt;script&gt;alert(&#39;zanzibar&#39;)&lt;/script&gt; &amp; more."),
@@ -437,7 +416,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
     .await;
     let c2 = login(&app, &c2_token).await;
     for page in &pages {
-        let r = send(&app, "GET", page, &[("cookie", &c2)], None).await;
+        let r = console::page(&app, page, &c2).await;
         let body = r.body.to_lowercase();
         for secret in ["zanzibar", &source, &task, &chunk, "doc:c1"] {
             assert!(
@@ -455,14 +434,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
         );
         // Naming client c1 is refused outright.
         let sep = if page.contains('?') { '&' } else { '?' };
-        let named = send(
-            &app,
-            "GET",
-            &format!("{page}{sep}clientId=c1"),
-            &[("cookie", &c2)],
-            None,
-        )
-        .await;
+        let named = console::page(&app, &format!("{page}{sep}clientId=c1"), &c2).await;
         assert!(
             named.status == StatusCode::FORBIDDEN || named.status == StatusCode::NOT_FOUND,
             "{page} naming c1: {}",
@@ -474,14 +446,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
         );
     }
     // A fragment (the live refresh) is the table alone.
-    let r = send(
-        &app,
-        "GET",
-        "/ui/queue?fragment=1",
-        &[("cookie", &c1)],
-        None,
-    )
-    .await;
+    let r = console::page(&app, "/ui/queue?fragment=1", &c1).await;
     assert!(
         r.body.starts_with("<p class=\"counts\">") && !r.body.contains("<nav>"),
         "{}",
@@ -510,14 +475,7 @@ async fn a_node_page_shows_the_claims_on_its_evidence_and_the_gaps_about_it() {
         .await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
     let c1 = login(&app, &admin).await;
-    let page = send(
-        &app,
-        "GET",
-        "/ui/node/team%3Azanzibar",
-        &[("cookie", &c1)],
-        None,
-    )
-    .await;
+    let page = console::page(&app, "/ui/node/team%3Azanzibar", &c1).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(
         page.body.contains("<ul id=\"claims\">")
@@ -534,14 +492,7 @@ async fn a_node_page_shows_the_claims_on_its_evidence_and_the_gaps_about_it() {
         page.body
     );
     // A node nothing cites and no gap names has neither section.
-    let other = send(
-        &app,
-        "GET",
-        "/ui/node/jira%3AZAN-77",
-        &[("cookie", &c1)],
-        None,
-    )
-    .await;
+    let other = console::page(&app, "/ui/node/jira%3AZAN-77", &c1).await;
     assert_eq!(other.status, StatusCode::OK, "{}", other.body);
     assert!(!other.body.contains("id=\"gaps\""), "{}", other.body);
 }

@@ -105,14 +105,7 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
     .await;
     let session = login(&app, &admin).await;
     let last = &ids[2];
-    let page = send(
-        &app,
-        "GET",
-        &format!("/ui/queue/{last}"),
-        &[("cookie", &session)],
-        None,
-    )
-    .await;
+    let page = console::page(&app, &format!("/ui/queue/{last}"), &session).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert!(page.body.contains("id=\"reorder\""), "{}", page.body);
     let csrf = page.csrf();

@@ -86,3 +86,8 @@ pub async fn login(app: &TestApp, token: &str) -> String {
     let cookie = r.header(header::SET_COOKIE);
     cookie.split(';').next().expect("name=value").to_string()
 }
+
+/// A page fetched in the session `cookie` (the `Cookie` header value [`login`] returns).
+pub async fn page(app: &TestApp, uri: &str, cookie: &str) -> Resp {
+    send(app, "GET", uri, &[("cookie", cookie)], None).await
+}
