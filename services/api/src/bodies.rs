@@ -23,47 +23,43 @@ impl From<IngestRequest> for Document {
     }
 }
 
-/// `POST /api/v1/retrieve` body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RetrieveRequest {
-    pub query: String,
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub kinds: Vec<String>,
-    #[serde(default = "ten")]
-    pub max_results: usize,
-    #[serde(default = "yes")]
-    pub expand_graph: bool,
-    #[serde(default = "two")]
-    pub max_depth: usize,
-    #[serde(default)]
-    pub min_score: Option<f32>,
-    /// When nothing relevant is found (`evident_kb::gaps::nothing_relevant`), open a knowledge
-    /// gap with the query (needs a write grant).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub record_gap: bool,
-    /// Rerank the fused candidates with the feature-based reranker (title, path, symbol and
-    /// heading matches, coverage, adjacent terms, BM25 decisiveness, graph evidence).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub rerank: bool,
-    /// Typed-knowledge filters (seed 000): chunks of any of these knowledge types…
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub knowledge_types: Vec<evident_core::KnowledgeType>,
-    /// …of any of these info types…
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub info_types: Vec<String>,
-    /// …carrying any of these tags…
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    /// …about this entity (a node key).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entity: Option<String>,
+scoped_request! {
+    /// `POST /api/v1/retrieve` body.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct RetrieveRequest {
+        pub query: String,
+        #[serde(default)]
+        pub kinds: Vec<String>,
+        #[serde(default = "ten")]
+        pub max_results: usize,
+        #[serde(default = "yes")]
+        pub expand_graph: bool,
+        #[serde(default = "two")]
+        pub max_depth: usize,
+        #[serde(default)]
+        pub min_score: Option<f32>,
+        /// When nothing relevant is found (`evident_kb::gaps::nothing_relevant`), open a knowledge
+        /// gap with the query (needs a write grant).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub record_gap: bool,
+        /// Rerank the fused candidates with the feature-based reranker (title, path, symbol and
+        /// heading matches, coverage, adjacent terms, BM25 decisiveness, graph evidence).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub rerank: bool,
+        /// Typed-knowledge filters (seed 000): chunks of any of these knowledge types…
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub knowledge_types: Vec<evident_core::KnowledgeType>,
+        /// …of any of these info types…
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub info_types: Vec<String>,
+        /// …carrying any of these tags…
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub tags: Vec<String>,
+        /// …about this entity (a node key).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub entity: Option<String>,
+    }
 }
 
 impl RetrieveRequest {
@@ -131,24 +127,21 @@ impl TryFrom<RetrieveRequest> for RetrieveQuery {
     }
 }
 
-/// `POST /api/v1/traverse` body: the reader's scope (its visibility) and the walk.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TraverseRequest {
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    pub start_key: String,
-    #[serde(default = "two")]
-    pub max_depth: usize,
-    #[serde(default)]
-    pub direction: Direction,
-    #[serde(default)]
-    pub edge_types: Vec<String>,
-    #[serde(default = "default_nodes")]
-    pub max_nodes: usize,
+scoped_request! {
+    /// `POST /api/v1/traverse` body: the reader's scope (its visibility) and the walk.
+    #[derive(Debug, Clone, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct TraverseRequest {
+        pub start_key: String,
+        #[serde(default = "two")]
+        pub max_depth: usize,
+        #[serde(default)]
+        pub direction: Direction,
+        #[serde(default)]
+        pub edge_types: Vec<String>,
+        #[serde(default = "default_nodes")]
+        pub max_nodes: usize,
+    }
 }
 
 impl From<TraverseRequest> for TraverseQuery {
@@ -243,5 +236,3 @@ mod tests {
         );
     }
 }
-
-scope_fields!(TraverseRequest);

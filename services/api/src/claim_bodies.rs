@@ -5,38 +5,36 @@ use evident_core::claims::{Actor, ActorType, ClaimStatus, EvidenceRef, Subject};
 use evident_kb::claims::{AttentionQuery, ChangeRequest, NewClaim, Recall};
 use serde::{Deserialize, Serialize};
 
-/// `POST /api/v1/claims` (learn).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LearnRequest {
-    pub client_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-    pub text: String,
-    /// Required non-empty (`422 evidence_required` otherwise); absent reads as empty.
-    #[serde(default)]
-    pub evidence: Vec<EvidenceRef>,
-    #[serde(default = "observed")]
-    pub status: ClaimStatus,
-    #[serde(default = "one")]
-    pub confidence: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<Subject>,
-    /// Who learned it; the calling token (as an agent) when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor: Option<Actor>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub about: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub supersedes: Option<String>,
+scoped_request! {
+    required:
+    /// `POST /api/v1/claims` (learn).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct LearnRequest {
+        pub text: String,
+        /// Required non-empty (`422 evidence_required` otherwise); absent reads as empty.
+        #[serde(default)]
+        pub evidence: Vec<EvidenceRef>,
+        #[serde(default = "observed")]
+        pub status: ClaimStatus,
+        #[serde(default = "one")]
+        pub confidence: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub subject: Option<Subject>,
+        /// Who learned it; the calling token (as an agent) when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub actor: Option<Actor>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub session_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub domain: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub tags: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub about: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub supersedes: Option<String>,
+    }
 }
 
 fn observed() -> ClaimStatus {
@@ -73,28 +71,26 @@ impl LearnRequest {
     }
 }
 
-/// `POST /api/v1/claims/{id}/transition`, and (with `to` fixed by the route) `verify`,
-/// `dispute` and `supersede`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TransitionRequest {
-    pub client_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-    /// Required by `transition`; set by the other routes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<ClaimStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub evidence: Vec<EvidenceRef>,
-    /// The successor claim, for `superseded`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub by: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor: Option<Actor>,
+scoped_request! {
+    required:
+    /// `POST /api/v1/claims/{id}/transition`, and (with `to` fixed by the route) `verify`,
+    /// `dispute` and `supersede`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct TransitionRequest {
+        /// Required by `transition`; set by the other routes.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub to: Option<ClaimStatus>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub evidence: Vec<EvidenceRef>,
+        /// The successor claim, for `superseded`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub by: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub actor: Option<Actor>,
+    }
 }
 
 impl TransitionRequest {
@@ -116,30 +112,28 @@ pub struct SubjectFilter {
     pub scope_id: String,
 }
 
-/// `POST /api/v1/claims/recall`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RecallRequest {
-    pub client_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-    pub question: String,
-    /// Statuses to include; hypothesis, inferred, observed and verified when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub status: Vec<ClaimStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<SubjectFilter>,
-    /// An actor id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor: Option<String>,
-    #[serde(default = "ten")]
-    pub limit: usize,
+scoped_request! {
+    required:
+    /// `POST /api/v1/claims/recall`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct RecallRequest {
+        pub question: String,
+        /// Statuses to include; hypothesis, inferred, observed and verified when empty.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub status: Vec<ClaimStatus>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub domain: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub tags: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub subject: Option<SubjectFilter>,
+        /// An actor id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub actor: Option<String>,
+        #[serde(default = "ten")]
+        pub limit: usize,
+    }
 }
 
 fn ten() -> usize {
@@ -160,25 +154,23 @@ impl From<RecallRequest> for Recall {
     }
 }
 
-/// `GET /api/v1/claims/attention` query.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AttentionRequest {
-    pub client_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actor: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject_id: Option<String>,
-    #[serde(default = "ten")]
-    pub limit: usize,
+scoped_request! {
+    required:
+    /// `GET /api/v1/claims/attention` query.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct AttentionRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub actor: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub session: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub subject_type: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub subject_id: Option<String>,
+        #[serde(default = "ten")]
+        pub limit: usize,
+    }
 }
 
 impl From<AttentionRequest> for AttentionQuery {
@@ -192,21 +184,12 @@ impl From<AttentionRequest> for AttentionQuery {
     }
 }
 
-/// `GET /api/v1/claims/{id}` and `…/history` query: the reader's scope.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ClaimScopeQuery {
-    pub client_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-}
+scoped_request! {
+    required:
+    /// `GET /api/v1/claims/{id}` and `…/history` query: the reader's scope.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ClaimScopeQuery {
 
-scope_fields!(
-    required: LearnRequest,
-    TransitionRequest,
-    RecallRequest,
-    AttentionRequest,
-    ClaimScopeQuery,
-);
+    }
+}

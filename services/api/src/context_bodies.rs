@@ -10,38 +10,34 @@ use evident_kb::structured::{FileGraph, FileMetadata, KnowledgeFile};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// `POST /api/v1/context` body.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ContextRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub query: Option<String>,
-    /// The entity (node key) the prompt is for, e.g. `user:alice`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active_entity: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-    /// Section name → the info types routed into it (default: its name) and its budget.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sections: Option<BTreeMap<String, SectionSpec>>,
-    /// Layers to draw from (default: all).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub include: Option<Vec<Layer>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_depth: Option<usize>,
-    /// Narrow the query's piece search.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub knowledge_types: Vec<KnowledgeType>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    /// When the query finds nothing relevant (`evident_kb::gaps::nothing_relevant`), open a
-    /// knowledge gap with it (needs a write grant), as `retrieve` does.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub record_gap: bool,
+scoped_request! {
+    /// `POST /api/v1/context` body.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ContextRequest {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub query: Option<String>,
+        /// The entity (node key) the prompt is for, e.g. `user:alice`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub active_entity: Option<String>,
+        /// Section name → the info types routed into it (default: its name) and its budget.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sections: Option<BTreeMap<String, SectionSpec>>,
+        /// Layers to draw from (default: all).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub include: Option<Vec<Layer>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub max_depth: Option<usize>,
+        /// Narrow the query's piece search.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub knowledge_types: Vec<KnowledgeType>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub tags: Vec<String>,
+        /// When the query finds nothing relevant (`evident_kb::gaps::nothing_relevant`), open a
+        /// knowledge gap with it (needs a write grant), as `retrieve` does.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub record_gap: bool,
+    }
 }
 
 impl ContextRequest {
@@ -63,24 +59,21 @@ impl ContextRequest {
     }
 }
 
-/// `PUT /api/v1/graph/node/{key}/profile` body (`{key}` = `global`: the global profile).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ProfileRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-    /// Global data (visible to every reader); excludes `clientId`.
-    #[serde(default)]
-    pub global: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    pub properties: Map<String, Value>,
+scoped_request! {
+    global:
+    /// `PUT /api/v1/graph/node/{key}/profile` body (`{key}` = `global`: the global profile).
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ProfileRequest {
+        /// Global data (visible to every reader); excludes `clientId`.
+        #[serde(default)]
+        pub global: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub node_type: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub label: Option<String>,
+        pub properties: Map<String, Value>,
+    }
 }
 
 impl ProfileRequest {
@@ -94,26 +87,23 @@ impl ProfileRequest {
     }
 }
 
-/// `POST /api/v1/ingest/structured` body: the scope, the source URN the file is written as
-/// (loading again under it replaces it), and the file's three sections.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StructuredRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_id: Option<String>,
-    #[serde(default)]
-    pub global: bool,
-    pub source_urn: String,
-    #[serde(default)]
-    pub metadata: FileMetadata,
-    #[serde(default)]
-    pub pieces: Vec<Value>,
-    #[serde(default)]
-    pub graph: FileGraph,
+scoped_request! {
+    global:
+    /// `POST /api/v1/ingest/structured` body: the scope, the source URN the file is written as
+    /// (loading again under it replaces it), and the file's three sections.
+    #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct StructuredRequest {
+        #[serde(default)]
+        pub global: bool,
+        pub source_urn: String,
+        #[serde(default)]
+        pub metadata: FileMetadata,
+        #[serde(default)]
+        pub pieces: Vec<Value>,
+        #[serde(default)]
+        pub graph: FileGraph,
+    }
 }
 
 impl StructuredRequest {
@@ -125,5 +115,3 @@ impl StructuredRequest {
         }
     }
 }
-
-scope_fields!(global: ProfileRequest, StructuredRequest);

@@ -52,28 +52,42 @@ macro_rules! scope_fields {
 }
 
 /// Declares a request body or query with the three scope fields every scoped request carries
-/// (`clientId`, `projectId`, `groupId`, each optional) ahead of its own fields, [`ScopedRequest`]
-/// over them. A macro rather than a `#[serde(flatten)]`ed
-/// struct: flattening switches `deny_unknown_fields` off, and unknown fields must stay
-/// refused.
+/// (`clientId`, `projectId`, `groupId`) ahead of its own fields, and [`ScopedRequest`] over
+/// them. The client is optional; `required:` first makes it a `client_id: String` (a missing
+/// one is refused), `global:` first reads a `global` flag the body declares itself. Absent
+/// project and group are left out when the request is serialised (the CLI sends these).
+/// A macro rather than a `#[serde(flatten)]`ed struct: flattening switches
+/// `deny_unknown_fields` off, and unknown fields must stay refused.
 macro_rules! scoped_request {
+    (required: $($body:tt)*) => {
+        scoped_request!(@declare required [] String; $($body)*);
+    };
+    (global: $($body:tt)*) => {
+        scoped_request!(@declare global [#[serde(default, skip_serializing_if = "Option::is_none")]]
+            Option<String>; $($body)*);
+    };
     (
+        @declare $kind:ident [$(#[$client_meta:meta])*] $client:ty;
         $(#[$meta:meta])*
         pub struct $name:ident {
-            $( $(#[$field_meta:meta])* pub $field:ident : $ty:ty ),* $(,)?
+            $( $(#[$field_meta:meta])* $vis:vis $field:ident : $ty:ty ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         pub struct $name {
-            #[serde(default)]
-            pub client_id: Option<String>,
-            #[serde(default)]
+            $(#[$client_meta])*
+            pub client_id: $client,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
             pub project_id: Option<String>,
-            #[serde(default)]
+            #[serde(default, skip_serializing_if = "Option::is_none")]
             pub group_id: Option<String>,
-            $( $(#[$field_meta])* pub $field : $ty ),*
+            $( $(#[$field_meta])* $vis $field : $ty ),*
         }
 
-        scope_fields!($name);
+        scope_fields!($kind: $name);
+    };
+    ($($body:tt)*) => {
+        scoped_request!(@declare optional [#[serde(default, skip_serializing_if = "Option::is_none")]]
+            Option<String>; $($body)*);
     };
 }

@@ -9,30 +9,27 @@ use serde::Deserialize;
 use crate::AppState;
 use crate::error::ApiResult;
 use crate::extract::{ApiJson, ApiQuery, RequestPriority};
+use crate::scoped::ScopedRequest;
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StoreKnowledge {
-    client_id: String,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    subject: String,
-    content: String,
-    category: String,
+scoped_request! {
+    required:
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct StoreKnowledge {
+        subject: String,
+        content: String,
+        category: String,
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ContextQuery {
-    client_id: String,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    #[serde(default)]
-    max_bytes: Option<usize>,
+scoped_request! {
+    required:
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct ContextQuery {
+        #[serde(default)]
+        max_bytes: Option<usize>,
+    }
 }
 
 pub async fn store(
@@ -40,11 +37,7 @@ pub async fn store(
     RequestPriority(p): RequestPriority,
     ApiJson(req): ApiJson<StoreKnowledge>,
 ) -> ApiResult<Json<IngestOutcome>> {
-    let scope = evident_kb::scope(
-        Some(&req.client_id),
-        req.project_id.as_deref(),
-        req.group_id.as_deref(),
-    )?;
+    let scope = req.write_scope()?;
     let item = KnowledgeItem {
         category: KnowledgeCategory::parse(&req.category)?,
         subject: req.subject,
@@ -57,11 +50,7 @@ pub async fn user_context(
     State(s): State<AppState>,
     ApiQuery(q): ApiQuery<ContextQuery>,
 ) -> ApiResult<Json<UserContext>> {
-    let vis = evident_kb::visibility(
-        Some(&q.client_id),
-        q.project_id.as_deref(),
-        q.group_id.as_deref(),
-    )?;
+    let vis = q.visibility()?;
     Ok(Json(
         s.kb.user_context(&vis, q.max_bytes.unwrap_or(DEFAULT_CONTEXT_BYTES))
             .await?,

@@ -11,48 +11,43 @@ use serde_json::Value;
 use crate::AppState;
 use crate::error::ApiResult;
 use crate::extract::ApiJson;
+use crate::scoped::ScopedRequest;
 
-/// The seed's task fields and extraction schema, camelCase.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RecordOutcome {
-    pub client_id: String,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-    pub task_id: String,
-    pub category: String,
-    #[serde(default)]
-    pub action: String,
-    #[serde(default)]
-    pub step_results: Vec<Value>,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub final_result: String,
-    #[serde(default)]
-    pub summary: String,
-    #[serde(default)]
-    pub key_decisions: Vec<String>,
-    #[serde(default)]
-    pub patterns_used: Vec<String>,
-    #[serde(default)]
-    pub artifacts: Vec<String>,
-    #[serde(default)]
-    pub lessons_learned: Vec<String>,
-    #[serde(default)]
-    pub topics: Vec<String>,
+scoped_request! {
+    required:
+    /// The seed's task fields and extraction schema, camelCase.
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct RecordOutcome {
+        pub task_id: String,
+        pub category: String,
+        #[serde(default)]
+        pub action: String,
+        #[serde(default)]
+        pub step_results: Vec<Value>,
+        #[serde(default)]
+        pub error: Option<String>,
+        #[serde(default)]
+        pub final_result: String,
+        #[serde(default)]
+        pub summary: String,
+        #[serde(default)]
+        pub key_decisions: Vec<String>,
+        #[serde(default)]
+        pub patterns_used: Vec<String>,
+        #[serde(default)]
+        pub artifacts: Vec<String>,
+        #[serde(default)]
+        pub lessons_learned: Vec<String>,
+        #[serde(default)]
+        pub topics: Vec<String>,
+    }
 }
 
 impl RecordOutcome {
     /// The scope and the domain outcome.
     pub fn into_parts(self) -> evident_kb::Result<(evident_core::Scope, TaskOutcome)> {
-        let scope = evident_kb::scope(
-            Some(&self.client_id),
-            self.project_id.as_deref(),
-            self.group_id.as_deref(),
-        )?;
+        let scope = self.write_scope()?;
         let outcome = TaskOutcome {
             task_id: self.task_id,
             category: Some(TaskCategory::parse(&self.category)?),

@@ -20,21 +20,16 @@ pub async fn ingest(
     Ok(Json(s.kb.ingest(req, p).await?))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PurgeRequest {
-    #[serde(default)]
-    client_id: Option<String>,
-    #[serde(default)]
-    project_id: Option<String>,
-    #[serde(default)]
-    group_id: Option<String>,
-    #[serde(default)]
-    global: bool,
-    source_urn: String,
+scoped_request! {
+    global:
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    pub struct PurgeRequest {
+        #[serde(default)]
+        global: bool,
+        source_urn: String,
+    }
 }
-
-scope_fields!(global: PurgeRequest);
 
 pub async fn purge(
     State(s): State<AppState>,
