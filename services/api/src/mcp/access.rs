@@ -55,6 +55,11 @@ impl Caller {
             .map_err(mcp_error)
     }
 
+    /// What a read call may see: the reader's visibility of its checked scope.
+    pub fn visibility(&self, args: &ScopeArgs) -> Result<evident_core::Visibility, ErrorData> {
+        self.read_scope(args).map(evident_core::Visibility::of)
+    }
+
     /// The call's scope, well formed, before authorisation (writes audit refusals with it).
     pub fn resolve(&self, args: &ScopeArgs) -> Result<Scope, ApiError> {
         let mut fields = ScopeFields {

@@ -402,9 +402,7 @@ impl EvidentMcp {
         Parameters(a): Parameters<QueryGraphArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        let scope = caller.read_scope(&a.scope)?;
-        let vis = evident_core::Visibility::of(scope);
+        let vis = Caller::of(&ctx)?.visibility(&a.scope)?;
         let kb = &self.state.kb;
         let out = match (&a.key, &a.query) {
             (Some(key), _) => {

@@ -66,9 +66,7 @@ impl EvidentMcp {
         Parameters(a): Parameters<UserContextArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        let scope = caller.read_scope(&a.scope)?;
-        let vis = evident_core::Visibility::of(scope);
+        let vis = Caller::of(&ctx)?.visibility(&a.scope)?;
         let context = self
             .state
             .kb
@@ -140,11 +138,7 @@ impl EvidentMcp {
         self.write_tool(
             &caller,
             "session_append",
-            &ScopeArgs {
-                client_id: a.client_id.clone(),
-                project_id: a.project_id.clone(),
-                ..Default::default()
-            },
+            &a.scope.scope_args(),
             async |scope| {
                 let client = required_client(&scope)?;
                 let entry = NewSessionEntry {
@@ -183,15 +177,7 @@ impl EvidentMcp {
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
         let scope = caller
-            .scope(
-                &ScopeArgs {
-                    client_id: a.client_id.clone(),
-                    project_id: a.project_id.clone(),
-                    ..Default::default()
-                },
-                Role::Read,
-                Intent::Read,
-            )
+            .scope(&a.scope.scope_args(), Role::Read, Intent::Read)
             .map_err(mcp_error)?;
         let client = required_client(&scope).map_err(mcp_error)?;
         let entries = self

@@ -24,10 +24,43 @@ pub struct ScopeArgs {
 impl ScopeArgs {
     /// A client-only scope (session memory, the queue).
     pub fn client(client_id: &Option<String>) -> ScopeArgs {
+        ScopeArgs::client_project(client_id, &None)
+    }
+
+    /// A client's scope, or a project's of it (the session log, procedures).
+    pub fn client_project(client_id: &Option<String>, project_id: &Option<String>) -> ScopeArgs {
         ScopeArgs {
             client_id: client_id.clone(),
-            ..Default::default()
+            project_id: project_id.clone(),
+            group_id: None,
         }
+    }
+}
+
+/// The client of a per-client call (session memory, the queue).
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientArg {
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+}
+
+/// Whose session log: a client's own, or a project's of it.
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionScopeArgs {
+    /// The client (tenant). Omit it when the token covers one client.
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// The project's log; omitted: the client's own log.
+    #[serde(default)]
+    pub project_id: Option<String>,
+}
+
+impl SessionScopeArgs {
+    pub fn scope_args(&self) -> ScopeArgs {
+        ScopeArgs::client_project(&self.client_id, &self.project_id)
     }
 }
 
@@ -207,9 +240,8 @@ pub struct MemoryGetArgs {
     pub session_id: String,
     /// The entry's key.
     pub key: String,
-    /// The client (tenant). Omit it when the token covers one client.
-    #[serde(default)]
-    pub client_id: Option<String>,
+    #[serde(flatten)]
+    pub client: ClientArg,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -224,9 +256,8 @@ pub struct MemoryPutArgs {
     /// Seconds until the entry expires (default a day, at most 30 days).
     #[serde(default)]
     pub ttl_secs: Option<u64>,
-    /// The client (tenant). Omit it when the token covers one client.
-    #[serde(default)]
-    pub client_id: Option<String>,
+    #[serde(flatten)]
+    pub client: ClientArg,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -234,9 +265,8 @@ pub struct MemoryPutArgs {
 pub struct MemoryListArgs {
     /// The conversation or task whose entries to list.
     pub session_id: String,
-    /// The client (tenant). Omit it when the token covers one client.
-    #[serde(default)]
-    pub client_id: Option<String>,
+    #[serde(flatten)]
+    pub client: ClientArg,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -264,9 +294,8 @@ pub struct QueueStatusArgs {
     /// At most this many tasks (1..=1000, default 20).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// The client (tenant). Omit it when the token covers one client.
-    #[serde(default)]
-    pub client_id: Option<String>,
+    #[serde(flatten)]
+    pub client: ClientArg,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -352,12 +381,8 @@ pub struct SessionAppendArgs {
     /// The task it refers to.
     #[serde(default)]
     pub task_id: Option<String>,
-    /// The client (tenant). Omit it when the token covers one client.
-    #[serde(default)]
-    pub client_id: Option<String>,
-    /// The project's log; omitted: the client's own log.
-    #[serde(default)]
-    pub project_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: SessionScopeArgs,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -366,10 +391,6 @@ pub struct SessionRecentArgs {
     /// How many entries, 1..=50 (default 50).
     #[serde(default)]
     pub recent: Option<usize>,
-    /// The client (tenant). Omit it when the token covers one client.
-    #[serde(default)]
-    pub client_id: Option<String>,
-    /// The project's log; omitted: the client's own log.
-    #[serde(default)]
-    pub project_id: Option<String>,
+    #[serde(flatten)]
+    pub scope: SessionScopeArgs,
 }

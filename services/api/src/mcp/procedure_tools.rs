@@ -37,11 +37,7 @@ pub struct ProcedureScopeArgs {
 
 impl ProcedureScopeArgs {
     fn scope_args(&self) -> ScopeArgs {
-        ScopeArgs {
-            client_id: self.client_id.clone(),
-            project_id: self.project_id.clone(),
-            ..Default::default()
-        }
+        ScopeArgs::client_project(&self.client_id, &self.project_id)
     }
 }
 
@@ -149,9 +145,22 @@ impl EvidentMcp {
     }
 }
 
-/// The client of a resolved scope, owned.
-fn client_of(scope: &Scope) -> Result<String, ApiError> {
-    required_client(scope).map(str::to_string)
+impl EvidentMcp {
+    /// A procedure write: checked for the caller and audited as `tool` by
+    /// [`EvidentMcp::write_tool`], `op` given the scope's client and project.
+    async fn procedure_write<T: serde::Serialize>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        tool: &str,
+        scope: &ProcedureScopeArgs,
+        op: impl AsyncFnOnce(&str, Option<&str>) -> Result<T, ApiError>,
+    ) -> ToolResult {
+        let caller = Caller::of(ctx)?;
+        self.write_tool(&caller, tool, &scope.scope_args(), async |scope| {
+            op(required_client(&scope)?, scope.project_id.as_deref()).await
+        })
+        .await
+    }
 }
 
 #[tool_router(router = procedure_router, vis = "pub(super)")]
@@ -201,26 +210,13 @@ impl EvidentMcp {
         Parameters(a): Parameters<ProcedureOutcomeArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        self.write_tool(
-            &caller,
-            "record_procedure_outcome",
-            &a.scope.scope_args(),
-            async |scope| {
-                let client = client_of(&scope)?;
-                Ok(self
-                    .state
-                    .kb
-                    .record_procedure_outcome(
-                        &client,
-                        scope.project_id.as_deref(),
-                        &a.id,
-                        a.success,
-                        self.state.clock.now_ms(),
-                    )
-                    .await?)
-            },
-        )
+        let (kb, clock) = (&self.state.kb, &self.state.clock);
+        self.procedure_write(&ctx, "record_procedure_outcome", &a.scope, async |c, p| {
+            let now = clock.now_ms();
+            Ok(kb
+                .record_procedure_outcome(c, p, &a.id, a.success, now)
+                .await?)
+        })
         .await
     }
 
@@ -239,27 +235,14 @@ impl EvidentMcp {
         Parameters(a): Parameters<SaveProcedureArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        self.write_tool(
-            &caller,
-            "save_procedure",
-            &a.scope.scope_args(),
-            async |scope| {
-                let client = client_of(&scope)?;
-                let id = a.id.clone();
-                Ok(self
-                    .state
-                    .kb
-                    .save_procedure(
-                        &client,
-                        scope.project_id.as_deref(),
-                        id,
-                        a.into(),
-                        self.state.clock.now_ms(),
-                    )
-                    .await?)
-            },
-        )
+        let (kb, clock) = (&self.state.kb, &self.state.clock);
+        let scope = a.scope.clone();
+        self.procedure_write(&ctx, "save_procedure", &scope, async |c, p| {
+            let id = a.id.clone();
+            Ok(kb
+                .save_procedure(c, p, id, a.into(), clock.now_ms())
+                .await?)
+        })
         .await
     }
 
@@ -303,20 +286,11 @@ impl EvidentMcp {
         Parameters(a): Parameters<DeleteProcedureArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        self.write_tool(
-            &caller,
-            "delete_procedure",
-            &a.scope.scope_args(),
-            async |scope| {
-                let client = client_of(&scope)?;
-                self.state
-                    .kb
-                    .delete_procedure(&client, scope.project_id.as_deref(), &a.id)
-                    .await?;
-                Ok(json!({ "deleted": true, "id": a.id }))
-            },
-        )
+        let kb = &self.state.kb;
+        self.procedure_write(&ctx, "delete_procedure", &a.scope, async |c, p| {
+            kb.delete_procedure(c, p, &a.id).await?;
+            Ok(json!({ "deleted": true, "id": a.id }))
+        })
         .await
     }
 }

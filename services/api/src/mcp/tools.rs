@@ -159,9 +159,7 @@ impl EvidentMcp {
         Parameters(a): Parameters<ListNodesArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        let scope = caller.read_scope(&a.scope)?;
-        let vis = evident_core::Visibility::of(scope);
+        let vis = Caller::of(&ctx)?.visibility(&a.scope)?;
         let kb = &self.state.kb;
         let node_type = a.node_type.as_deref().filter(|t| !t.is_empty());
         let answer = match a.q.as_deref().filter(|q| !q.trim().is_empty()) {
@@ -279,7 +277,7 @@ impl EvidentMcp {
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
         let client = caller
-            .client_for(&a.client_id, Role::Read, Intent::Read)
+            .client_for(&a.client.client_id, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
         let entry = self
             .state
@@ -306,7 +304,7 @@ impl EvidentMcp {
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
         let r = async {
-            let client = caller.client_for(&a.client_id, Role::Write, Intent::Write)?;
+            let client = caller.client_for(&a.client.client_id, Role::Write, Intent::Write)?;
             Ok(self
                 .state
                 .kb
@@ -321,7 +319,7 @@ impl EvidentMcp {
                 .await?)
         }
         .await;
-        let scope = caller.resolve(&ScopeArgs::client(&a.client_id)).ok();
+        let scope = caller.resolve(&ScopeArgs::client(&a.client.client_id)).ok();
         self.audited(&caller, "memory_put", scope, r).await
     }
 
@@ -338,7 +336,7 @@ impl EvidentMcp {
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
         let client = caller
-            .client_for(&a.client_id, Role::Read, Intent::Read)
+            .client_for(&a.client.client_id, Role::Read, Intent::Read)
             .map_err(mcp_error)?;
         let entries = self
             .state
@@ -359,7 +357,11 @@ impl EvidentMcp {
     ) -> ToolResult {
         let caller = Caller::of(&ctx)?;
         let scope = caller
-            .scope(&ScopeArgs::client(&a.client_id), Role::Read, Intent::Read)
+            .scope(
+                &ScopeArgs::client(&a.client.client_id),
+                Role::Read,
+                Intent::Read,
+            )
             .map_err(mcp_error)?;
         let state = match a.state.as_deref() {
             None => None,
@@ -412,9 +414,7 @@ impl EvidentMcp {
         Parameters(a): Parameters<SourceStatusArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let caller = Caller::of(&ctx)?;
-        let scope = caller.read_scope(&a.scope)?;
-        let vis = evident_core::Visibility::of(scope);
+        let vis = Caller::of(&ctx)?.visibility(&a.scope)?;
         let kb = &self.state.kb;
         let indexed = kb
             .stores()
