@@ -213,19 +213,7 @@ impl Kb {
         src: PreparedSource,
         priority: Priority,
     ) -> Result<IngestOutcome> {
-        check_prepared(&src)?;
-        let _permit = self.pools.acquire(priority).await;
-        let previous = self
-            .stores
-            .sources
-            .get(src.scope.partition(), &src.source_urn)
-            .await?;
-        ensure_owner(previous.as_ref(), &src.scope, &src.source_urn)?;
-        if let Some(skipped) = unchanged(previous.as_ref(), &src.source_urn, &src.fingerprint) {
-            return Ok(skipped);
-        }
-        self.write_prepared(src, previous, priority, &Watch::default())
-            .await
+        self.ingest_prepared_when(src, priority, true).await
     }
 
     /// [`Kb::ingest_prepared`] without the freshness skip: the write is applied even when the
@@ -237,6 +225,17 @@ impl Kb {
         src: PreparedSource,
         priority: Priority,
     ) -> Result<IngestOutcome> {
+        self.ingest_prepared_when(src, priority, false).await
+    }
+
+    /// Checks, owns and writes a prepared source; with `skip_unchanged`, a source whose
+    /// fingerprint is the stored one is skipped unwritten.
+    async fn ingest_prepared_when(
+        &self,
+        src: PreparedSource,
+        priority: Priority,
+        skip_unchanged: bool,
+    ) -> Result<IngestOutcome> {
         check_prepared(&src)?;
         let _permit = self.pools.acquire(priority).await;
         let previous = self
@@ -245,6 +244,11 @@ impl Kb {
             .get(src.scope.partition(), &src.source_urn)
             .await?;
         ensure_owner(previous.as_ref(), &src.scope, &src.source_urn)?;
+        if skip_unchanged
+            && let Some(skipped) = unchanged(previous.as_ref(), &src.source_urn, &src.fingerprint)
+        {
+            return Ok(skipped);
+        }
         self.write_prepared(src, previous, priority, &Watch::default())
             .await
     }
