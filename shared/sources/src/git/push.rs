@@ -27,35 +27,17 @@ const MAX_CPG_EDGES: usize = 200_000;
 /// Concurrent ingests while handling a push.
 const PUSH_PARALLEL: usize = 4;
 
-/// Scope fields of a push.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PushScope {
-    #[serde(default)]
-    pub client_id: Option<String>,
-    #[serde(default)]
-    pub project_id: Option<String>,
-    #[serde(default)]
-    pub group_id: Option<String>,
-}
-
-impl PushScope {
-    /// Pushed data, like a registered source, always belongs to a client.
-    fn scope(&self) -> Result<Scope, KbError> {
-        let (_, scope) = crate::registration::registration_scope(
-            self.client_id.as_deref(),
-            self.project_id.as_deref(),
-            self.group_id.as_deref(),
-        )?;
-        Ok(scope)
-    }
-}
-
 /// The context of pushed data: its repository under a push-specific source id, so pushed and
-/// polled copies of one repository never overwrite each other's sources.
-fn push_context(scope: &PushScope, repository: &str) -> Result<RepoContext, KbError> {
+/// polled copies of one repository never overwrite each other's sources. The push's scope
+/// fields are checked as a registration's: pushed data, like a registered source, always
+/// belongs to a client.
+fn push_context(scope: &Scope, repository: &str) -> Result<RepoContext, KbError> {
     validate::bounded_text("repository", repository, 200)?;
-    let scope = scope.scope()?;
+    let (_, scope) = crate::registration::registration_scope(
+        scope.client_id.as_deref(),
+        scope.project_id.as_deref(),
+        scope.group_id.as_deref(),
+    )?;
     Ok(RepoContext {
         source_id: format!("push.{}", slug(repository)),
         repository: repository.to_string(),
@@ -170,8 +152,9 @@ pub struct PushedFile {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StructurePush {
+    /// The scope fields (`clientId`, `projectId`, `groupId`).
     #[serde(flatten)]
-    pub scope: PushScope,
+    pub scope: Scope,
     pub repository: String,
     pub branch: String,
     #[serde(default)]
@@ -376,8 +359,9 @@ pub struct PushedCommit {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CommitsPush {
+    /// The scope fields (`clientId`, `projectId`, `groupId`).
     #[serde(flatten)]
-    pub scope: PushScope,
+    pub scope: Scope,
     pub repository: String,
     /// Links the commits to this branch (`has_commit`).
     #[serde(default)]
@@ -520,8 +504,9 @@ pub async fn push_commits(
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CpgPush {
+    /// The scope fields (`clientId`, `projectId`, `groupId`).
     #[serde(flatten)]
-    pub scope: PushScope,
+    pub scope: Scope,
     pub repository: String,
     /// Names this export (a later push with the same name replaces it). Default `default`.
     #[serde(default)]
