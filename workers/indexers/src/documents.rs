@@ -81,9 +81,9 @@ impl LeasedPoller for DocumentsPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
-        let mut cfg: DocumentsConfig = config_of(source).map_err(PollError::Config)?;
-        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
-        cfg.path = self.ctx.access.path(&cfg.path)?;
+        let cfg = self
+            .ctx
+            .rooted_config(source, |c: &mut DocumentsConfig| &mut c.path)?;
         let mut scan = folder::scan(
             &self.ctx,
             &source.id,

@@ -34,7 +34,6 @@ use crate::folder;
 use crate::items::ItemTask;
 use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
 use crate::report::{RecordingsReport, TranscriptsReport, examples};
-use crate::sources::config_of;
 pub use evident_sources::kinds::meetings::{RecordingsConfig, TranscriptsConfig};
 
 /// Transcripts larger than this are not read (a day of speech is ~1 MB of WebVTT).
@@ -392,9 +391,9 @@ impl LeasedPoller for TranscriptsPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
-        let mut cfg: TranscriptsConfig = config_of(source).map_err(PollError::Config)?;
-        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
-        cfg.path = self.ctx.access.path(&cfg.path)?;
+        let cfg = self
+            .ctx
+            .rooted_config(source, |c: &mut TranscriptsConfig| &mut c.path)?;
         let mut report = self.poll_transcripts(source, &cfg).await?;
         if let Some(r) = &cfg.recordings {
             report.recordings = Some(self.poll_recordings(source, &cfg, r).await?);

@@ -112,6 +112,19 @@ pub struct PollContext {
 }
 
 impl PollContext {
+    /// The settings of a source that reads files, its `path` checked under `[sources] roots`
+    /// again, symlinks resolved at every poll (not only at registration).
+    pub fn rooted_config<C: crate::sources::SourceConfig>(
+        &self,
+        source: &IndexerSource,
+        path: impl FnOnce(&mut C) -> &mut std::path::PathBuf,
+    ) -> Result<C, PollError> {
+        let mut cfg: C = crate::sources::config_of(source).map_err(PollError::Config)?;
+        let path = path(&mut cfg);
+        *path = self.access.path(path)?;
+        Ok(cfg)
+    }
+
     fn lease_ms(source: &IndexerSource) -> i64 {
         // Long enough to cover a slow poll; short enough that a dead holder's sources move on.
         (source.interval_secs as i64 * 3_000).clamp(120_000, 3_600_000)

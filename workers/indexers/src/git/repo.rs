@@ -241,15 +241,19 @@ impl GitRepo {
         w.map(|o| o.map_err(repo_err)).collect()
     }
 
-    /// Every file (blob) of a commit's tree: path, blob id, size. Symlinks and submodules are
-    /// not files.
-    pub fn tree_files(&self, commit: Oid) -> Result<Vec<(String, Oid, u64)>, GitError> {
-        let tree = self
-            .repo
+    /// A commit's tree.
+    fn commit_tree(&self, commit: Oid) -> Result<git2::Tree<'_>, GitError> {
+        self.repo
             .find_commit(commit)
             .map_err(repo_err)?
             .tree()
-            .map_err(repo_err)?;
+            .map_err(repo_err)
+    }
+
+    /// Every file (blob) of a commit's tree: path, blob id, size. Symlinks and submodules are
+    /// not files.
+    pub fn tree_files(&self, commit: Oid) -> Result<Vec<(String, Oid, u64)>, GitError> {
+        let tree = self.commit_tree(commit)?;
         let odb = self.repo.odb().map_err(repo_err)?;
         let mut out = Vec::new();
         tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
@@ -276,14 +280,7 @@ impl GitRepo {
         old: Oid,
         new: Oid,
     ) -> Result<(Vec<String>, Vec<String>), GitError> {
-        let tree = |o: Oid| -> Result<git2::Tree<'_>, GitError> {
-            self.repo
-                .find_commit(o)
-                .map_err(repo_err)?
-                .tree()
-                .map_err(repo_err)
-        };
-        let (a, b) = (tree(old)?, tree(new)?);
+        let (a, b) = (self.commit_tree(old)?, self.commit_tree(new)?);
         let mut opts = DiffOptions::new();
         opts.ignore_submodules(true);
         let diff = self
@@ -327,12 +324,7 @@ impl GitRepo {
 
     /// The blob at `path` in a commit's tree, if there is one.
     pub fn blob_at(&self, commit: Oid, path: &str) -> Result<Option<(Oid, u64)>, GitError> {
-        let tree = self
-            .repo
-            .find_commit(commit)
-            .map_err(repo_err)?
-            .tree()
-            .map_err(repo_err)?;
+        let tree = self.commit_tree(commit)?;
         let entry = match tree.get_path(Path::new(path)) {
             Ok(e) => e,
             Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),

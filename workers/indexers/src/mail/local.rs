@@ -15,7 +15,6 @@ use sha2::{Digest, Sha256};
 use super::{ENQUEUE_IN_FLIGHT, MaildirConfig, MboxConfig, queue_batch, queue_message};
 use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
 use crate::report::{MaildirReport, MboxReport, examples};
-use crate::sources::config_of;
 
 /// How much of an mbox is read at a time: memory stays bounded on multi-gigabyte archives.
 const MBOX_BLOCK_BYTES: usize = 64 * 1024 * 1024;
@@ -215,9 +214,9 @@ impl LeasedPoller for MboxPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
-        let mut cfg: MboxConfig = config_of(source).map_err(PollError::Config)?;
-        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
-        cfg.path = self.ctx.access.path(&cfg.path)?;
+        let cfg = self
+            .ctx
+            .rooted_config(source, |c: &mut MboxConfig| &mut c.path)?;
         let files = mbox_files(&cfg.path)?;
         let (mut queued, mut unchanged, mut reread) = (0u64, 0u64, 0u64);
         for path in &files {
@@ -367,9 +366,9 @@ impl LeasedPoller for MaildirPoller {
     }
 
     async fn poll_source(&self, source: &IndexerSource) -> Result<PollReport, PollError> {
-        let mut cfg: MaildirConfig = config_of(source).map_err(PollError::Config)?;
-        // Under `[sources] roots`, symlinks resolved at every poll (not only at registration).
-        cfg.path = self.ctx.access.path(&cfg.path)?;
+        let cfg = self
+            .ctx
+            .rooted_config(source, |c: &mut MaildirConfig| &mut c.path)?;
         let root = cfg.path.clone();
         let folders = tokio::task::spawn_blocking(move || maildir_folders(&root))
             .await
