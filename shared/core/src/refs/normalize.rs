@@ -15,9 +15,10 @@ pub(super) fn has_alnum(s: &str) -> bool {
     s.chars().any(char::is_alphanumeric)
 }
 
-/// Namespace part: NFC, lowercase, keep letters/digits/`_` (and combining marks right after
-/// a kept letter or digit). Empty when no letter or digit remains.
-fn normalize_namespace(raw: &str) -> String {
+/// NFC and lowercase `raw`, keeping its letters and digits and the combining marks right
+/// after a kept letter or digit; every other character goes to `other`, which may write a
+/// replacement to the output.
+fn keep_alnum(raw: &str, mut other: impl FnMut(char, &mut String)) -> String {
     let lower = nfc(raw).to_lowercase();
     let mut out = String::with_capacity(lower.len());
     let mut after_base = false;
@@ -25,15 +26,24 @@ fn normalize_namespace(raw: &str) -> String {
         if c.is_alphanumeric() {
             out.push(c);
             after_base = true;
-        } else if c == '_' {
-            out.push(c);
-            after_base = false;
         } else if after_base && is_combining_mark(c) {
             out.push(c);
         } else {
+            other(c, &mut out);
             after_base = false;
         }
     }
+    out
+}
+
+/// Namespace part: NFC, lowercase, keep letters/digits/`_` (and combining marks right after
+/// a kept letter or digit). Empty when no letter or digit remains.
+fn normalize_namespace(raw: &str) -> String {
+    let out = keep_alnum(raw, |c, out| {
+        if c == '_' {
+            out.push(c);
+        }
+    });
     if !has_alnum(&out) {
         return String::new();
     }
@@ -44,27 +54,16 @@ fn normalize_namespace(raw: &str) -> String {
 /// `_`, `-` (and combining marks right after a kept letter or digit); collapse `_` runs; trim
 /// `_`. Empty when no letter or digit remains.
 fn normalize_value(raw: &str) -> String {
-    let lower = nfc(raw).to_lowercase();
-    let mut out = String::with_capacity(lower.len());
-    let mut after_base = false;
-    for c in lower.chars() {
-        if c.is_alphanumeric() {
-            out.push(c);
-            after_base = true;
-        } else if c == '-' {
+    let mut out = keep_alnum(raw, |c, out| {
+        if c == '-' {
             out.push('-');
-            after_base = false;
-        } else if c == '_' || c.is_whitespace() || matches!(c, '/' | '\\' | '.' | '@') {
-            if !out.is_empty() && !out.ends_with('_') {
-                out.push('_');
-            }
-            after_base = false;
-        } else if after_base && is_combining_mark(c) {
-            out.push(c);
-        } else {
-            after_base = false;
+        } else if (c == '_' || c.is_whitespace() || matches!(c, '/' | '\\' | '.' | '@'))
+            && !out.is_empty()
+            && !out.ends_with('_')
+        {
+            out.push('_');
         }
-    }
+    });
     while out.ends_with('_') {
         out.pop();
     }
