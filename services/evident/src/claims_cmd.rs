@@ -160,16 +160,6 @@ fn status(raw: &str) -> anyhow::Result<ClaimStatus> {
     ClaimStatus::parse(raw).with_context(|| format!("`{raw}` is not a claim status"))
 }
 
-fn text_or_stdin(text: String) -> anyhow::Result<String> {
-    if text == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
-        Ok(s)
-    } else {
-        Ok(text)
-    }
-}
-
 /// One line per claim: id, status, confidence, text, then its citations.
 fn print_claim(c: &Value) {
     let stale = if c["evidenceStale"] == true {
@@ -264,7 +254,7 @@ fn learn_body(args: &ClaimsArgs) -> anyhow::Result<LearnRequest> {
         client_id: args.client_id()?,
         project_id: args.project.clone(),
         group_id: args.group.clone(),
-        text: text_or_stdin(text.clone())?,
+        text: crate::client::text_or_stdin(text.clone())?,
         evidence: evidence(ev)?,
         status: status(st)?,
         confidence: *confidence,

@@ -121,3 +121,14 @@ impl Client {
         .await
     }
 }
+
+/// `text`, or what stdin holds when it is `-`.
+pub fn text_or_stdin(text: String) -> anyhow::Result<String> {
+    if text == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
+        Ok(s)
+    } else {
+        Ok(text)
+    }
+}

@@ -77,16 +77,6 @@ enum KnowledgeOp {
     },
 }
 
-fn text_or_stdin(text: String) -> anyhow::Result<String> {
-    if text == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
-        Ok(s)
-    } else {
-        Ok(text)
-    }
-}
-
 pub async fn knowledge(args: KnowledgeArgs) -> anyhow::Result<()> {
     let client = args.server.client()?;
     match args.op {
@@ -98,7 +88,7 @@ pub async fn knowledge(args: KnowledgeArgs) -> anyhow::Result<()> {
             let mut body = args.scope.body()?;
             body["category"] = category.into();
             body["subject"] = subject.into();
-            body["content"] = text_or_stdin(content)?.into();
+            body["content"] = crate::client::text_or_stdin(content)?.into();
             let out = client.post("/api/v1/knowledge", &body).await?;
             println!(
                 "{} {}",
@@ -140,7 +130,7 @@ enum OutcomeOp {
 
 fn read_json(path: &PathBuf) -> anyhow::Result<Value> {
     let text = if path.as_os_str() == "-" {
-        text_or_stdin("-".into())?
+        crate::client::text_or_stdin("-".into())?
     } else {
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
     };
@@ -226,7 +216,7 @@ pub async fn session(args: SessionArgs) -> anyhow::Result<()> {
         } => {
             let mut body = args.scope.body()?;
             body["source"] = source.into();
-            body["summary"] = text_or_stdin(summary)?.trim().into();
+            body["summary"] = crate::client::text_or_stdin(summary)?.trim().into();
             if let Some(t) = task {
                 body["taskId"] = t.into();
             }

@@ -166,14 +166,28 @@ fn announce(
     );
 }
 
-/// Workers only (no HTTP API), for scale-out deployments.
-pub async fn run_workers(args: WorkerArgs) -> anyhow::Result<()> {
+/// What a scale-out process (`worker`, `indexer`) runs with: its configuration, the shutdown
+/// token, the clock and the opened stores.
+async fn start(
+    args: WorkerArgs,
+) -> anyhow::Result<(
+    Config,
+    tokio_util::sync::CancellationToken,
+    Arc<dyn Clock>,
+    evident_runtime::Opened,
+)> {
     let cfg = load(args.config.as_deref(), args.data)?;
     let cancel = evident_runtime::shutdown_on_signals();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let opened = evident_runtime::open(&cfg)
         .await
         .context("opening the store")?;
+    Ok((cfg, cancel, clock, opened))
+}
+
+/// Workers only (no HTTP API), for scale-out deployments.
+pub async fn run_workers(args: WorkerArgs) -> anyhow::Result<()> {
+    let (cfg, cancel, clock, opened) = start(args).await?;
     eprintln!(
         "evident worker running ({} interactive + {} bulk loops)",
         cfg.queue.interactive_workers, cfg.queue.bulk_workers
@@ -191,12 +205,7 @@ pub async fn run_workers(args: WorkerArgs) -> anyhow::Result<()> {
 
 /// Source indexers only (no HTTP API, no queue workers), for scale-out deployments.
 pub async fn run_indexers(args: WorkerArgs) -> anyhow::Result<()> {
-    let cfg = load(args.config.as_deref(), args.data)?;
-    let cancel = evident_runtime::shutdown_on_signals();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let opened = evident_runtime::open(&cfg)
-        .await
-        .context("opening the store")?;
+    let (cfg, cancel, clock, opened) = start(args).await?;
     opened.register_config_sources(&cfg, clock.now_ms()).await;
     eprintln!(
         "evident indexer running (looking for due sources every {} s)",
