@@ -1,14 +1,13 @@
 //! IndexerStore over SQLite: polled sources, their cursors and polling leases.
 
 use async_trait::async_trait;
-use evident_core::Scope;
 use evident_store::Result;
 use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus};
 use evident_store::queue::Millis;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use crate::{EmbeddedStore, json_err, sqlite_err};
+use crate::{EmbeddedStore, json_err, sql, sqlite_err};
 
 const COLUMNS: &str = "id, kind, client_id, project_id, group_id, config, interval_secs, enabled, created_at, updated_at, \
      last_poll_at, last_success_at, last_error, stats, owner, lease_expires_at";
@@ -18,11 +17,7 @@ fn source(r: &rusqlite::Row<'_>) -> rusqlite::Result<(IndexerSource, String, Str
         IndexerSource {
             id: r.get(0)?,
             kind: r.get(1)?,
-            scope: Scope {
-                client_id: r.get(2)?,
-                project_id: r.get(3)?,
-                group_id: r.get(4)?,
-            },
+            scope: sql::scope_at(r, 2)?,
             config: Value::Null,
             interval_secs: r.get::<_, i64>(6)? as u64,
             enabled: r.get::<_, i64>(7)? != 0,

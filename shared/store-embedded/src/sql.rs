@@ -1,7 +1,18 @@
-//! Small SQL builders: the visibility rule as a WHERE fragment, `IN` lists, LIKE escaping.
+//! Small SQL builders: the visibility rule as a WHERE fragment, `IN` lists, LIKE escaping,
+//! and the scope columns read back.
 
-use evident_core::Visibility;
+use evident_core::{Scope, Visibility};
 use rusqlite::types::Value;
+
+/// The scope stored in the three columns `client_id, project_id, group_id` of a row, the
+/// first at index `first` (every table stores a scope in that order).
+pub fn scope_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Scope> {
+    Ok(Scope {
+        client_id: r.get(first)?,
+        project_id: r.get(first + 1)?,
+        group_id: r.get(first + 2)?,
+    })
+}
 
 /// Appends the visibility rule (from [`Visibility::clauses`], the single rule in core) as a
 /// parenthesised condition over `{prefix}client_id/project_id/group_id`, pushing its
