@@ -525,27 +525,17 @@ mod tests {
     use proptest::prelude::*;
 
     fn gap() -> GapRecord {
-        GapRecord {
-            gap_id: "g1".into(),
+        let new = NewGap {
             scope: Scope::client("c"),
             question: "q".into(),
             context: None,
             priority: 5,
-            position: None,
             about: Vec::new(),
             acquirer: Acquirer::Agent,
-            state: GapState::Open,
-            attempts: 0,
-            epoch: 0,
-            lease_owner: None,
-            lease_expires_at: None,
-            not_before: None,
-            failure: None,
-            findings_urn: None,
-            created_by: "t".into(),
-            created_at: 0,
-            updated_at: 0,
-        }
+            actor: "t".into(),
+            phase: GapPhase::Detection,
+        };
+        created_record(&new, "g1".into(), 0)
     }
 
     fn to(state: GapState, epoch: Option<i64>) -> GapMove {
