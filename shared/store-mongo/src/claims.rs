@@ -303,34 +303,15 @@ mod tests {
     use super::*;
     use crate::fake::FakeMongo;
     use evident_core::Scope;
-    use evident_core::claims::{Actor, ActorType, EvidenceKind, EvidenceRef, Transition};
+    use evident_core::claims::{Actor, Transition};
     use std::sync::Arc;
 
     fn claim(id: &str, scope: Scope) -> Claim {
-        Claim {
-            id: id.into(),
-            text: "the retry cap is five minutes".into(),
-            evidence: vec![EvidenceRef::new(EvidenceKind::Chunk, "k1")],
-            status: ClaimStatus::Observed,
-            confidence: 0.9,
-            scope,
-            subject: None,
-            actor: Actor {
-                actor_type: ActorType::Agent,
-                id: "a".into(),
-            },
-            session_id: None,
-            domain: None,
-            tags: vec![],
-            about: vec![],
-            supersedes: None,
-            superseded_by: None,
-            evidence_stale: false,
-            recorded_by: None,
-            created_at: 10,
-            updated_at: 10,
-            version: 1,
-        }
+        let mut c = evident_store::conformance::claim(id, scope, "k1", 10);
+        c.text = "the retry cap is five minutes".into();
+        c.actor.id = "a".into();
+        c.session_id = None;
+        c
     }
 
     #[tokio::test]

@@ -538,28 +538,12 @@ async fn release_and_polls_by_the_holder() {
     let (t, store) = fixture("indexers.json", "release_and_record_polls");
     let ix: &dyn IndexerStore = &store;
     ix.release("acme.repo", "b").await.expect("release");
-    assert!(
-        ix.record_poll(
-            "acme.repo",
-            "b",
-            3_800,
-            Some("fetch failed"),
-            &serde_json::json!({"commits": 0})
-        )
-        .await
-        .expect("poll")
-    );
-    assert!(
-        ix.record_poll(
-            "acme.repo",
-            "b",
-            3_900,
-            None,
-            &serde_json::json!({"commits": 7})
-        )
-        .await
-        .expect("poll")
-    );
+    // A failed poll, then a successful one.
+    for (at, error, commits) in [(3_800, Some("fetch failed"), 0), (3_900, None, 7)] {
+        let stats = serde_json::json!({ "commits": commits });
+        let polled = ix.record_poll("acme.repo", "b", at, error, &stats).await;
+        assert!(polled.expect("poll"), "{at}");
+    }
     assert!(
         !ix.record_poll("acme.repo", "a", 3_950, None, &serde_json::json!({}))
             .await

@@ -4,9 +4,7 @@
 use std::sync::Arc;
 
 use evident_store::ErrorKind;
-use evident_store::procedures::{
-    NearestQuery, Procedure, ProcedureSource, ProcedureStep, ProcedureStore,
-};
+use evident_store::procedures::{NearestQuery, Procedure, ProcedureStore};
 use evident_store_mongo::{MongoStore, RecordedTransport};
 use serde_json::json;
 
@@ -23,31 +21,10 @@ fn fixture(scenario: &str) -> (Arc<RecordedTransport>, MongoStore) {
 }
 
 fn procedure(project: Option<&str>) -> Procedure {
-    Procedure {
-        id: "bug".into(),
-        client_id: "c1".into(),
-        project_id: project.map(str::to_string),
-        trigger_pattern: "bug report".into(),
-        steps: vec![
-            ProcedureStep {
-                agent: "Research".into(),
-                action: "search_kb".into(),
-                params: Some(json!({"depth": 2})),
-            },
-            ProcedureStep {
-                agent: "Coding".into(),
-                action: "fix".into(),
-                params: None,
-            },
-        ],
-        source: ProcedureSource::Learned,
-        success_count: 0,
-        failure_count: 0,
-        usage_count: 0,
-        last_used_at: None,
-        created_at: 1_000_000,
-        updated_at: 1_000_000,
-    }
+    let mut p =
+        evident_store::conformance::procedure("bug", "c1", project, "bug report", 1_000_000);
+    p.steps[0].params = Some(json!({"depth": 2}));
+    p
 }
 
 #[tokio::test]

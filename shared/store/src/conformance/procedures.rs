@@ -4,7 +4,15 @@
 use super::*;
 use crate::procedures::{NearestQuery, Procedure, ProcedureSource, ProcedureStep};
 
-fn procedure(id: &str, client: &str, project: Option<&str>, trigger: &str, at: i64) -> Procedure {
+/// A learned two-step procedure with no outcomes yet: the suite's procedure, and the
+/// backends' wire tests' starting point.
+pub fn procedure(
+    id: &str,
+    client: &str,
+    project: Option<&str>,
+    trigger: &str,
+    at: i64,
+) -> Procedure {
     Procedure {
         id: id.into(),
         client_id: client.into(),
