@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use evident_store::ErrorKind;
+use evident_store::conformance::assert_error;
 use evident_store::procedures::{NearestQuery, Procedure, ProcedureStore};
 use evident_store_mongo::{MongoStore, RecordedTransport};
 use serde_json::json;
@@ -42,8 +43,7 @@ async fn put_is_one_pipeline_upsert_pinned_to_the_scope() {
         .put_procedure(procedure(Some("p1")), vec![0.0, 2.0])
         .await
         .expect_err("conflict");
-    assert_eq!(e.kind, ErrorKind::Conflict);
-    assert!(e.message.contains("another scope"), "{}", e.message);
+    assert_error(&e, ErrorKind::Conflict, "another scope");
     t.assert_done();
 }
 
