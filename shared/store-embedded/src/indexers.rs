@@ -105,16 +105,10 @@ impl IndexerStore for EmbeddedStore {
     async fn list_sources(&self, kind: Option<&str>) -> Result<Vec<IndexerSource>> {
         let kind = kind.map(str::to_string);
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM indexer_sources WHERE ?1 IS NULL OR kind = ?1 ORDER BY id"
-                ))
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map([kind], source)
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(sqlite_err)?;
+            let q = format!(
+                "SELECT {COLUMNS} FROM indexer_sources WHERE ?1 IS NULL OR kind = ?1 ORDER BY id"
+            );
+            let rows = sql::rows(conn, &q, [kind], source)?;
             rows.into_iter().map(parse).collect()
         })
         .await
@@ -223,18 +217,12 @@ impl IndexerStore for EmbeddedStore {
     async fn list_cursors(&self, id: &str) -> Result<Vec<(String, Value)>> {
         let id = id.to_string();
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT key, value FROM indexer_cursors WHERE source_id = ?1 ORDER BY key",
-                )
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map([&id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(sqlite_err)?;
+            let rows = sql::rows(
+                conn,
+                "SELECT key, value FROM indexer_cursors WHERE source_id = ?1 ORDER BY key",
+                [&id],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+            )?;
             rows.into_iter()
                 .map(|(k, v)| Ok((k, serde_json::from_str(&v).map_err(json_err)?)))
                 .collect()
