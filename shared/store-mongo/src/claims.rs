@@ -237,11 +237,8 @@ impl ClaimStore for MongoStore {
         }
         let found: Vec<Claim> = self
             .db()
-            .find_all("claims get", get_command(partition, ids))
-            .await?
-            .iter()
-            .map(claim_of)
-            .collect::<Result<_>>()?;
+            .find_decoded("claims get", get_command(partition, ids), claim_of)
+            .await?;
         // In the order asked for.
         Ok(ids
             .iter()
@@ -290,11 +287,8 @@ impl ClaimStore for MongoStore {
         limit: usize,
     ) -> Result<Vec<Claim>> {
         self.db()
-            .find_all("claims list", list_command(vis, filter, limit))
-            .await?
-            .iter()
-            .map(claim_of)
-            .collect()
+            .find_decoded("claims list", list_command(vis, filter, limit), claim_of)
+            .await
     }
 }
 

@@ -297,11 +297,10 @@ impl TaskQueue for MongoStore {
 
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<TaskRecord>> {
         self.db()
-            .find_all("list tasks", list_command(filter))
-            .await?
-            .iter()
-            .map(|d| TaskDoc::from_doc(d).map(|t| t.record))
-            .collect()
+            .find_decoded("list tasks", list_command(filter), |d| {
+                TaskDoc::from_doc(d).map(|t| t.record)
+            })
+            .await
     }
 
     async fn reorder(
