@@ -181,9 +181,7 @@ impl AliasRegistry for EmbeddedStore {
     }
 
     async fn merge(&self, client: &str, source: &NodeKey, target: &NodeKey) -> Result<u64> {
-        if source == target {
-            return Err(StoreError::invalid("cannot merge a key into itself"));
-        }
+        evident_store::check_merge(source, target)?;
         let (client, source, target) = (client.to_string(), source.clone(), target.clone());
         self.write(move |conn, _| {
             let tx = conn.transaction().map_err(sqlite_err)?;

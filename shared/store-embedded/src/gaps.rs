@@ -4,9 +4,9 @@
 
 use async_trait::async_trait;
 use evident_core::Visibility;
+use evident_store::Result;
 use evident_store::gaps::*;
 use evident_store::queue::Millis;
-use evident_store::{Result, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{EmbeddedStore, json_err, sql, sqlite_err};
@@ -279,9 +279,7 @@ impl GapStore for EmbeddedStore {
             let Some(mut gap) = get(conn, &partition, &id)? else {
                 return Ok(None);
             };
-            if priority > 9 {
-                return Err(StoreError::invalid("priority is 0..=9"));
-            }
+            evident_store::gaps::check_priority(priority)?;
             gap.priority = priority;
             gap.position = position;
             gap.updated_at = now;

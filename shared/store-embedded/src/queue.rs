@@ -120,9 +120,7 @@ impl EmbeddedStore {
 #[async_trait]
 impl TaskQueue for EmbeddedStore {
     async fn enqueue(&self, task: NewTask, now: Millis) -> Result<TaskRecord> {
-        if task.priority > 9 {
-            return Err(StoreError::invalid("priority must be 0..=9"));
-        }
+        evident_store::queue::check_priority(task.priority)?;
         let body = serde_json::to_string(&task.payload).map_err(json_err)?;
         self.write_grouped(move |tx| {
             let hash = payload_hash(&body);
@@ -268,9 +266,7 @@ impl TaskQueue for EmbeddedStore {
         position: i64,
         now: Millis,
     ) -> Result<Option<TaskRecord>> {
-        if position < 1 {
-            return Err(StoreError::invalid("position must be ≥ 1"));
-        }
+        evident_store::queue::check_position(position)?;
         let id = task_id.to_string();
         self.write_grouped(move |tx| {
             let Some(task) = get(tx, &id)? else { return Ok(None) };

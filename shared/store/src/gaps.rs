@@ -310,6 +310,14 @@ pub trait GapStore: Send + Sync {
     ) -> Result<Option<GapRecord>>;
 }
 
+/// The check of a reorder's priority ([`GapStore::reorder_gap`]), for every backend: `0..=9`.
+pub fn check_priority(priority: u8) -> Result<()> {
+    if priority > 9 {
+        return Err(crate::StoreError::invalid("priority is 0..=9"));
+    }
+    Ok(())
+}
+
 /// Backoff before a gap is claimable again after its `n`-th attempt ended without findings
 /// (expired lease or a retryable failure): 1 s doubling to at most 5 minutes.
 pub fn gap_backoff(n: u32) -> i64 {
