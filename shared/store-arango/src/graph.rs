@@ -626,16 +626,9 @@ impl GraphStore for ArangoStore {
                 if !seen.insert((p, row.id.clone())) {
                     continue;
                 }
-                walk.visit(
-                    depth,
-                    WalkedEdge {
-                        from: NodeKey::from_canonical(row.from),
-                        edge_type: row.edge_type,
-                        to: NodeKey::from_canonical(row.to),
-                        props: row.props.unwrap_or_default(),
-                        evidence: row.evidence,
-                    },
-                );
+                let props = row.props.unwrap_or_default();
+                let edge = WalkedEdge::stored(row.from, row.edge_type, row.to, props, row.evidence);
+                walk.visit(depth, edge);
             }
             if !walk.next_hop() {
                 break;
