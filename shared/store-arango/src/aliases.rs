@@ -193,9 +193,7 @@ impl AliasRegistry for ArangoStore {
     }
 
     async fn merge(&self, client: &str, source: &NodeKey, target: &NodeKey) -> Result<u64> {
-        if source == target {
-            return Err(StoreError::invalid("cannot merge a key into itself"));
-        }
+        evident_store::check_merge(source, target)?;
         let target = self
             .canonical_of(client, target.as_str())
             .await?

@@ -11,6 +11,56 @@
 //! ArangoDB allows one data-modification operation per collection per query, and no read of
 //! a collection after it was modified; every template respects that.
 
+/// The visibility test of one evidence item `x` (see above), in every read that filters
+/// evidence: `FILTER` on `@vis` admitting `x`.
+macro_rules! admits_x {
+    () => {
+        "FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 "
+    };
+}
+
+/// Keeps the document `d` only when `@vis` admits one of its evidence items.
+macro_rules! visible_d {
+    () => {
+        concat!(
+            "LET ev = (FOR x IN d.evidence ",
+            admits_x!(),
+            "LIMIT 1 RETURN 1) FILTER LENGTH(ev) > 0 "
+        )
+    };
+}
+
+/// One partition's page of [`LIST_NODES`]: the visible keys of `$coll` after `@after`.
+macro_rules! list_page {
+    ($coll:literal) => {
+        concat!(
+            "(FOR d IN ",
+            $coll,
+            " FILTER @type == null OR d.type == @type FILTER d.key > @after ",
+            visible_d!(),
+            "SORT d.key LIMIT @limit RETURN d.key) "
+        )
+    };
+}
+
+/// One collection's count in [`COUNT_GRAPH`]: the visible documents of `$coll` whose `_key`
+/// no collection named in `$before` holds visibly.
+macro_rules! count_new {
+    ($coll:literal, $before:literal) => {
+        concat!(
+            "FIRST(FOR d IN ",
+            $coll,
+            " ",
+            visible_d!(),
+            "LET dup = (FOR c IN ",
+            $before,
+            " LET o = DOCUMENT(c, d._key) FOR x IN NOT_NULL(o.evidence, []) ",
+            admits_x!(),
+            "LIMIT 1 RETURN 1) FILTER LENGTH(dup) == 0 COLLECT WITH COUNT INTO k RETURN k) "
+        )
+    };
+}
+
 /// Upserts a batch of nodes (`@nodes`) and then of edges (`@edges`) of one partition.
 /// A node write with `describe == false` (a mention or an edge endpoint) only adds evidence;
 /// props merge like JSON merge-patch: an existing document is updated with the combined patch
@@ -93,94 +143,61 @@ LET n = (FOR d IN @@nodes FILTER d._key == @key REMOVE d IN @@nodes RETURN 1) \
 RETURN LENGTH(n)";
 
 /// Nodes among `@keys` (their `_key`s) with the evidence `@vis` admits; invisible ones skipped.
-pub const GET_NODES: &str = "FOR d IN @@nodes FILTER d._key IN @keys \
-LET ev = (FOR x IN d.evidence \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-RETURN x.chunkId) \
-FILTER LENGTH(ev) > 0 \
-RETURN { key: d.key, type: d.type, label: d.label, props: d.props, evidence: ev }";
+pub const GET_NODES: &str = concat!(
+    "FOR d IN @@nodes FILTER d._key IN @keys LET ev = (FOR x IN d.evidence ",
+    admits_x!(),
+    "RETURN x.chunkId) FILTER LENGTH(ev) > 0 \
+RETURN { key: d.key, type: d.type, label: d.label, props: d.props, evidence: ev }"
+);
 
 /// Edges at the nodes `@ids` of one partition, outgoing when `@outbound`, incoming when
 /// `@inbound`, of `@types` (all when empty), at most `@perNode` per node and direction, each
 /// with the evidence `@vis` admits (possibly none).
-pub const EDGES_AT: &str = "FOR id IN @ids \
+pub const EDGES_AT: &str = concat!(
+    "FOR id IN @ids \
 LET outs = (FOR o IN @@edges FILTER @outbound AND o._from == id FILTER LENGTH(@types) == 0 OR o.edgeType IN @types LIMIT @perNode RETURN o) \
 LET ins = (FOR i IN @@edges FILTER @inbound AND i._to == id FILTER LENGTH(@types) == 0 OR i.edgeType IN @types LIMIT @perNode RETURN i) \
-FOR e IN APPEND(outs, ins) \
-LET ev = (FOR x IN e.evidence \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-RETURN x.chunkId) \
-RETURN { id: e._key, from: e.fromKey, to: e.toKey, edgeType: e.edgeType, props: e.props, evidence: ev }";
+FOR e IN APPEND(outs, ins) LET ev = (FOR x IN e.evidence ",
+    admits_x!(),
+    "RETURN x.chunkId) \
+RETURN { id: e._key, from: e.fromKey, to: e.toKey, edgeType: e.edgeType, props: e.props, evidence: ev }"
+);
 
 /// Canonical keys of visible nodes whose key or label contains `@q` (lower-cased), of type
 /// `@type` unless it is null; shortest keys first, at most `@limit`.
-pub const SEARCH_NODES: &str = "FOR d IN @@nodes \
+pub const SEARCH_NODES: &str = concat!(
+    "FOR d IN @@nodes \
 FILTER CONTAINS(LOWER(d.key), @q) OR CONTAINS(LOWER(d.label), @q) \
-FILTER @type == null OR d.type == @type \
-LET ev = (FOR x IN d.evidence \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-LIMIT 1 RETURN 1) \
-FILTER LENGTH(ev) > 0 \
-SORT LENGTH(d.key), d.key \
-LIMIT @limit \
-RETURN d.key";
+FILTER @type == null OR d.type == @type ",
+    visible_d!(),
+    "SORT LENGTH(d.key), d.key LIMIT @limit RETURN d.key"
+);
 
 /// Canonical keys of the visible nodes of type `@type` (every type when null) after `@after`
 /// in `@@first` and `@@second` (the reader's two partitions, or one given twice), merged:
 /// ascending, each once, at most `@limit`. Both partitions in one query so that the
 /// server's collation orders the merged page exactly as it orders each partition's range.
 /// `@after` null lists from the start: in AQL `null` is less than every string.
-pub const LIST_NODES: &str = "LET a = (FOR d IN @@first \
-FILTER @type == null OR d.type == @type \
-FILTER d.key > @after \
-LET ev = (FOR x IN d.evidence \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-LIMIT 1 RETURN 1) \
-FILTER LENGTH(ev) > 0 \
-SORT d.key \
-LIMIT @limit \
-RETURN d.key) \
-LET b = (FOR d IN @@second \
-FILTER @type == null OR d.type == @type \
-FILTER d.key > @after \
-LET ev = (FOR x IN d.evidence \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-LIMIT 1 RETURN 1) \
-FILTER LENGTH(ev) > 0 \
-SORT d.key \
-LIMIT @limit \
-RETURN d.key) \
-FOR k IN UNION_DISTINCT(a, b) \
-SORT k \
-LIMIT @limit \
-RETURN k";
+pub const LIST_NODES: &str = concat!(
+    "LET a = ",
+    list_page!("@@first"),
+    "LET b = ",
+    list_page!("@@second"),
+    "FOR k IN UNION_DISTINCT(a, b) SORT k LIMIT @limit RETURN k"
+);
 
 /// How many nodes and edges of one partition (`@@nodes`, `@@edges`) `@vis` sees, leaving out
 /// the keys already counted in the reader's earlier partitions (`@beforeNodes`,
 /// `@beforeEdges`: collection names; a document with the same `_key` there that `@vis`
 /// sees), so a key in both partitions counts once. `COLLECT WITH COUNT INTO` counts on
 /// the server; nothing but the two numbers comes back.
-pub const COUNT_GRAPH: &str = "LET n = FIRST(FOR d IN @@nodes \
-LET ev = (FOR x IN d.evidence \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-LIMIT 1 RETURN 1) \
-FILTER LENGTH(ev) > 0 \
-LET dup = (FOR c IN @beforeNodes LET o = DOCUMENT(c, d._key) FOR x IN NOT_NULL(o.evidence, []) \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-LIMIT 1 RETURN 1) \
-FILTER LENGTH(dup) == 0 \
-COLLECT WITH COUNT INTO k RETURN k) \
-LET e = FIRST(FOR d IN @@edges \
-LET ev = (FOR x IN d.evidence \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-LIMIT 1 RETURN 1) \
-FILTER LENGTH(ev) > 0 \
-LET dup = (FOR c IN @beforeEdges LET o = DOCUMENT(c, d._key) FOR x IN NOT_NULL(o.evidence, []) \
-FILTER LENGTH(@vis[* FILTER CURRENT.clientId == x.clientId AND CURRENT.projectId == x.projectId AND (CURRENT.anyGroup OR CURRENT.groupId == x.groupId)]) > 0 \
-LIMIT 1 RETURN 1) \
-FILTER LENGTH(dup) == 0 \
-COLLECT WITH COUNT INTO k RETURN k) \
-RETURN { nodes: NOT_NULL(n, 0), edges: NOT_NULL(e, 0) }";
+pub const COUNT_GRAPH: &str = concat!(
+    "LET n = ",
+    count_new!("@@nodes", "@beforeNodes"),
+    "LET e = ",
+    count_new!("@@edges", "@beforeEdges"),
+    "RETURN { nodes: NOT_NULL(n, 0), edges: NOT_NULL(e, 0) }"
+);
 
 /// Known aliases among `@aliases` of client `@client`, as `{alias, canonical}`.
 pub const ALIAS_RESOLVE: &str = "FOR a IN @aliases \

@@ -255,10 +255,13 @@ impl Client {
         if let Some(n) = number_of_shards {
             body["numberOfShards"] = json!(n);
         }
-        match self
-            .call(Method::POST, &url, "create collection", &[], Some(&body))
-            .await
-        {
+        self.create(&url, "create collection", &body).await
+    }
+
+    /// POSTs `body` to create something (`what`: a collection, graph, database); one that
+    /// exists already (a duplicate) is fine.
+    async fn create(&self, url: &str, what: &str, body: &Value) -> Result<(), Error> {
+        match self.call(Method::POST, url, what, &[], Some(body)).await {
             Ok(_) => Ok(()),
             Err(e) if e.is_duplicate() => Ok(()),
             Err(e) => Err(e),
@@ -297,14 +300,7 @@ impl Client {
             "name": name,
             "edgeDefinitions": [{ "collection": edges, "from": [nodes], "to": [nodes] }],
         });
-        match self
-            .call(Method::POST, &url, "create graph", &[], Some(&body))
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_duplicate() => Ok(()),
-            Err(e) => Err(e),
-        }
+        self.create(&url, "create graph", &body).await
     }
 
     /// The server's version string, `None` when the server does not disclose it (with
@@ -353,14 +349,7 @@ impl Client {
     pub async fn create_database(&self) -> Result<(), Error> {
         let url = format!("{}/_db/_system/_api/database", self.base);
         let body = json!({ "name": self.database });
-        match self
-            .call(Method::POST, &url, "create database", &[], Some(&body))
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.is_duplicate() => Ok(()),
-            Err(e) => Err(e),
-        }
+        self.create(&url, "create database", &body).await
     }
 
     /// Drops the configured database; `false` when it did not exist.

@@ -294,6 +294,22 @@ fn single<T: serde::de::DeserializeOwned>(rows: Vec<Value>) -> std::result::Resu
 }
 
 impl ArangoStore {
+    /// [`ArangoStore::partition_query`] of a query that returns one row, decoded; `None` for a
+    /// partition whose collections do not exist.
+    async fn partition_single<T: serde::de::DeserializeOwned>(
+        &self,
+        partition: &str,
+        query: &str,
+        bind: Value,
+    ) -> std::result::Result<Option<T>, Error> {
+        match self.partition_query(partition, query, bind).await? {
+            Some(rows) => single(rows).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+impl ArangoStore {
     /// Visible nodes among `requested` across the reader's partitions, merged per key as the
     /// embedded store does: the global record first, the client's record over it (type,
     /// label, top-level props), evidence ids unioned. In the order of `requested`, each once.
@@ -462,24 +478,19 @@ impl GraphStore for ArangoStore {
         // after either step fails finds the same documents again (see `aql::REMOVE_EMPTIED`).
         let mut removed = RemovedCounts::default();
         for _ in 0..MAX_REMOVE_ROUNDS {
-            let Some(rows) = self
-                .partition_query(partition, aql::REMOVE_EMPTIED, bind.clone())
+            let Some(collected) = self
+                .partition_single::<Collected>(partition, aql::REMOVE_EMPTIED, bind.clone())
                 .await?
             else {
                 return Ok(removed);
             };
-            let collected: Collected = single(rows)?;
             removed.nodes += collected.nodes;
             removed.edges += collected.edges;
-            let Some(rows) = self
-                .partition_query(partition, aql::STRIP_EVIDENCE, bind.clone())
-                .await?
-            else {
-                return Ok(removed);
-            };
             // Documents a racing write left with only these chunks' evidence: another round.
-            let left: usize = single(rows)?;
-            if left == 0 {
+            let left = self
+                .partition_single::<usize>(partition, aql::STRIP_EVIDENCE, bind.clone())
+                .await?;
+            if left.is_none_or(|left| left == 0) {
                 return Ok(removed);
             }
         }
@@ -522,13 +533,12 @@ impl GraphStore for ArangoStore {
             "key": from_key,
             "id": node_id(&names, from),
         });
-        let Some(rows) = self
-            .partition_query(partition, aql::FOLD_READ, bind)
+        let Some(read) = self
+            .partition_single::<FoldRead>(partition, aql::FOLD_READ, bind)
             .await?
         else {
             return Ok(false);
         };
-        let read: FoldRead = single(rows)?;
         let Some(node) = read.node else {
             return Ok(false);
         };
@@ -616,16 +626,9 @@ impl GraphStore for ArangoStore {
                 if !seen.insert((p, row.id.clone())) {
                     continue;
                 }
-                walk.visit(
-                    depth,
-                    WalkedEdge {
-                        from: NodeKey::from_canonical(row.from),
-                        edge_type: row.edge_type,
-                        to: NodeKey::from_canonical(row.to),
-                        props: row.props.unwrap_or_default(),
-                        evidence: row.evidence,
-                    },
-                );
+                let props = row.props.unwrap_or_default();
+                let edge = WalkedEdge::stored(row.from, row.edge_type, row.to, props, row.evidence);
+                walk.visit(depth, edge);
             }
             if !walk.next_hop() {
                 break;

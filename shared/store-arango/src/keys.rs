@@ -59,6 +59,25 @@ pub fn is_key_byte(b: u8) -> bool {
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 
+/// Appends byte `b` escaped as `{esc}XX`, the digits from `hex`.
+fn push_escaped(out: &mut String, esc: char, hex: &[u8; 16], b: u8) {
+    out.push(esc);
+    out.push(char::from(hex[usize::from(b >> 4)]));
+    out.push(char::from(hex[usize::from(b & 0x0f)]));
+}
+
+/// `limit`, moved back where a cut there would split an `{esc}XX` escape of `encoded`.
+fn cut_outside_escape(encoded: &str, limit: usize, esc: u8) -> usize {
+    let bytes = encoded.as_bytes();
+    if bytes[limit - 1] == esc {
+        limit - 1
+    } else if bytes[limit - 2] == esc {
+        limit - 2
+    } else {
+        limit
+    }
+}
+
 /// The `_key` of the node with canonical key `key`.
 pub fn node_key(key: &NodeKey) -> String {
     encode_key(key.as_str())
@@ -74,22 +93,14 @@ pub fn encode_key(s: &str) -> String {
         if is_key_byte(b) && b != b'%' {
             out.push(char::from(b));
         } else {
-            out.push('%');
-            out.push(char::from(HEX_UPPER[usize::from(b >> 4)]));
-            out.push(char::from(HEX_UPPER[usize::from(b & 0x0f)]));
+            push_escaped(&mut out, '%', HEX_UPPER, b);
         }
     }
     if out.len() <= MAX_PLAIN_KEY_BYTES {
         return out;
     }
     // Cut at 200 bytes, but never inside a `%XX` escape (readability only: the hash decides).
-    let bytes = out.as_bytes();
-    let mut cut = MAX_PLAIN_KEY_BYTES;
-    if bytes[cut - 1] == b'%' {
-        cut -= 1;
-    } else if bytes[cut - 2] == b'%' {
-        cut -= 2;
-    }
+    let cut = cut_outside_escape(&out, MAX_PLAIN_KEY_BYTES, b'%');
     let digest = Sha256::digest(s.as_bytes());
     format!("{}_{}", &out[..cut], hex::encode(&digest[..8]))
 }
@@ -161,21 +172,13 @@ fn partition_stem(partition: &str) -> String {
         if b.is_ascii_alphanumeric() || b == b'-' {
             enc.push(char::from(b));
         } else {
-            enc.push('_');
-            enc.push(char::from(HEX_LOWER[usize::from(b >> 4)]));
-            enc.push(char::from(HEX_LOWER[usize::from(b & 0x0f)]));
+            push_escaped(&mut enc, '_', HEX_LOWER, b);
         }
     }
     if enc.len() <= MAX_PLAIN_STEM_BYTES {
         return enc;
     }
-    let bytes = enc.as_bytes();
-    let mut cut = HASHED_STEM_PREFIX_BYTES;
-    if bytes[cut - 1] == b'_' {
-        cut -= 1;
-    } else if bytes[cut - 2] == b'_' {
-        cut -= 2;
-    }
+    let cut = cut_outside_escape(&enc, HASHED_STEM_PREFIX_BYTES, b'_');
     let digest = Sha256::digest(partition.as_bytes());
     format!("h{}-{}", &enc[1..cut], hex::encode(&digest[..16]))
 }

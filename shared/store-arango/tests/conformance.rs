@@ -68,11 +68,10 @@ async fn harness() -> Option<Harness> {
     let database = DropDatabase(cfg);
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let embedded = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: conformance::vector_space(),
-        background_indexer: true,
-    })
+    let embedded = EmbeddedStore::open(EmbeddedOptions::new(
+        dir.path(),
+        conformance::vector_space(),
+    ))
     .expect("open embedded store");
 
     let mut stores = embedded.stores();

@@ -8,7 +8,7 @@ use evident_store::access::{AccessStore, AuditEvent, AuditFilter, TokenRecord};
 use evident_store::queue::Millis;
 use rusqlite::{OptionalExtension, params};
 
-use crate::{EmbeddedStore, json_err, sqlite_err};
+use crate::{EmbeddedStore, json_err, sql, sqlite_err};
 
 const TOKEN_COLUMNS: &str =
     "id, name, secret_hash, grant_json, created_at, expires_at, revoked_at, created_by";
@@ -90,16 +90,10 @@ impl AccessStore for EmbeddedStore {
     async fn list_tokens(&self, client: Option<&str>) -> Result<Vec<TokenRecord>> {
         let client = client.map(str::to_string);
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT {TOKEN_COLUMNS} FROM tokens WHERE ?1 IS NULL OR client_id = ?1 ORDER BY created_at, id"
-                ))
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map([client], token_row)
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(sqlite_err)?;
+            let q = format!(
+                "SELECT {TOKEN_COLUMNS} FROM tokens WHERE ?1 IS NULL OR client_id = ?1 ORDER BY created_at, id"
+            );
+            let rows = sql::rows(conn, &q, [client], token_row)?;
             rows.into_iter().map(parse_token).collect()
         })
         .await

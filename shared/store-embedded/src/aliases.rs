@@ -6,7 +6,7 @@ use evident_core::NodeKey;
 use evident_store::{AliasEntry, AliasRegistry, AliasStats, Result, StoreError};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::{EmbeddedStore, Inner, now_rfc3339, sqlite_err};
+use crate::{EmbeddedStore, Inner, now_rfc3339, sql, sqlite_err};
 
 fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<AliasEntry> {
     Ok(AliasEntry {
@@ -181,9 +181,7 @@ impl AliasRegistry for EmbeddedStore {
     }
 
     async fn merge(&self, client: &str, source: &NodeKey, target: &NodeKey) -> Result<u64> {
-        if source == target {
-            return Err(StoreError::invalid("cannot merge a key into itself"));
-        }
+        evident_store::check_merge(source, target)?;
         let (client, source, target) = (client.to_string(), source.clone(), target.clone());
         self.write(move |conn, _| {
             let tx = conn.transaction().map_err(sqlite_err)?;
@@ -211,14 +209,13 @@ impl AliasRegistry for EmbeddedStore {
     async fn list(&self, client: &str, canonical: &NodeKey) -> Result<Vec<AliasEntry>> {
         let (client, canonical) = (client.to_string(), canonical.clone());
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT alias_key, canonical_key, seen_count, first_seen_at, last_seen_at FROM aliases \
-                     WHERE client = ?1 AND canonical_key = ?2 ORDER BY alias_key",
-                )
-                .map_err(sqlite_err)?;
-            let rows = stmt.query_map([&client, canonical.as_str()], entry).map_err(sqlite_err)?;
-            rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sqlite_err)
+            sql::rows(
+                conn,
+                "SELECT alias_key, canonical_key, seen_count, first_seen_at, last_seen_at FROM aliases \
+                 WHERE client = ?1 AND canonical_key = ?2 ORDER BY alias_key",
+                [&client, canonical.as_str()],
+                entry,
+            )
         })
         .await
     }
@@ -230,17 +227,13 @@ impl AliasRegistry for EmbeddedStore {
             let (total, unique): (i64, i64) = conn
                 .query_row("SELECT count(*), count(DISTINCT canonical_key) FROM aliases WHERE client = ?1", [&client], |r| Ok((r.get(0)?, r.get(1)?)))
                 .map_err(sqlite_err)?;
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT alias_key, canonical_key, seen_count, first_seen_at, last_seen_at FROM aliases \
-                     WHERE client = ?1 ORDER BY seen_count DESC, alias_key LIMIT ?2",
-                )
-                .map_err(sqlite_err)?;
-            let top_aliases = stmt
-                .query_map(rusqlite::params![client, top as i64], entry)
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(sqlite_err)?;
+            let top_aliases = sql::rows(
+                conn,
+                "SELECT alias_key, canonical_key, seen_count, first_seen_at, last_seen_at FROM aliases \
+                 WHERE client = ?1 ORDER BY seen_count DESC, alias_key LIMIT ?2",
+                rusqlite::params![client, top as i64],
+                entry,
+            )?;
             Ok(AliasStats { total_aliases: total as u64, unique_canonicals: unique as u64, top_aliases })
         })
         .await

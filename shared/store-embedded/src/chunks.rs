@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use evident_core::{Chunk, NodeKey, Scope, Typed, Visibility};
 use evident_store::{ChunkFilter, ChunkStore, Result, ScoredId, StoreError, VectorSpace};
 use rusqlite::types::Value;
-use rusqlite::{Connection, Row, params_from_iter};
+use rusqlite::{Connection, Row, ToSql, params_from_iter};
 
 use crate::{EmbeddedStore, json_err, now_millis, sql, sqlite_err};
 
@@ -31,11 +31,7 @@ struct RawChunk {
 fn row_to_chunk(r: &Row<'_>) -> rusqlite::Result<RawChunk> {
     Ok(RawChunk {
         id: r.get(0)?,
-        scope: Scope {
-            client_id: r.get(1)?,
-            project_id: r.get(2)?,
-            group_id: r.get(3)?,
-        },
+        scope: sql::scope_at(r, 1)?,
         source_urn: r.get(4)?,
         kind: r.get(5)?,
         title: r.get(6)?,
@@ -103,60 +99,81 @@ pub(crate) fn insert_chunk(
             .execute([rid])
             .map_err(sqlite_err)?;
     }
-    let refs: Vec<&str> = chunk.graph_refs.iter().map(NodeKey::as_str).collect();
-    let mut stmt = conn
-        .prepare_cached(
-            "INSERT INTO chunks(id, partition, client_id, project_id, group_id, source_urn, kind, title, content, \
-             content_hash, locator, graph_refs, metadata, observed_at, ordinal, created_at, embedding) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-        )
-        .map_err(sqlite_err)?;
-    stmt.execute(rusqlite::params![
-        chunk.id,
-        chunk.scope.partition(),
-        chunk.scope.client_id,
-        chunk.scope.project_id,
-        chunk.scope.group_id,
-        chunk.source_urn,
-        chunk.kind,
-        chunk.title,
-        chunk.content,
-        chunk.content_hash,
-        serde_json::to_string(&chunk.locator).map_err(json_err)?,
-        serde_json::to_string(&refs).map_err(json_err)?,
-        serde_json::to_string(&chunk.metadata).map_err(json_err)?,
-        chunk.observed_at,
-        chunk.ordinal as i64,
-        now_millis(),
-        embedding_to_blob(embedding),
-    ])
+    let placement = Placement::of(chunk)?;
+    let (created_at, blob) = (now_millis(), embedding_to_blob(embedding));
+    let mut params = placement.params();
+    params.extend([
+        &chunk.content as &dyn ToSql,
+        &chunk.content_hash,
+        &created_at,
+        &blob,
+    ]);
+    conn.prepare_cached(
+        "INSERT INTO chunks(id, partition, client_id, project_id, group_id, source_urn, kind, title, locator, \
+         graph_refs, metadata, observed_at, ordinal, content, content_hash, created_at, embedding) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )
+    .map_err(sqlite_err)?
+    .execute(params_from_iter(params))
     .map_err(sqlite_err)?;
     Ok((conn.last_insert_rowid() as u64, old.map(|r| r as u64)))
 }
 
+/// The columns of a chunk row that say where it stands (all but its text, hash, creation
+/// time and vector): what an insert writes first and a relocation rewrites, `?1`–`?13`.
+struct Placement<'a> {
+    chunk: &'a Chunk,
+    partition: &'a str,
+    locator: String,
+    refs: String,
+    metadata: String,
+    ordinal: i64,
+}
+
+impl<'a> Placement<'a> {
+    fn of(chunk: &'a Chunk) -> Result<Self> {
+        let refs: Vec<&str> = chunk.graph_refs.iter().map(NodeKey::as_str).collect();
+        Ok(Self {
+            chunk,
+            partition: chunk.scope.partition(),
+            locator: serde_json::to_string(&chunk.locator).map_err(json_err)?,
+            refs: serde_json::to_string(&refs).map_err(json_err)?,
+            metadata: serde_json::to_string(&chunk.metadata).map_err(json_err)?,
+            ordinal: chunk.ordinal as i64,
+        })
+    }
+
+    /// `id, partition, client_id, project_id, group_id, source_urn, kind, title, locator,
+    /// graph_refs, metadata, observed_at, ordinal`, in that order.
+    fn params(&self) -> Vec<&dyn ToSql> {
+        let c = self.chunk;
+        vec![
+            &c.id,
+            &self.partition,
+            &c.scope.client_id,
+            &c.scope.project_id,
+            &c.scope.group_id,
+            &c.source_urn,
+            &c.kind,
+            &c.title,
+            &self.locator,
+            &self.refs,
+            &self.metadata,
+            &c.observed_at,
+            &self.ordinal,
+        ]
+    }
+}
+
 /// Updates the non-text fields of an existing chunk in place (its id pins its text).
 pub(crate) fn relocate_chunk(conn: &Connection, chunk: &Chunk) -> Result<()> {
-    let refs: Vec<&str> = chunk.graph_refs.iter().map(NodeKey::as_str).collect();
+    let placement = Placement::of(chunk)?;
     conn.prepare_cached(
         "UPDATE chunks SET partition = ?2, client_id = ?3, project_id = ?4, group_id = ?5, source_urn = ?6, kind = ?7, \
          title = ?8, locator = ?9, graph_refs = ?10, metadata = ?11, observed_at = ?12, ordinal = ?13 WHERE id = ?1",
     )
     .map_err(sqlite_err)?
-    .execute(rusqlite::params![
-        chunk.id,
-        chunk.scope.partition(),
-        chunk.scope.client_id,
-        chunk.scope.project_id,
-        chunk.scope.group_id,
-        chunk.source_urn,
-        chunk.kind,
-        chunk.title,
-        serde_json::to_string(&chunk.locator).map_err(json_err)?,
-        serde_json::to_string(&refs).map_err(json_err)?,
-        serde_json::to_string(&chunk.metadata).map_err(json_err)?,
-        chunk.observed_at,
-        chunk.ordinal as i64,
-    ])
+    .execute(params_from_iter(placement.params()))
     .map_err(sqlite_err)?;
     Ok(())
 }

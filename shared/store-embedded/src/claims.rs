@@ -172,16 +172,12 @@ impl ClaimStore for EmbeddedStore {
     async fn claim_history(&self, partition: &str, id: &str) -> Result<Vec<ClaimEvent>> {
         let (partition, id) = (partition.to_string(), id.to_string());
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT doc FROM claim_events WHERE partition = ?1 AND claim_id = ?2 ORDER BY seq",
-                )
-                .map_err(sqlite_err)?;
-            let docs = stmt
-                .query_map(params![partition, id], |r| r.get::<_, String>(0))
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<String>>>()
-                .map_err(sqlite_err)?;
+            let docs = sql::rows(
+                conn,
+                "SELECT doc FROM claim_events WHERE partition = ?1 AND claim_id = ?2 ORDER BY seq",
+                params![partition, id],
+                |r| r.get::<_, String>(0),
+            )?;
             docs.iter()
                 .map(|d| {
                     serde_json::from_str(d)
@@ -232,14 +228,9 @@ impl ClaimStore for EmbeddedStore {
         q.push_str(" ORDER BY updated_at DESC, id ASC LIMIT ?");
         params.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
         self.read(move |conn, _| {
-            let mut stmt = conn.prepare_cached(&q).map_err(sqlite_err)?;
-            let docs = stmt
-                .query_map(rusqlite::params_from_iter(params), |r| {
-                    r.get::<_, String>(0)
-                })
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<String>>>()
-                .map_err(sqlite_err)?;
+            let docs: Vec<String> = sql::rows(conn, &q, rusqlite::params_from_iter(params), |r| {
+                r.get::<_, String>(0)
+            })?;
             docs.iter().map(|d| parse_claim(d)).collect()
         })
         .await

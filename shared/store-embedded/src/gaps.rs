@@ -4,12 +4,12 @@
 
 use async_trait::async_trait;
 use evident_core::Visibility;
+use evident_store::Result;
 use evident_store::gaps::*;
 use evident_store::queue::Millis;
-use evident_store::{Result, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{EmbeddedStore, json_err, sqlite_err};
+use crate::{EmbeddedStore, json_err, sql, sqlite_err};
 
 fn parse(record: String) -> Result<GapRecord> {
     serde_json::from_str(&record).map_err(json_err)
@@ -175,19 +175,15 @@ impl GapStore for EmbeddedStore {
     async fn gap_history(&self, partition: &str, gap_id: &str) -> Result<Vec<GapEvent>> {
         let (partition, id) = (partition.to_string(), gap_id.to_string());
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT event FROM gap_events WHERE partition = ?1 AND gap_id = ?2 ORDER BY seq",
-                )
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map(params![partition, id], |r| r.get::<_, String>(0))
-                .map_err(sqlite_err)?;
-            rows.map(|r| {
-                let json = r.map_err(sqlite_err)?;
-                serde_json::from_str(&json).map_err(json_err)
-            })
-            .collect()
+            let rows = sql::rows(
+                conn,
+                "SELECT event FROM gap_events WHERE partition = ?1 AND gap_id = ?2 ORDER BY seq",
+                params![partition, id],
+                |r| r.get::<_, String>(0),
+            )?;
+            rows.iter()
+                .map(|json| serde_json::from_str(json).map_err(json_err))
+                .collect()
         })
         .await
     }
@@ -283,9 +279,7 @@ impl GapStore for EmbeddedStore {
             let Some(mut gap) = get(conn, &partition, &id)? else {
                 return Ok(None);
             };
-            if priority > 9 {
-                return Err(StoreError::invalid("priority is 0..=9"));
-            }
+            evident_store::gaps::check_priority(priority)?;
             gap.priority = priority;
             gap.position = position;
             gap.updated_at = now;

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
-use evident_core::{EdgeWrite, Node, NodeKey, NodeWrite, Scope, Visibility};
+use evident_core::{EdgeWrite, Node, NodeKey, NodeWrite, Visibility};
 use evident_store::{
     EdgeKey, GraphCounts, GraphStore, NodePage, RemovedCounts, Result, Subgraph, TraverseOptions,
 };
@@ -142,28 +142,44 @@ pub(crate) fn drop_evidence(
         .prepare_cached("DELETE FROM node_evidence WHERE nid = ?1 AND chunk_id = ?2")
         .map_err(sqlite_err)?;
     for chunk in chunk_ids {
-        let eids: Vec<i64> = find_e
-            .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
-            .map_err(sqlite_err)?
-            .collect::<rusqlite::Result<_>>()
+        drop_rows(
+            &mut find_e,
+            &mut del_e,
+            chunk,
+            partition,
+            &mut affected.edges,
+        )?;
+        drop_rows(
+            &mut find_n,
+            &mut del_n,
+            chunk,
+            partition,
+            &mut affected.nodes,
+        )?;
+    }
+    Ok(())
+}
+
+/// One chunk's evidence rows of one kind (edge or node): `find` lists the owners' ids
+/// (`?1` chunk, `?2` partition), `delete` removes the row of one owner (`?1` owner,
+/// `?2` chunk); the owners are added to `owners`.
+fn drop_rows(
+    find: &mut rusqlite::CachedStatement<'_>,
+    delete: &mut rusqlite::CachedStatement<'_>,
+    chunk: &str,
+    partition: &str,
+    owners: &mut HashSet<i64>,
+) -> Result<()> {
+    let ids: Vec<i64> = find
+        .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
+        .map_err(sqlite_err)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(sqlite_err)?;
+    for id in ids {
+        delete
+            .execute(rusqlite::params![id, chunk])
             .map_err(sqlite_err)?;
-        for eid in eids {
-            del_e
-                .execute(rusqlite::params![eid, chunk])
-                .map_err(sqlite_err)?;
-            affected.edges.insert(eid);
-        }
-        let nids: Vec<i64> = find_n
-            .query_map(rusqlite::params![chunk, partition], |r| r.get(0))
-            .map_err(sqlite_err)?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(sqlite_err)?;
-        for nid in nids {
-            del_n
-                .execute(rusqlite::params![nid, chunk])
-                .map_err(sqlite_err)?;
-            affected.nodes.insert(nid);
-        }
+        owners.insert(id);
     }
     Ok(())
 }
@@ -227,11 +243,7 @@ pub(crate) fn read_nodes(
         // Rows come grouped by key, global partition ("") first, so the client's own record
         // wins on conflicts; a record contributes only if some of its evidence is visible.
         while let Some(r) = rows.next().map_err(sqlite_err)? {
-            let scope = Scope {
-                client_id: r.get(5).map_err(sqlite_err)?,
-                project_id: r.get(6).map_err(sqlite_err)?,
-                group_id: r.get(7).map_err(sqlite_err)?,
-            };
+            let scope = sql::scope_at(r, 5).map_err(sqlite_err)?;
             if !vis.admits(&scope) {
                 continue;
             }

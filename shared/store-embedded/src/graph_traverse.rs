@@ -183,16 +183,15 @@ pub(crate) fn traverse(
             if !seen_eids.insert(row.eid) || !row.visible {
                 continue;
             }
-            walk.visit(
-                depth,
-                WalkedEdge {
-                    from: NodeKey::from_canonical(row.from),
-                    edge_type: row.edge_type,
-                    to: NodeKey::from_canonical(row.to),
-                    props: serde_json::from_str(&row.props).map_err(json_err)?,
-                    evidence: vec![row.eid.to_string()],
-                },
+            let props = serde_json::from_str(&row.props).map_err(json_err)?;
+            let edge = WalkedEdge::stored(
+                row.from,
+                row.edge_type,
+                row.to,
+                props,
+                vec![row.eid.to_string()],
             );
+            walk.visit(depth, edge);
         }
         if !walk.next_hop() {
             break;

@@ -111,16 +111,9 @@ mod reference {
                 if !seen_eids.insert(row.eid) {
                     continue;
                 }
-                walk.visit(
-                    depth,
-                    WalkedEdge {
-                        from: NodeKey::from_canonical(row.from),
-                        edge_type: row.edge_type,
-                        to: NodeKey::from_canonical(row.to),
-                        props: serde_json::from_str(&row.props).map_err(json_err)?,
-                        evidence: row.evidence,
-                    },
-                );
+                let props = serde_json::from_str(&row.props).map_err(json_err)?;
+                let edge = WalkedEdge::stored(row.from, row.edge_type, row.to, props, row.evidence);
+                walk.visit(depth, edge);
             }
             if !walk.next_hop() {
                 break;

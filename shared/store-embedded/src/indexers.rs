@@ -1,14 +1,13 @@
 //! IndexerStore over SQLite: polled sources, their cursors and polling leases.
 
 use async_trait::async_trait;
-use evident_core::Scope;
 use evident_store::Result;
 use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus};
 use evident_store::queue::Millis;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use crate::{EmbeddedStore, json_err, sqlite_err};
+use crate::{EmbeddedStore, json_err, sql, sqlite_err};
 
 const COLUMNS: &str = "id, kind, client_id, project_id, group_id, config, interval_secs, enabled, created_at, updated_at, \
      last_poll_at, last_success_at, last_error, stats, owner, lease_expires_at";
@@ -18,11 +17,7 @@ fn source(r: &rusqlite::Row<'_>) -> rusqlite::Result<(IndexerSource, String, Str
         IndexerSource {
             id: r.get(0)?,
             kind: r.get(1)?,
-            scope: Scope {
-                client_id: r.get(2)?,
-                project_id: r.get(3)?,
-                group_id: r.get(4)?,
-            },
+            scope: sql::scope_at(r, 2)?,
             config: Value::Null,
             interval_secs: r.get::<_, i64>(6)? as u64,
             enabled: r.get::<_, i64>(7)? != 0,
@@ -110,16 +105,10 @@ impl IndexerStore for EmbeddedStore {
     async fn list_sources(&self, kind: Option<&str>) -> Result<Vec<IndexerSource>> {
         let kind = kind.map(str::to_string);
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(&format!(
-                    "SELECT {COLUMNS} FROM indexer_sources WHERE ?1 IS NULL OR kind = ?1 ORDER BY id"
-                ))
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map([kind], source)
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(sqlite_err)?;
+            let q = format!(
+                "SELECT {COLUMNS} FROM indexer_sources WHERE ?1 IS NULL OR kind = ?1 ORDER BY id"
+            );
+            let rows = sql::rows(conn, &q, [kind], source)?;
             rows.into_iter().map(parse).collect()
         })
         .await
@@ -228,18 +217,12 @@ impl IndexerStore for EmbeddedStore {
     async fn list_cursors(&self, id: &str) -> Result<Vec<(String, Value)>> {
         let id = id.to_string();
         self.read(move |conn, _| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT key, value FROM indexer_cursors WHERE source_id = ?1 ORDER BY key",
-                )
-                .map_err(sqlite_err)?;
-            let rows = stmt
-                .query_map([&id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(sqlite_err)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-                .map_err(sqlite_err)?;
+            let rows = sql::rows(
+                conn,
+                "SELECT key, value FROM indexer_cursors WHERE source_id = ?1 ORDER BY key",
+                [&id],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+            )?;
             rows.into_iter()
                 .map(|(k, v)| Ok((k, serde_json::from_str(&v).map_err(json_err)?)))
                 .collect()

@@ -28,6 +28,7 @@ mod graph_write;
 mod indexers;
 mod integrity;
 mod memory;
+mod options;
 mod procedures;
 mod queue;
 mod recall;

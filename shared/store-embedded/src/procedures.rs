@@ -439,15 +439,12 @@ mod tests {
     use evident_store::VectorSpace;
 
     fn open(dir: &std::path::Path) -> EmbeddedStore {
-        EmbeddedStore::open(EmbeddedOptions {
-            dir: dir.to_path_buf(),
-            vector_space: VectorSpace {
-                embedder: "test".into(),
-                dim: 3,
-            },
-            background_indexer: false,
-        })
-        .expect("open")
+        let space = VectorSpace {
+            embedder: "test".into(),
+            dim: 3,
+        };
+        EmbeddedStore::open(EmbeddedOptions::new(dir, space).background_indexer(false))
+            .expect("open")
     }
 
     fn procedure(id: &str, project: Option<&str>) -> Procedure {

@@ -3,13 +3,12 @@
 //! died is simply `processing` with an expired lease, claimable again.
 
 use async_trait::async_trait;
-use evident_core::Scope;
 use evident_store::queue::*;
 use evident_store::{Result, StoreError};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use crate::{EmbeddedStore, json_err, sqlite_err};
+use crate::{EmbeddedStore, json_err, sql, sqlite_err};
 
 const COLUMNS: &str = "id, kind, source_urn, client_id, project_id, group_id, state, priority, queue_position, retries, attempts, \
      next_retry_at, last_error, lease_owner, lease_expires_at, created_at, updated_at";
@@ -20,11 +19,7 @@ fn record(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRecord> {
         task_id: r.get(0)?,
         kind: r.get(1)?,
         source_urn: r.get(2)?,
-        scope: Scope {
-            client_id: r.get(3)?,
-            project_id: r.get(4)?,
-            group_id: r.get(5)?,
-        },
+        scope: sql::scope_at(r, 3)?,
         state: TaskState::parse(&state).unwrap_or(TaskState::Error),
         priority: r.get::<_, i64>(7)? as u8,
         queue_position: r.get(8)?,
@@ -125,9 +120,7 @@ impl EmbeddedStore {
 #[async_trait]
 impl TaskQueue for EmbeddedStore {
     async fn enqueue(&self, task: NewTask, now: Millis) -> Result<TaskRecord> {
-        if task.priority > 9 {
-            return Err(StoreError::invalid("priority must be 0..=9"));
-        }
+        evident_store::queue::check_priority(task.priority)?;
         let body = serde_json::to_string(&task.payload).map_err(json_err)?;
         self.write_grouped(move |tx| {
             let hash = payload_hash(&body);
@@ -273,9 +266,7 @@ impl TaskQueue for EmbeddedStore {
         position: i64,
         now: Millis,
     ) -> Result<Option<TaskRecord>> {
-        if position < 1 {
-            return Err(StoreError::invalid("position must be ≥ 1"));
-        }
+        evident_store::queue::check_position(position)?;
         let id = task_id.to_string();
         self.write_grouped(move |tx| {
             let Some(task) = get(tx, &id)? else { return Ok(None) };

@@ -38,12 +38,8 @@ const WORDS: &[&str] = &[
 ];
 
 fn open(dir: &Path) -> EmbeddedStore {
-    EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: false,
-    })
-    .expect("open")
+    EmbeddedStore::open(EmbeddedOptions::new(dir, vector_space()).background_indexer(false))
+        .expect("open")
 }
 
 /// Deterministic text of chunk `i`: a few words drawn by a small LCG.
@@ -172,6 +168,13 @@ fn same(got: &[String], want: &[String], what: &str) {
     }
 }
 
+/// A loaded store answers as the same data rebuilt from SQLite does.
+async fn loaded_is_rebuilt(store: EmbeddedStore, dir: &Path) {
+    let loaded = answers(&store).await;
+    drop(store);
+    same(&rebuilt_answers(dir).await, &loaded, "rebuilt = loaded");
+}
+
 /// The answers of a store rebuilt from SQLite alone (the saved file removed first).
 async fn rebuilt_answers(dir: &Path) -> Vec<String> {
     let _ = std::fs::remove_file(dir.join(crate::restart::FILE));
@@ -234,13 +237,7 @@ async fn a_reopened_store_loads_the_saved_index_and_answers_as_a_rebuild_does() 
         &live,
         "loaded = as it was",
     );
-    let loaded = answers(&store).await;
-    drop(store);
-    same(
-        &rebuilt_answers(dir.path()).await,
-        &loaded,
-        "rebuilt = loaded",
-    );
+    loaded_is_rebuilt(store, dir.path()).await;
 }
 
 /// After a save: new rows, deletions of saved and of new rows, a retitle and a kind change
@@ -251,20 +248,11 @@ async fn change_after_save(store: &EmbeddedStore) {
         .apply(source(&a, "doc:new", 9000, 120))
         .await
         .expect("new");
-    delete(
-        store,
-        "a",
-        "doc:new",
-        (9000..9010).map(|i| format!("a:doc:new:{i}")).collect(),
-    )
-    .await;
-    delete(
-        store,
-        "b",
-        "doc:1-2",
-        (1050..1100).map(|i| format!("b:doc:1-2:{i}")).collect(),
-    )
-    .await;
+    // Deletions of new rows and of saved ones.
+    for (partition, urn, rows) in [("a", "doc:new", 9000..9010), ("b", "doc:1-2", 1050..1100)] {
+        let ids = rows.map(|i| format!("{partition}:{urn}:{i}")).collect();
+        delete(store, partition, urn, ids).await;
+    }
     let mut moved = chunk(&a, "doc:0-1", "a:doc:0-1:151", "decision", &text(151), 1);
     moved.title = Some("quota ledger".into());
     store
@@ -321,13 +309,7 @@ async fn changes_after_the_save_are_caught_up_after_a_crash() {
     let store = open(dir.path());
     assert_eq!(store.text_index_origin(), TextIndexOrigin::Loaded);
     same(&answers_of(&store, false).await, &live, "caught up");
-    let loaded = answers(&store).await;
-    drop(store);
-    same(
-        &rebuilt_answers(dir.path()).await,
-        &loaded,
-        "rebuilt = loaded",
-    );
+    loaded_is_rebuilt(store, dir.path()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! SourceRegistry over SQLite.
 
 use async_trait::async_trait;
-use evident_core::{Scope, Visibility};
+use evident_core::Visibility;
 use evident_store::{Result, SourceRecord, SourceRegistry, SourceStatus};
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
@@ -12,11 +12,7 @@ const COLUMNS: &str = "client_id, project_id, group_id, source_urn, kind, title,
 fn record(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRecord> {
     let status: String = r.get(7)?;
     Ok(SourceRecord {
-        scope: Scope {
-            client_id: r.get(0)?,
-            project_id: r.get(1)?,
-            group_id: r.get(2)?,
-        },
+        scope: sql::scope_at(r, 0)?,
         source_urn: r.get(3)?,
         kind: r.get(4)?,
         title: r.get(5)?,

@@ -1,7 +1,31 @@
-//! Small SQL builders: the visibility rule as a WHERE fragment, `IN` lists, LIKE escaping.
+//! Small SQL builders: the visibility rule as a WHERE fragment, `IN` lists, LIKE escaping,
+//! statements' rows collected, and the scope columns read back.
 
-use evident_core::Visibility;
+use evident_core::{Scope, Visibility};
 use rusqlite::types::Value;
+
+/// Every row of the (cached) statement `sql` with `params`, each mapped by `row`.
+pub fn rows<T, P: rusqlite::Params>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: P,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> evident_store::Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql).map_err(crate::sqlite_err)?;
+    let rows = stmt.query_map(params, row).map_err(crate::sqlite_err)?;
+    rows.collect::<rusqlite::Result<Vec<T>>>()
+        .map_err(crate::sqlite_err)
+}
+
+/// The scope stored in the three columns `client_id, project_id, group_id` of a row, the
+/// first at index `first` (every table stores a scope in that order).
+pub fn scope_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Scope> {
+    Ok(Scope {
+        client_id: r.get(first)?,
+        project_id: r.get(first + 1)?,
+        group_id: r.get(first + 2)?,
+    })
+}
 
 /// Appends the visibility rule (from [`Visibility::clauses`], the single rule in core) as a
 /// parenthesised condition over `{prefix}client_id/project_id/group_id`, pushing its

@@ -11,15 +11,13 @@ fn key(s: &str) -> NodeKey {
 #[tokio::test]
 async fn register_many_is_register_pair_by_pair() {
     let dir = tempfile::tempdir().expect("tmp");
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: "test".into(),
-            dim: 4,
-        },
-        background_indexer: false,
-    })
-    .expect("open");
+    let space = VectorSpace {
+        embedder: "test".into(),
+        dim: 4,
+    };
+    let store =
+        EmbeddedStore::open(EmbeddedOptions::new(dir.path(), space).background_indexer(false))
+            .expect("open");
     store
         .register_many("c", &[])
         .await

@@ -9,12 +9,8 @@ use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
 fn open() -> (tempfile::TempDir, EmbeddedStore) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: true,
-    })
-    .expect("open store");
+    let store =
+        EmbeddedStore::open(EmbeddedOptions::new(dir.path(), vector_space())).expect("open store");
     (dir, store)
 }
 

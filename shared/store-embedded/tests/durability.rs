@@ -12,14 +12,11 @@ fn open(
     embedder: &str,
     background: bool,
 ) -> evident_store::Result<EmbeddedStore> {
-    EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: embedder.into(),
-            dim: DIM,
-        },
-        background_indexer: background,
-    })
+    let space = VectorSpace {
+        embedder: embedder.into(),
+        dim: DIM,
+    };
+    EmbeddedStore::open(EmbeddedOptions::new(dir, space).background_indexer(background))
 }
 
 async fn write(store: &EmbeddedStore, ids: std::ops::Range<usize>) {

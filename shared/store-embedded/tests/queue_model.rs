@@ -8,15 +8,11 @@ use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 use proptest::prelude::*;
 
 fn open(dir: &std::path::Path) -> EmbeddedStore {
-    EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: "test".into(),
-            dim: 4,
-        },
-        background_indexer: false,
-    })
-    .expect("open")
+    let space = VectorSpace {
+        embedder: "test".into(),
+        dim: 4,
+    };
+    EmbeddedStore::open(EmbeddedOptions::new(dir, space).background_indexer(false)).expect("open")
 }
 
 struct Embedded {

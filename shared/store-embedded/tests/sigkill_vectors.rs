@@ -28,15 +28,12 @@ fn chunks() -> usize {
 }
 
 fn open(dir: &Path, background: bool) -> EmbeddedStore {
-    EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.to_path_buf(),
-        vector_space: VectorSpace {
-            embedder: "test:noise".into(),
-            dim: DIM,
-        },
-        background_indexer: background,
-    })
-    .expect("open")
+    let space = VectorSpace {
+        embedder: "test:noise".into(),
+        dim: DIM,
+    };
+    EmbeddedStore::open(EmbeddedOptions::new(dir, space).background_indexer(background))
+        .expect("open")
 }
 
 /// A distinct, deterministic vector per chunk (xorshift), so nearest-neighbour answers are

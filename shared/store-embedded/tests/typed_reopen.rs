@@ -7,12 +7,8 @@ use evident_store::{ChunkFilter, ChunkStore, RecordUpdate, SourceWrite, SourceWr
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
 
 fn open(dir: &std::path::Path) -> EmbeddedStore {
-    EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: false,
-    })
-    .expect("open")
+    EmbeddedStore::open(EmbeddedOptions::new(dir, vector_space()).background_indexer(false))
+        .expect("open")
 }
 
 async fn listed(store: &EmbeddedStore, f: &ChunkFilter) -> Vec<String> {

@@ -175,11 +175,8 @@ impl AccessStore for MongoStore {
 
     async fn list_tokens(&self, client: Option<&str>) -> Result<Vec<TokenRecord>> {
         self.db()
-            .find_all("token list", list_tokens_command(client))
-            .await?
-            .iter()
-            .map(token_from_doc)
-            .collect()
+            .find_decoded("token list", list_tokens_command(client), token_from_doc)
+            .await
     }
 
     async fn revoke_token(&self, id: &str, now: Millis) -> Result<Option<TokenRecord>> {
@@ -207,11 +204,8 @@ impl AccessStore for MongoStore {
 
     async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>> {
         self.db()
-            .find_all("audit list", list_audit_command(filter))
-            .await?
-            .iter()
-            .map(event_from_doc)
-            .collect()
+            .find_decoded("audit list", list_audit_command(filter), event_from_doc)
+            .await
     }
 }
 

@@ -237,11 +237,8 @@ impl ClaimStore for MongoStore {
         }
         let found: Vec<Claim> = self
             .db()
-            .find_all("claims get", get_command(partition, ids))
-            .await?
-            .iter()
-            .map(claim_of)
-            .collect::<Result<_>>()?;
+            .find_decoded("claims get", get_command(partition, ids), claim_of)
+            .await?;
         // In the order asked for.
         Ok(ids
             .iter()
@@ -290,11 +287,8 @@ impl ClaimStore for MongoStore {
         limit: usize,
     ) -> Result<Vec<Claim>> {
         self.db()
-            .find_all("claims list", list_command(vis, filter, limit))
-            .await?
-            .iter()
-            .map(claim_of)
-            .collect()
+            .find_decoded("claims list", list_command(vis, filter, limit), claim_of)
+            .await
     }
 }
 
@@ -303,34 +297,15 @@ mod tests {
     use super::*;
     use crate::fake::FakeMongo;
     use evident_core::Scope;
-    use evident_core::claims::{Actor, ActorType, EvidenceKind, EvidenceRef, Transition};
+    use evident_core::claims::{Actor, Transition};
     use std::sync::Arc;
 
     fn claim(id: &str, scope: Scope) -> Claim {
-        Claim {
-            id: id.into(),
-            text: "the retry cap is five minutes".into(),
-            evidence: vec![EvidenceRef::new(EvidenceKind::Chunk, "k1")],
-            status: ClaimStatus::Observed,
-            confidence: 0.9,
-            scope,
-            subject: None,
-            actor: Actor {
-                actor_type: ActorType::Agent,
-                id: "a".into(),
-            },
-            session_id: None,
-            domain: None,
-            tags: vec![],
-            about: vec![],
-            supersedes: None,
-            superseded_by: None,
-            evidence_stale: false,
-            recorded_by: None,
-            created_at: 10,
-            updated_at: 10,
-            version: 1,
-        }
+        let mut c = evident_store::conformance::claim(id, scope, "k1", 10);
+        c.text = "the retry cap is five minutes".into();
+        c.actor.id = "a".into();
+        c.session_id = None;
+        c
     }
 
     #[tokio::test]

@@ -242,6 +242,20 @@ impl Db {
         find_and_modify_value(&reply).map_err(|e| store_error(op, e))
     }
 
+    /// [`Db::find_all`], each document decoded by `decode` (the first that fails fails all).
+    pub async fn find_decoded<T>(
+        &self,
+        op: &str,
+        command: Document,
+        decode: impl Fn(&Document) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        self.find_all(op, command)
+            .await?
+            .iter()
+            .map(decode)
+            .collect()
+    }
+
     /// A cursor command (`find`, `aggregate`): every document, following `getMore`.
     pub async fn find_all(&self, op: &str, command: Document) -> Result<Vec<Document>> {
         let fallback = command

@@ -342,9 +342,7 @@ impl GapStore for MongoStore {
         actor: &str,
         now: Millis,
     ) -> Result<Option<GapRecord>> {
-        if priority > 9 {
-            return Err(StoreError::invalid("priority is 0..=9"));
-        }
+        evident_store::gaps::check_priority(priority)?;
         let Some(d) = self.gap_doc(partition, gap_id).await? else {
             return Ok(None);
         };

@@ -221,11 +221,8 @@ impl IndexerStore for MongoStore {
 
     async fn list_sources(&self, kind: Option<&str>) -> Result<Vec<IndexerSource>> {
         self.db()
-            .find_all("list sources", list_sources_command(kind))
-            .await?
-            .iter()
-            .map(source_from_doc)
-            .collect()
+            .find_decoded("list sources", list_sources_command(kind), source_from_doc)
+            .await
     }
 
     async fn delete_source(&self, id: &str) -> Result<bool> {

@@ -120,11 +120,12 @@ impl MemoryStore for MongoStore {
 
     async fn list(&self, client: &str, session: &str, now: Millis) -> Result<Vec<MemoryEntry>> {
         self.db()
-            .find_all("memory list", list_command(client, session, now))
-            .await?
-            .iter()
-            .map(entry_from_doc)
-            .collect()
+            .find_decoded(
+                "memory list",
+                list_command(client, session, now),
+                entry_from_doc,
+            )
+            .await
     }
 
     async fn delete(&self, client: &str, session: &str, key: &str) -> Result<bool> {

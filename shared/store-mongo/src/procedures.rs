@@ -210,14 +210,12 @@ impl ProcedureStore for MongoStore {
         limit: usize,
     ) -> Result<Vec<Procedure>> {
         self.db()
-            .find_all(
+            .find_decoded(
                 "procedure list",
                 list_command(client, project, after, limit),
+                procedure_from_doc,
             )
-            .await?
-            .iter()
-            .map(procedure_from_doc)
-            .collect()
+            .await
     }
 
     async fn delete_procedure(
@@ -315,7 +313,7 @@ mod tests {
         let calls: Vec<_> = (0..12)
             .map(|i| store.record_procedure_outcome("$c1", Some("p9"), "p", i % 2 == 0, 2_000 + i))
             .collect();
-        for r in futures_join(calls).await {
+        for r in evident_store::conformance::join_all(calls).await {
             r.expect("outcome").expect("visible");
         }
         let mut changed = procedure("p", None);
@@ -367,11 +365,11 @@ mod tests {
         async fn harness(seed: u64) -> Harness {
             let dir = tempfile::tempdir().expect("tmp");
             let embedded = evident_store_embedded::EmbeddedStore::open(
-                evident_store_embedded::EmbeddedOptions {
-                    dir: dir.path().to_path_buf(),
-                    vector_space: conformance::vector_space(),
-                    background_indexer: false,
-                },
+                evident_store_embedded::EmbeddedOptions::new(
+                    dir.path(),
+                    conformance::vector_space(),
+                )
+                .background_indexer(false),
             )
             .expect("embedded");
             let mut stores = embedded.stores();
@@ -388,28 +386,5 @@ mod tests {
         conformance::procedures_keep_statistics_and_scopes(&harness(1).await).await;
         conformance::procedures_nearest_by_cosine(&harness(2).await).await;
         conformance::procedure_outcomes_are_atomic(&harness(3).await).await;
-    }
-
-    /// Polls the futures together (they interleave at the fake's yields).
-    async fn futures_join<F: std::future::Future + Unpin>(fs: Vec<F>) -> Vec<F::Output> {
-        use std::task::Poll;
-        let mut fs: Vec<Option<F>> = fs.into_iter().map(Some).collect();
-        let mut done: Vec<Option<F::Output>> = fs.iter().map(|_| None).collect();
-        std::future::poll_fn(move |cx| {
-            for (f, d) in fs.iter_mut().zip(done.iter_mut()) {
-                if let Some(fut) = f
-                    && let Poll::Ready(v) = std::pin::Pin::new(fut).poll(cx)
-                {
-                    *d = Some(v);
-                    *f = None;
-                }
-            }
-            if fs.iter().all(Option::is_none) {
-                Poll::Ready(done.iter_mut().filter_map(Option::take).collect())
-            } else {
-                Poll::Pending
-            }
-        })
-        .await
     }
 }

@@ -150,14 +150,12 @@ impl MongoStore {
         limit: usize,
     ) -> Result<Vec<SessionEntry>> {
         self.db()
-            .find_all(
+            .find_decoded(
                 "session log recent",
                 recent_command(client, project.unwrap_or(""), now, limit),
+                entry_from_doc,
             )
-            .await?
-            .iter()
-            .map(entry_from_doc)
-            .collect()
+            .await
     }
 
     pub(crate) async fn session_purge_impl(&self, now: Millis) -> Result<u64> {

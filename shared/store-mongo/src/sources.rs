@@ -165,11 +165,12 @@ impl SourceRegistry for MongoStore {
             return Ok(Vec::new());
         }
         self.db()
-            .find_all("list source records", list_command(vis, limit))
-            .await?
-            .iter()
-            .map(record_from_doc)
-            .collect()
+            .find_decoded(
+                "list source records",
+                list_command(vis, limit),
+                record_from_doc,
+            )
+            .await
     }
 
     async fn list_prefix(
@@ -181,14 +182,12 @@ impl SourceRegistry for MongoStore {
     ) -> Result<Vec<SourceRecord>> {
         let all = self
             .db()
-            .find_all(
+            .find_decoded(
                 "list source records",
                 list_prefix_command(partition, prefix, after, limit),
+                record_from_doc,
             )
-            .await?
-            .iter()
-            .map(record_from_doc)
-            .collect::<Result<Vec<_>>>()?;
+            .await?;
         Ok(all
             .into_iter()
             .filter(|r| r.source_urn.starts_with(prefix))

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use evident_core::claims::{
-    Actor, ActorType, Claim, ClaimEvent, ClaimStatus, EvidenceKind, EvidenceRef, Transition, replay,
-};
+use evident_core::claims::{Actor, Claim, ClaimEvent, ClaimStatus, Transition, replay};
 use evident_core::{Scope, Visibility};
 use evident_store::ErrorKind;
 use evident_store::claims::{ClaimFilter, ClaimStore};
@@ -19,30 +17,10 @@ fn fixture(scenario: &str) -> (Arc<RecordedTransport>, MongoStore) {
 }
 
 fn claim() -> Claim {
-    Claim {
-        id: "c1".into(),
-        text: "the retry cap is five minutes".into(),
-        evidence: vec![EvidenceRef::new(EvidenceKind::Chunk, "k1")],
-        status: ClaimStatus::Observed,
-        confidence: 0.9,
-        scope: Scope::client("acme"),
-        subject: None,
-        actor: Actor {
-            actor_type: ActorType::Agent,
-            id: "reviewer".into(),
-        },
-        session_id: None,
-        domain: None,
-        tags: Vec::new(),
-        about: Vec::new(),
-        supersedes: None,
-        superseded_by: None,
-        evidence_stale: false,
-        recorded_by: None,
-        created_at: 10,
-        updated_at: 10,
-        version: 1,
-    }
+    let mut c = evident_store::conformance::claim("c1", Scope::client("acme"), "k1", 10);
+    c.text = "the retry cap is five minutes".into();
+    c.session_id = None;
+    c
 }
 
 #[tokio::test]

@@ -46,11 +46,10 @@ mod live {
             .await
             .expect("connect to the server in EVIDENT_TEST_MONGO_URL");
         let dir = tempfile::tempdir().expect("temp dir");
-        let embedded = EmbeddedStore::open(EmbeddedOptions {
-            dir: dir.path().to_path_buf(),
-            vector_space: conformance::vector_space(),
-            background_indexer: true,
-        })
+        let embedded = EmbeddedStore::open(EmbeddedOptions::new(
+            dir.path(),
+            conformance::vector_space(),
+        ))
         .expect("open embedded store");
         let mut stores = embedded.stores();
         let m = Arc::new(mongo.clone());

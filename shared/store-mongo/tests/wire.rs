@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use evident_core::{Scope, Visibility};
+use evident_store::conformance::assert_error;
 use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus};
 use evident_store::memory::{MemoryEntry, MemoryStore, SessionEntry, SessionSource};
 use evident_store::queue::*;
@@ -74,8 +75,7 @@ async fn refused_credentials_are_unavailable_with_a_hint() {
         .await
         .err()
         .expect("refused");
-    assert_eq!(e.kind, ErrorKind::Unavailable);
-    assert!(e.message.contains("user and password"), "{}", e.message);
+    assert_error(&e, ErrorKind::Unavailable, "user and password");
     t.assert_done();
 }
 
@@ -247,8 +247,7 @@ async fn not_primary_is_unavailable() {
         .heartbeat(&token(T1, 1), 60_000, 50_000)
         .await
         .expect_err("not primary");
-    assert_eq!(e.kind, ErrorKind::Unavailable);
-    assert!(e.message.contains("NotWritablePrimary"), "{}", e.message);
+    assert_error(&e, ErrorKind::Unavailable, "NotWritablePrimary");
     t.assert_done();
 }
 
@@ -311,8 +310,7 @@ async fn release_requeues_and_write_concern_errors_are_unavailable() {
         .release(&token(T1, 1), 1_500)
         .await
         .expect_err("write concern");
-    assert_eq!(e.kind, ErrorKind::Unavailable);
-    assert!(e.message.contains("write concern"), "{}", e.message);
+    assert_error(&e, ErrorKind::Unavailable, "write concern");
     t.assert_done();
 }
 
@@ -347,8 +345,7 @@ async fn a_network_error_is_unavailable() {
     let (t, store) = fixture("queue.json", "get_without_an_answer");
     let q: &dyn TaskQueue = &store;
     let e = q.get(T1).await.expect_err("network");
-    assert_eq!(e.kind, ErrorKind::Unavailable);
-    assert!(e.message.contains("connection reset"), "{}", e.message);
+    assert_error(&e, ErrorKind::Unavailable, "connection reset");
     t.assert_done();
 }
 
@@ -448,8 +445,7 @@ async fn a_missing_role_is_unavailable_with_a_hint() {
         .enqueue(new_task(), 1_000)
         .await
         .expect_err("unauthorized");
-    assert_eq!(e.kind, ErrorKind::Unavailable);
-    assert!(e.message.contains("readWrite"), "{}", e.message);
+    assert_error(&e, ErrorKind::Unavailable, "readWrite");
     t.assert_done();
 }
 
@@ -538,28 +534,12 @@ async fn release_and_polls_by_the_holder() {
     let (t, store) = fixture("indexers.json", "release_and_record_polls");
     let ix: &dyn IndexerStore = &store;
     ix.release("acme.repo", "b").await.expect("release");
-    assert!(
-        ix.record_poll(
-            "acme.repo",
-            "b",
-            3_800,
-            Some("fetch failed"),
-            &serde_json::json!({"commits": 0})
-        )
-        .await
-        .expect("poll")
-    );
-    assert!(
-        ix.record_poll(
-            "acme.repo",
-            "b",
-            3_900,
-            None,
-            &serde_json::json!({"commits": 7})
-        )
-        .await
-        .expect("poll")
-    );
+    // A failed poll, then a successful one.
+    for (at, error, commits) in [(3_800, Some("fetch failed"), 0), (3_900, None, 7)] {
+        let stats = serde_json::json!({ "commits": commits });
+        let polled = ix.record_poll("acme.repo", "b", at, error, &stats).await;
+        assert!(polled.expect("poll"), "{at}");
+    }
     assert!(
         !ix.record_poll("acme.repo", "a", 3_950, None, &serde_json::json!({}))
             .await

@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use evident_store::ErrorKind;
-use evident_store::procedures::{
-    NearestQuery, Procedure, ProcedureSource, ProcedureStep, ProcedureStore,
-};
+use evident_store::conformance::assert_error;
+use evident_store::procedures::{NearestQuery, Procedure, ProcedureStore};
 use evident_store_mongo::{MongoStore, RecordedTransport};
 use serde_json::json;
 
@@ -23,31 +22,10 @@ fn fixture(scenario: &str) -> (Arc<RecordedTransport>, MongoStore) {
 }
 
 fn procedure(project: Option<&str>) -> Procedure {
-    Procedure {
-        id: "bug".into(),
-        client_id: "c1".into(),
-        project_id: project.map(str::to_string),
-        trigger_pattern: "bug report".into(),
-        steps: vec![
-            ProcedureStep {
-                agent: "Research".into(),
-                action: "search_kb".into(),
-                params: Some(json!({"depth": 2})),
-            },
-            ProcedureStep {
-                agent: "Coding".into(),
-                action: "fix".into(),
-                params: None,
-            },
-        ],
-        source: ProcedureSource::Learned,
-        success_count: 0,
-        failure_count: 0,
-        usage_count: 0,
-        last_used_at: None,
-        created_at: 1_000_000,
-        updated_at: 1_000_000,
-    }
+    let mut p =
+        evident_store::conformance::procedure("bug", "c1", project, "bug report", 1_000_000);
+    p.steps[0].params = Some(json!({"depth": 2}));
+    p
 }
 
 #[tokio::test]
@@ -65,8 +43,7 @@ async fn put_is_one_pipeline_upsert_pinned_to_the_scope() {
         .put_procedure(procedure(Some("p1")), vec![0.0, 2.0])
         .await
         .expect_err("conflict");
-    assert_eq!(e.kind, ErrorKind::Conflict);
-    assert!(e.message.contains("another scope"), "{}", e.message);
+    assert_error(&e, ErrorKind::Conflict, "another scope");
     t.assert_done();
 }
 

@@ -79,12 +79,8 @@ async fn harness(multi_tenancy: bool) -> Option<Harness> {
         .expect("bind the vector space");
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let embedded = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: true,
-    })
-    .expect("open embedded store");
+    let embedded = EmbeddedStore::open(EmbeddedOptions::new(dir.path(), vector_space()))
+        .expect("open embedded store");
     let chunks = Arc::new(weaviate.clone());
     let local = Arc::new(embedded.clone());
     let mut stores = embedded.stores();

@@ -8,6 +8,7 @@
 //! from the received requests instead of being pinned in the fixture.
 
 use evident_core::{Chunk, Locator, NodeKey, Scope, Visibility};
+use evident_store::conformance::assert_error;
 use evident_store::{ChunkFilter, ChunkStore, ErrorKind, Health, VectorSpace};
 use evident_store_weaviate::{WeaviateConfig, WeaviateStore, object_id};
 use evident_wire::WireServer;
@@ -155,57 +156,44 @@ async fn connect_refuses_to_add_an_indexed_property_to_a_populated_collection() 
     }
 }
 
+/// Connects the adapter refuses, and what the error says: its kind and the words naming the
+/// cause.
 #[tokio::test]
-async fn connect_refuses_word_tokenised_exact_fields() {
-    let server = WireServer::start(load(&["connect_incompatible"])).await;
-    let err = WeaviateStore::connect(&config(&server))
-        .await
-        .expect_err("refused");
-    assert_eq!(err.kind, ErrorKind::Incompatible);
-    assert!(
-        err.message.contains("sourceUrn") && err.message.contains("`word`"),
-        "{}",
-        err.message
-    );
-    server.assert_exhausted();
-}
-
-#[tokio::test]
-async fn connect_reports_a_starting_server_as_unavailable() {
-    let server = WireServer::start(load(&["connect_unavailable"])).await;
-    let err = WeaviateStore::connect(&config(&server))
-        .await
-        .expect_err("not ready");
-    assert_eq!(err.kind, ErrorKind::Unavailable);
-    assert!(err.is_retryable());
-    server.assert_exhausted();
-}
-
-#[tokio::test]
-async fn connect_refuses_servers_too_old_for_contains_any() {
-    let server = WireServer::start(load(&["connect_old_version"])).await;
-    let err = WeaviateStore::connect(&config(&server))
-        .await
-        .expect_err("too old");
-    assert_eq!(err.kind, ErrorKind::Incompatible);
-    assert!(err.message.contains("1.19.6"), "{}", err.message);
-    server.assert_exhausted();
-}
-
-#[tokio::test]
-async fn connect_maps_a_refused_schema_to_invalid() {
-    let server = WireServer::start(load(&["connect_schema_invalid"])).await;
-    let err = WeaviateStore::connect(&config(&server))
-        .await
-        .expect_err("refused");
-    assert_eq!(err.kind, ErrorKind::Invalid);
-    assert!(err.message.contains("422"), "{}", err.message);
-    assert!(
-        err.message.contains("invalid vectorizer"),
-        "{}",
-        err.message
-    );
-    server.assert_exhausted();
+async fn refused_connects_name_the_cause() {
+    let cases: [(&str, ErrorKind, &[&str]); 4] = [
+        // Exact-match fields must be `field`-tokenised.
+        (
+            "connect_incompatible",
+            ErrorKind::Incompatible,
+            &["sourceUrn", "`word`"],
+        ),
+        // A starting server: retry later.
+        ("connect_unavailable", ErrorKind::Unavailable, &[]),
+        // Too old for `ContainsAny`.
+        ("connect_old_version", ErrorKind::Incompatible, &["1.19.6"]),
+        // The server refuses the schema.
+        (
+            "connect_schema_invalid",
+            ErrorKind::Invalid,
+            &["422", "invalid vectorizer"],
+        ),
+    ];
+    for (scenario, kind, words) in cases {
+        let server = WireServer::start(load(&[scenario])).await;
+        let err = WeaviateStore::connect(&config(&server))
+            .await
+            .expect_err(scenario);
+        assert_eq!(err.kind, kind, "{scenario}");
+        assert_eq!(
+            err.is_retryable(),
+            kind == ErrorKind::Unavailable,
+            "{scenario}"
+        );
+        for word in words {
+            assert!(err.message.contains(word), "{scenario}: {}", err.message);
+        }
+        server.assert_exhausted();
+    }
 }
 
 #[tokio::test]
@@ -230,14 +218,9 @@ async fn the_api_key_goes_in_a_bearer_header() {
     WeaviateStore::connect(&cfg).await.expect("connect");
     server.assert_exhausted();
     for r in server.received() {
-        let auth = r
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-            .map(|(_, v)| v.clone());
         assert_eq!(
-            auth,
-            Some(format!("Bearer {key}")),
+            r.header("authorization"),
+            Some(format!("Bearer {key}").as_str()),
             "{} {}",
             r.method,
             r.path
@@ -651,12 +634,7 @@ async fn graphql_errors_in_a_200_and_http_failures_are_classified() {
         .search_text(&reader, "x", &f, 3)
         .await
         .expect_err("GraphQL error");
-    assert_eq!(bad_query.kind, ErrorKind::Invalid);
-    assert!(
-        bad_query.message.contains("title^2"),
-        "{}",
-        bad_query.message
-    );
+    assert_error(&bad_query, ErrorKind::Invalid, "title^2");
     let slow = store
         .search_text(&reader, "x", &f, 3)
         .await
@@ -666,8 +644,7 @@ async fn graphql_errors_in_a_200_and_http_failures_are_classified() {
         .search_text(&reader, "x", &f, 3)
         .await
         .expect_err("HTTP 503");
-    assert_eq!(down.kind, ErrorKind::Unavailable);
-    assert!(down.message.contains("503"), "{}", down.message);
+    assert_error(&down, ErrorKind::Unavailable, "503");
     server.assert_exhausted();
 }
 

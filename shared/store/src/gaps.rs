@@ -310,6 +310,14 @@ pub trait GapStore: Send + Sync {
     ) -> Result<Option<GapRecord>>;
 }
 
+/// The check of a reorder's priority ([`GapStore::reorder_gap`]), for every backend: `0..=9`.
+pub fn check_priority(priority: u8) -> Result<()> {
+    if priority > 9 {
+        return Err(crate::StoreError::invalid("priority is 0..=9"));
+    }
+    Ok(())
+}
+
 /// Backoff before a gap is claimable again after its `n`-th attempt ended without findings
 /// (expired lease or a retryable failure): 1 s doubling to at most 5 minutes.
 pub fn gap_backoff(n: u32) -> i64 {
@@ -525,27 +533,17 @@ mod tests {
     use proptest::prelude::*;
 
     fn gap() -> GapRecord {
-        GapRecord {
-            gap_id: "g1".into(),
+        let new = NewGap {
             scope: Scope::client("c"),
             question: "q".into(),
             context: None,
             priority: 5,
-            position: None,
             about: Vec::new(),
             acquirer: Acquirer::Agent,
-            state: GapState::Open,
-            attempts: 0,
-            epoch: 0,
-            lease_owner: None,
-            lease_expires_at: None,
-            not_before: None,
-            failure: None,
-            findings_urn: None,
-            created_by: "t".into(),
-            created_at: 0,
-            updated_at: 0,
-        }
+            actor: "t".into(),
+            phase: GapPhase::Detection,
+        };
+        created_record(&new, "g1".into(), 0)
     }
 
     fn to(state: GapState, epoch: Option<i64>) -> GapMove {

@@ -25,7 +25,7 @@ mod writer;
 pub use error::{ErrorKind, StoreError};
 pub use traits::{
     AliasRegistry, ChunkStore, GraphStore, Health, QUEUE_SIDE_ROLES, ServingRoles, SourceRegistry,
-    SourceWriter,
+    SourceWriter, check_merge,
 };
 pub use types::*;
 pub use writer::{SequencedWriter, SourceRecordWriter};

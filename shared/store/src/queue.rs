@@ -139,6 +139,22 @@ pub struct BackoffPolicy {
     pub jitter: f64,
 }
 
+/// The checks of [`TaskQueue::enqueue`]'s priority, for every backend: `0..=9`.
+pub fn check_priority(priority: u8) -> Result<()> {
+    if priority > 9 {
+        return Err(crate::StoreError::invalid("priority must be 0..=9"));
+    }
+    Ok(())
+}
+
+/// The check of [`TaskQueue::reorder`]'s position, for every backend: `≥ 1`.
+pub fn check_position(position: i64) -> Result<()> {
+    if position < 1 {
+        return Err(crate::StoreError::invalid("position must be ≥ 1"));
+    }
+    Ok(())
+}
+
 impl Default for BackoffPolicy {
     fn default() -> Self {
         BackoffPolicy {

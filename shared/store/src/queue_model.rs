@@ -35,6 +35,17 @@ pub enum Op {
     Restart,
 }
 
+/// The model's task of `source` (one source urn and payload per number) at `priority`.
+pub fn task(source: u8, priority: u8) -> NewTask {
+    NewTask {
+        kind: "ingest".into(),
+        scope: Scope::client("c"),
+        source_urn: format!("urn:{source}"),
+        priority,
+        payload: serde_json::json!({"s": source}),
+    }
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0u8..3, 0u8..10).prop_map(|(source, priority)| Op::Enqueue { source, priority }),
@@ -203,16 +214,7 @@ impl Run {
         priority: u8,
     ) -> Result<(), TestCaseError> {
         let rec = q
-            .enqueue(
-                NewTask {
-                    kind: "ingest".into(),
-                    scope: Scope::client("c"),
-                    source_urn: format!("urn:{source}"),
-                    priority,
-                    payload: serde_json::json!({"s": source}),
-                },
-                self.now,
-            )
+            .enqueue(task(source, priority), self.now)
             .await
             .expect("enqueue");
         prop_assert_eq!(rec.state, TaskState::Queued);

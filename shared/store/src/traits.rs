@@ -132,6 +132,14 @@ pub trait ChunkStore: Send + Sync {
     ) -> Result<Vec<Chunk>>;
 }
 
+/// The check of [`AliasRegistry::merge`], for every backend: a key is never merged into itself.
+pub fn check_merge(source: &NodeKey, target: &NodeKey) -> Result<()> {
+    if source == target {
+        return Err(crate::StoreError::invalid("cannot merge a key into itself"));
+    }
+    Ok(())
+}
+
 /// Per-client alias registry (reference-behaviour §2).
 ///
 /// Contract: unique on (client, alias). `resolve` is a read: it never writes synchronously

@@ -17,6 +17,26 @@ pub struct WalkedEdge {
     pub evidence: Vec<String>,
 }
 
+impl WalkedEdge {
+    /// An edge as stored: its endpoints' canonical keys, its type, props and the evidence
+    /// the reader sees.
+    pub fn stored(
+        from: String,
+        edge_type: String,
+        to: String,
+        props: Map<String, Value>,
+        evidence: Vec<String>,
+    ) -> WalkedEdge {
+        WalkedEdge {
+            from: NodeKey::from_canonical(from),
+            edge_type,
+            to: NodeKey::from_canonical(to),
+            props,
+            evidence,
+        }
+    }
+}
+
 pub struct Walk {
     depth_of: HashMap<NodeKey, usize>,
     order: Vec<NodeKey>,

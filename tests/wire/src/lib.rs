@@ -42,6 +42,16 @@ pub struct Received {
     pub headers: Vec<(String, String)>,
 }
 
+impl Received {
+    /// The value of header `name` (any case), if the request had it.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// A JSON object of strings as pairs (absent: none).
 fn string_map(v: &Value) -> Vec<(String, String)> {
     v.as_object()

@@ -5,7 +5,6 @@ use evident_core::Visibility;
 use evident_store::{GraphCounts, Result};
 use serde_json::json;
 
-use super::single;
 use crate::{ArangoStore, aql, keys, vis_bind};
 
 impl ArangoStore {
@@ -26,13 +25,12 @@ impl ArangoStore {
                 "beforeEdges": before_edges,
                 "vis": vis_json,
             });
-            let Some(rows) = self
-                .partition_query(partition, aql::COUNT_GRAPH, bind)
+            let Some(counted) = self
+                .partition_single::<GraphCounts>(partition, aql::COUNT_GRAPH, bind)
                 .await?
             else {
                 continue;
             };
-            let counted: GraphCounts = single(rows)?;
             total.nodes += counted.nodes;
             total.edges += counted.edges;
             before_nodes.push(names.nodes);

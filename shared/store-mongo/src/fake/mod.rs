@@ -171,21 +171,22 @@ fn find_and_modify(
     }
 }
 
+/// The documents of the array `field` of a write command (`documents`, `updates`,
+/// `deletes`) with their index in it; entries that are not documents are skipped.
+fn statements(command: &Document, field: &str) -> Vec<(usize, Document)> {
+    let all = command.get_array(field).cloned().unwrap_or_default();
+    all.into_iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.as_document().cloned().map(|d| (i, d)))
+        .collect()
+}
+
 /// `insert`: adds each document (an `_id` given if it has none); a duplicate `_id` is a
 /// write error at its index, the others are still inserted.
 fn insert(docs: &mut Vec<Document>, command: &Document) -> Document {
     let mut n = 0;
     let mut errors = Vec::new();
-    for (i, d) in command
-        .get_array("documents")
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-    {
-        let Some(d) = d.as_document().cloned() else {
-            continue;
-        };
+    for (i, d) in statements(command, "documents") {
         let d = with_id(d);
         if docs.iter().any(|x| x.get("_id") == d.get("_id")) {
             errors.push(Bson::Document(
@@ -209,16 +210,7 @@ fn update(docs: &mut Vec<Document>, command: &Document) -> Result<Document, Tran
     let (mut n, mut modified) = (0i64, 0i64);
     let mut upserted = Vec::new();
     let mut errors = Vec::new();
-    for (i, u) in command
-        .get_array("updates")
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-    {
-        let Some(u) = u.as_document().cloned() else {
-            continue;
-        };
+    for (i, u) in statements(command, "updates") {
         let q = u.get_document("q").cloned().unwrap_or_default();
         let update = u.get("u").cloned().unwrap_or(Bson::Null);
         let multi = u.get_bool("multi").unwrap_or(false);
@@ -263,10 +255,7 @@ fn update(docs: &mut Vec<Document>, command: &Document) -> Result<Document, Tran
 /// `delete`: removes, per statement, the matching documents (`limit: 1`: the first only).
 fn delete(docs: &mut Vec<Document>, command: &Document) -> Document {
     let mut n = 0i64;
-    for d in command.get_array("deletes").cloned().unwrap_or_default() {
-        let Some(d) = d.as_document().cloned() else {
-            continue;
-        };
+    for (_, d) in statements(command, "deletes") {
         let q = d.get_document("q").cloned().unwrap_or_default();
         let limit = d.get("limit").and_then(numeric).unwrap_or(0.0);
         let mut removed = 0;

@@ -157,9 +157,7 @@ impl MongoStore {
 #[async_trait]
 impl TaskQueue for MongoStore {
     async fn enqueue(&self, task: NewTask, now: Millis) -> Result<TaskRecord> {
-        if task.priority > 9 {
-            return Err(StoreError::invalid("priority must be 0..=9"));
-        }
+        evident_store::queue::check_priority(task.priority)?;
         let body = json_text(&task.payload)?;
         let hash = evident_core::hashing::content_hash(&body);
         self.store_payload(&hash, &body, now).await?;
@@ -297,11 +295,10 @@ impl TaskQueue for MongoStore {
 
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<TaskRecord>> {
         self.db()
-            .find_all("list tasks", list_command(filter))
-            .await?
-            .iter()
-            .map(|d| TaskDoc::from_doc(d).map(|t| t.record))
-            .collect()
+            .find_decoded("list tasks", list_command(filter), |d| {
+                TaskDoc::from_doc(d).map(|t| t.record)
+            })
+            .await
     }
 
     async fn reorder(
@@ -310,9 +307,7 @@ impl TaskQueue for MongoStore {
         position: i64,
         now: Millis,
     ) -> Result<Option<TaskRecord>> {
-        if position < 1 {
-            return Err(StoreError::invalid("position must be ≥ 1"));
-        }
+        evident_store::queue::check_position(position)?;
         let Some(task) = self.get_task(task_id).await? else {
             return Ok(None);
         };

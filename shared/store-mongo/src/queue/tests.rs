@@ -15,15 +15,7 @@ use crate::fake::FakeMongo;
 
 const LEASE: i64 = 30_000;
 
-fn new_task(source: u8, priority: u8) -> NewTask {
-    NewTask {
-        kind: "ingest".into(),
-        scope: Scope::client("c"),
-        source_urn: format!("urn:{source}"),
-        priority,
-        payload: serde_json::json!({"s": source}),
-    }
-}
+use evident_store::queue_model::task as new_task;
 
 fn token(id: &str, epoch: i64) -> LeaseToken {
     LeaseToken {

@@ -38,23 +38,13 @@ pub async fn chunks_roundtrip_and_text_search(h: &Harness) {
         )
         .locator
     );
-    let hits = h
-        .stores
-        .chunks
-        .search_text(&vis(&c1), "priority queue", &ChunkFilter::default(), 10)
-        .await
-        .expect("bm25");
+    let hits = text_hits(h, &vis(&c1), "priority queue", 10).await;
     assert_eq!(ids(&hits).first(), Some(&"a1"));
     assert!(
         hits.iter().all(|h| h.score > 0.0),
         "bm25 scores are positive, higher is better"
     );
-    let none = h
-        .stores
-        .chunks
-        .search_text(&vis(&c1), "zebra", &ChunkFilter::default(), 10)
-        .await
-        .expect("bm25");
+    let none = text_hits(h, &vis(&c1), "zebra", 10).await;
     assert!(none.is_empty());
     let listed = h
         .stores
@@ -82,12 +72,7 @@ pub async fn vector_search_finds_nearest_and_is_immediate(h: &Harness) {
     )
     .await;
     // No waiting for any background indexing: findable as soon as the write returned.
-    let hits = h
-        .stores
-        .chunks
-        .search_vector(&vis(&c1), &axis(h.dim, 1, 0.1), &ChunkFilter::default(), 2)
-        .await
-        .expect("knn");
+    let hits = vector_hits(h, &vis(&c1), &axis(h.dim, 1, 0.1), 2).await;
     assert_eq!(ids(&hits).first(), Some(&"v1"));
     assert!(
         hits[0].score > 0.9,
@@ -134,25 +119,15 @@ pub async fn every_read_path_applies_visibility(h: &Harness) {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let bm25: std::collections::BTreeSet<String> = h
-        .stores
-        .chunks
-        .search_text(&reader, "visibility marker", &ChunkFilter::default(), 50)
+    let bm25: std::collections::BTreeSet<String> = text_hits(h, &reader, "visibility marker", 50)
         .await
-        .expect("bm25")
         .into_iter()
         .map(|s| s.chunk_id)
         .collect();
     assert_eq!(bm25, expected, "bm25");
     let mut vec_ids = std::collections::BTreeSet::new();
     for i in 0..all.len() {
-        for hit in h
-            .stores
-            .chunks
-            .search_vector(&reader, &axis(h.dim, i, 0.0), &ChunkFilter::default(), 50)
-            .await
-            .expect("knn")
-        {
+        for hit in vector_hits(h, &reader, &axis(h.dim, i, 0.0), 50).await {
             vec_ids.insert(hit.chunk_id);
         }
     }

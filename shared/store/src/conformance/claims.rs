@@ -9,7 +9,9 @@ use super::{Harness, unique_suffix};
 use crate::ErrorKind;
 use crate::claims::ClaimFilter;
 
-fn claim(id: &str, scope: Scope, chunk: &str, at: i64) -> Claim {
+/// An observed claim `id` of an agent, evidenced by `chunk`, written at `at` (version 1):
+/// the suite's claim, and the backends' wire tests' starting point.
+pub fn claim(id: &str, scope: Scope, chunk: &str, at: i64) -> Claim {
     Claim {
         id: id.into(),
         text: format!("claim {id}"),

@@ -1,6 +1,8 @@
 //! Graph store cases: evidence and garbage collection, descriptions, removal, folding, traversal, visibility.
 
 use super::*;
+use crate::{GraphStore, Subgraph};
+use evident_core::Node;
 
 pub(super) fn node(k: &str, evidence: Vec<Evidence>) -> NodeWrite {
     let key = key(k);
@@ -24,61 +26,79 @@ pub(super) fn edge(from: &str, t: &str, to: &str, evidence: Vec<Evidence>) -> Ed
     }
 }
 
+pub(super) async fn upsert(
+    g: &dyn GraphStore,
+    partition: &str,
+    nodes: Vec<NodeWrite>,
+    edges: Vec<EdgeWrite>,
+) {
+    g.upsert(partition, nodes, edges).await.expect("upsert");
+}
+
+/// The nodes among `keys` the reader sees.
+async fn get(g: &dyn GraphStore, reader: &Visibility, keys: &[&str]) -> Vec<Node> {
+    let keys: Vec<NodeKey> = keys.iter().map(|k| key(k)).collect();
+    g.get_nodes(reader, &keys).await.expect("get")
+}
+
+async fn walk(
+    g: &dyn GraphStore,
+    reader: &Visibility,
+    start: &str,
+    opts: TraverseOptions,
+) -> Subgraph {
+    g.traverse(reader, &[key(start)], &opts)
+        .await
+        .expect("traverse")
+}
+
+/// One hop from `start`, both directions.
+async fn hop(g: &dyn GraphStore, reader: &Visibility, start: &str) -> Subgraph {
+    let opts = TraverseOptions {
+        max_depth: 1,
+        ..Default::default()
+    };
+    walk(g, reader, start, opts).await
+}
+
+/// One single-chunk source per scope (`urn:{chunk}`, the chunk's text its id).
+pub(super) async fn chunk_per_scope(h: &Harness, chunks: &[(&Scope, &str)]) {
+    for (i, (scope, chunk)) in chunks.iter().enumerate() {
+        write_source(
+            h,
+            scope,
+            &format!("urn:{chunk}"),
+            &[(chunk, "doc", chunk, i)],
+        )
+        .await;
+    }
+}
+
+fn sorted_evidence(node: &Node) -> Vec<String> {
+    let mut evidence = node.evidence_chunk_ids.clone();
+    evidence.sort();
+    evidence
+}
+
 pub async fn graph_merges_evidence_and_collects_garbage(h: &Harness) {
     let c1 = Scope::client("c1");
-    write_source(
-        h,
-        &c1,
-        "urn:g1",
-        &[("e1", "doc", "one", 0), ("e2", "doc", "two", 1)],
-    )
-    .await;
-    let g = &h.stores.graph;
-    g.upsert(
-        "c1",
-        vec![node("jira:a-1", vec![ev("e1", &c1)])],
-        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e1", &c1)])],
-    )
-    .await
-    .expect("upsert");
+    let two = [("e1", "doc", "one", 0), ("e2", "doc", "two", 1)];
+    write_source(h, &c1, "urn:g1", &two).await;
+    let g = h.stores.graph.as_ref();
+    let blocks = |chunk: &str| edge("jira:a-1", "blocks", "jira:a-2", vec![ev(chunk, &c1)]);
+    let start = node("jira:a-1", vec![ev("e1", &c1)]);
+    upsert(g, "c1", vec![start], vec![blocks("e1")]).await;
     // Same edge, more evidence: merged, not replaced. Upserting twice is idempotent.
-    g.upsert(
-        "c1",
-        vec![],
-        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e2", &c1)])],
-    )
-    .await
-    .expect("upsert");
-    g.upsert(
-        "c1",
-        vec![],
-        vec![edge("jira:a-1", "blocks", "jira:a-2", vec![ev("e2", &c1)])],
-    )
-    .await
-    .expect("upsert");
-    let sub = g
-        .traverse(
-            &vis(&c1),
-            &[key("jira:a-1")],
-            &TraverseOptions {
-                max_depth: 1,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("traverse");
+    for _ in 0..2 {
+        upsert(g, "c1", vec![], vec![blocks("e2")]).await;
+    }
+    let sub = hop(g, &vis(&c1), "jira:a-1").await;
     assert_eq!(sub.edges.len(), 1);
     let mut evidence = sub.edges[0].evidence_chunk_ids.clone();
     evidence.sort();
     assert_eq!(evidence, vec!["e1", "e2"]);
     // Endpoint created by the edge exists.
-    assert_eq!(
-        g.get_nodes(&vis(&c1), &[key("jira:a-2")])
-            .await
-            .expect("get")
-            .len(),
-        1
-    );
+    assert_eq!(get(g, &vis(&c1), &["jira:a-2"]).await.len(), 1);
     let removed = g
         .remove_evidence("c1", &["e1".into()])
         .await
@@ -94,89 +114,59 @@ pub async fn graph_merges_evidence_and_collects_garbage(h: &Harness) {
         "edge and both nodes lost their last evidence"
     );
     assert!(
-        g.get_nodes(&vis(&c1), &[key("jira:a-1"), key("jira:a-2")])
+        get(g, &vis(&c1), &["jira:a-1", "jira:a-2"])
             .await
-            .expect("get")
             .is_empty()
     );
 }
 
 pub async fn mentions_never_overwrite_descriptions(h: &Harness) {
     let c1 = Scope::client("c1");
-    write_source(
-        h,
-        &c1,
-        "urn:m",
-        &[("m1", "doc", "one", 0), ("m2", "doc", "two", 1)],
-    )
-    .await;
-    let g = &h.stores.graph;
+    let two = [("m1", "doc", "one", 0), ("m2", "doc", "two", 1)];
+    write_source(h, &c1, "urn:m", &two).await;
+    let g = h.stores.graph.as_ref();
     let mut person = node("user:jan_example_com", vec![ev("m1", &c1)]);
     person.node_type = "person".into();
     person.label = "Jan Novák".into();
     person
         .props
         .insert("email".into(), "jan@example.com".into());
-    g.upsert("c1", vec![person], vec![])
-        .await
-        .expect("describe");
+    upsert(g, "c1", vec![person], vec![]).await;
     let mut mention = node("user:jan_example_com", vec![ev("m2", &c1)]);
     mention.mention_only = true;
-    g.upsert("c1", vec![mention], vec![])
-        .await
-        .expect("mention");
-    let got = g
-        .get_nodes(&vis(&c1), &[key("user:jan_example_com")])
-        .await
-        .expect("get");
-    assert_eq!(got.len(), 1);
-    assert_eq!(
-        (got[0].node_type.as_str(), got[0].label.as_str()),
-        ("person", "Jan Novák")
-    );
-    assert_eq!(got[0].props["email"], "jan@example.com");
-    let mut evidence = got[0].evidence_chunk_ids.clone();
-    evidence.sort();
-    assert_eq!(
-        evidence,
-        vec!["m1", "m2"],
-        "the mention still adds its evidence"
-    );
+    upsert(g, "c1", vec![mention], vec![]).await;
     // A mention of an unknown key creates it as written.
     let mut fresh = node("jira:x-9", vec![ev("m2", &c1)]);
     fresh.mention_only = true;
     fresh.label = "x 9".into();
-    g.upsert("c1", vec![fresh], vec![]).await.expect("mention");
-    let got = g
-        .get_nodes(&vis(&c1), &[key("jira:x-9")])
-        .await
-        .expect("get");
-    assert_eq!(got.len(), 1);
+    upsert(g, "c1", vec![fresh], vec![]).await;
+    for (k, node_type, label) in [
+        ("user:jan_example_com", "person", "Jan Novák"),
+        ("jira:x-9", "jira", "x 9"),
+    ] {
+        let got = get(g, &vis(&c1), &[k]).await;
+        assert_eq!(got.len(), 1, "{k}");
+        assert_eq!(
+            (got[0].node_type.as_str(), got[0].label.as_str()),
+            (node_type, label)
+        );
+    }
+    let got = get(g, &vis(&c1), &["user:jan_example_com"]).await;
+    assert_eq!(got[0].props["email"], "jan@example.com");
     assert_eq!(
-        (got[0].node_type.as_str(), got[0].label.as_str()),
-        ("jira", "x 9")
+        sorted_evidence(&got[0]),
+        vec!["m1", "m2"],
+        "the mention still adds its evidence"
     );
 }
 
 pub async fn edges_can_be_removed_explicitly(h: &Harness) {
     let c1 = Scope::client("c1");
     write_source(h, &c1, "urn:r", &[("r1", "doc", "one", 0)]).await;
-    let g = &h.stores.graph;
-    g.upsert(
-        "c1",
-        vec![],
-        vec![
-            edge(
-                "branch:main",
-                "has_commit",
-                "commit:a1",
-                vec![ev("r1", &c1)],
-            ),
-            edge("branch:dev", "has_commit", "commit:a1", vec![ev("r1", &c1)]),
-        ],
-    )
-    .await
-    .expect("upsert");
+    let g = h.stores.graph.as_ref();
+    let has_commit = |branch: &str| edge(branch, "has_commit", "commit:a1", vec![ev("r1", &c1)]);
+    let edges = vec![has_commit("branch:main"), has_commit("branch:dev")];
+    upsert(g, "c1", vec![], edges).await;
     let gone = crate::EdgeKey {
         from: key("branch:main"),
         edge_type: "has_commit".into(),
@@ -193,17 +183,7 @@ pub async fn edges_can_be_removed_explicitly(h: &Harness) {
         0,
         "idempotent"
     );
-    let sub = g
-        .traverse(
-            &vis(&c1),
-            &[key("commit:a1")],
-            &TraverseOptions {
-                max_depth: 1,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("traverse");
+    let sub = hop(g, &vis(&c1), "commit:a1").await;
     let edges: Vec<(&str, &str)> = sub
         .edges
         .iter()
@@ -211,10 +191,7 @@ pub async fn edges_can_be_removed_explicitly(h: &Harness) {
         .collect();
     assert_eq!(edges, vec![("branch:dev", "commit:a1")]);
     assert_eq!(
-        g.get_nodes(&vis(&c1), &[key("branch:main")])
-            .await
-            .expect("get")
-            .len(),
+        get(g, &vis(&c1), &["branch:main"]).await.len(),
         1,
         "endpoints stay while evidenced"
     );
@@ -225,36 +202,22 @@ pub async fn edges_can_be_removed_explicitly(h: &Harness) {
 /// over one small graph: each fold reads what the fold before it left.
 pub async fn nodes_fold_into_their_canonical(h: &Harness) {
     let c1 = Scope::client("c1");
-    write_source(
-        h,
-        &c1,
-        "urn:f",
-        &[("f1", "doc", "one", 0), ("f2", "doc", "two", 1)],
-    )
-    .await;
-    let g = &h.stores.graph;
+    let two = [("f1", "doc", "one", 0), ("f2", "doc", "two", 1)];
+    write_source(h, &c1, "urn:f", &two).await;
+    let g = h.stores.graph.as_ref();
     let mut speaker = node("user:ann", vec![ev("f1", &c1)]);
     speaker.props.insert("name".into(), "Ann".into());
     speaker.props.insert("role".into(), "speaker".into());
     let mut canonical = node("user:ann@x.io", vec![ev("f2", &c1)]);
     canonical.props.insert("role".into(), "author".into());
-    g.upsert(
-        "c1",
-        vec![speaker, canonical],
-        vec![
-            edge("user:ann", "spoke_in", "meeting:m1", vec![ev("f1", &c1)]),
-            edge("user:ann", "same_as", "user:ann@x.io", vec![ev("f1", &c1)]),
-            edge("commit:a1", "authored_by", "user:ann", vec![ev("f1", &c1)]),
-            edge(
-                "commit:a1",
-                "authored_by",
-                "user:ann@x.io",
-                vec![ev("f2", &c1)],
-            ),
-        ],
-    )
-    .await
-    .expect("upsert");
+    let e = |from: &str, t: &str, to: &str, chunk: &str| edge(from, t, to, vec![ev(chunk, &c1)]);
+    let edges = vec![
+        e("user:ann", "spoke_in", "meeting:m1", "f1"),
+        e("user:ann", "same_as", "user:ann@x.io", "f1"),
+        e("commit:a1", "authored_by", "user:ann", "f1"),
+        e("commit:a1", "authored_by", "user:ann@x.io", "f2"),
+    ];
+    upsert(g, "c1", vec![speaker, canonical], edges).await;
     assert!(
         g.fold_node("c1", &key("user:ann"), &key("user:ann@x.io"))
             .await
@@ -268,33 +231,22 @@ pub async fn nodes_fold_into_their_canonical(h: &Harness) {
     );
     let v = vis(&c1);
     assert!(
-        g.get_nodes(&v, &[key("user:ann")])
-            .await
-            .expect("get")
-            .is_empty(),
+        get(g, &v, &["user:ann"]).await.is_empty(),
         "the alias node is gone"
     );
-    let got = g.get_nodes(&v, &[key("user:ann@x.io")]).await.expect("get");
+    let got = get(g, &v, &["user:ann@x.io"]).await;
     assert_eq!(got.len(), 1);
-    let mut ev_ids = got[0].evidence_chunk_ids.clone();
-    ev_ids.sort();
-    assert_eq!(ev_ids, vec!["f1", "f2"], "evidence moved over");
+    assert_eq!(
+        sorted_evidence(&got[0]),
+        vec!["f1", "f2"],
+        "evidence moved over"
+    );
     assert_eq!(got[0].props["role"], "author", "the canonical's props win");
     assert_eq!(
         got[0].props["name"], "Ann",
         "the alias fills what is missing"
     );
-    let sub = g
-        .traverse(
-            &v,
-            &[key("user:ann@x.io")],
-            &TraverseOptions {
-                max_depth: 1,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("traverse");
+    let sub = hop(g, &v, "user:ann@x.io").await;
     let mut edges: Vec<(String, String, String, usize)> = sub
         .edges
         .iter()
@@ -308,21 +260,13 @@ pub async fn nodes_fold_into_their_canonical(h: &Harness) {
         })
         .collect();
     edges.sort();
+    let row =
+        |from: &str, t: &str, to: &str, n| (from.to_string(), t.to_string(), to.to_string(), n);
     assert_eq!(
         edges,
         vec![
-            (
-                "commit:a1".into(),
-                "authored_by".into(),
-                "user:ann@x.io".into(),
-                2
-            ),
-            (
-                "user:ann@x.io".into(),
-                "spoke_in".into(),
-                "meeting:m1".into(),
-                1
-            ),
+            row("commit:a1", "authored_by", "user:ann@x.io", 2),
+            row("user:ann@x.io", "spoke_in", "meeting:m1", 1),
         ],
         "edges re-pointed and merged; the self-loop dropped"
     );
@@ -332,7 +276,7 @@ pub async fn nodes_fold_into_their_canonical(h: &Harness) {
             .await
             .expect("fold")
     );
-    let moved = g.get_nodes(&v, &[key("meeting:m-1")]).await.expect("get");
+    let moved = get(g, &v, &["meeting:m-1"]).await;
     assert_eq!(moved.len(), 1);
     assert_eq!(moved[0].node_type, "meeting");
 }
@@ -344,21 +288,14 @@ pub async fn traversal_respects_depth_direction_and_types(h: &Harness) {
     let c1 = Scope::client("c1");
     write_source(h, &c1, "urn:t", &[("t1", "doc", "chain", 0)]).await;
     let e = || vec![ev("t1", &c1)];
-    h.stores
-        .graph
-        .upsert(
-            "c1",
-            vec![],
-            vec![
-                edge("file:a", "imports", "file:b", e()),
-                edge("file:b", "imports", "file:c", e()),
-                edge("commit:x", "modifies", "file:a", e()),
-            ],
-        )
-        .await
-        .expect("upsert");
-    let g = &h.stores.graph;
-    let names = |sub: &crate::Subgraph| {
+    let g = h.stores.graph.as_ref();
+    let edges = vec![
+        edge("file:a", "imports", "file:b", e()),
+        edge("file:b", "imports", "file:c", e()),
+        edge("commit:x", "modifies", "file:a", e()),
+    ];
+    upsert(g, "c1", vec![], edges).await;
+    let names = |sub: &Subgraph| {
         let mut v: Vec<(String, usize)> = sub
             .nodes
             .iter()
@@ -367,75 +304,46 @@ pub async fn traversal_respects_depth_direction_and_types(h: &Harness) {
         v.sort();
         v
     };
+    let reached = |v: &[(&str, usize)]| -> Vec<(String, usize)> {
+        v.iter().map(|(k, d)| (k.to_string(), *d)).collect()
+    };
     // Depth and direction: the nodes reached, with their depth.
-    type Walk = (usize, Direction, Vec<(String, usize)>);
-    let walks: [Walk; 3] = [
+    let walks = [
         (
             1,
             Direction::Any,
-            vec![
-                ("commit:x".into(), 1),
-                ("file:a".into(), 0),
-                ("file:b".into(), 1),
-            ],
+            reached(&[("commit:x", 1), ("file:a", 0), ("file:b", 1)]),
         ),
         (
             2,
             Direction::Out,
-            vec![
-                ("file:a".into(), 0),
-                ("file:b".into(), 1),
-                ("file:c".into(), 2),
-            ],
+            reached(&[("file:a", 0), ("file:b", 1), ("file:c", 2)]),
         ),
-        (
-            3,
-            Direction::In,
-            vec![("commit:x".into(), 1), ("file:a".into(), 0)],
-        ),
+        (3, Direction::In, reached(&[("commit:x", 1), ("file:a", 0)])),
     ];
     for (max_depth, direction, expected) in walks {
-        let walked = g
-            .traverse(
-                &vis(&c1),
-                &[key("file:a")],
-                &TraverseOptions {
-                    max_depth,
-                    direction,
-                    ..Default::default()
-                },
-            )
-            .await
-            .expect("t");
+        let opts = TraverseOptions {
+            max_depth,
+            direction,
+            ..Default::default()
+        };
+        let walked = walk(g, &vis(&c1), "file:a", opts).await;
         assert_eq!(names(&walked), expected, "{max_depth} {direction:?}");
     }
-    let typed = g
-        .traverse(
-            &vis(&c1),
-            &[key("file:a")],
-            &TraverseOptions {
-                max_depth: 3,
-                edge_types: vec!["modifies".into()],
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("t");
+    let typed = TraverseOptions {
+        max_depth: 3,
+        edge_types: vec!["modifies".into()],
+        ..Default::default()
+    };
+    let typed = walk(g, &vis(&c1), "file:a", typed).await;
     assert_eq!(typed.edges.len(), 1);
     assert_eq!(typed.edges[0].edge_type, "modifies");
-    let capped = g
-        .traverse(
-            &vis(&c1),
-            &[key("file:a")],
-            &TraverseOptions {
-                max_depth: 3,
-                max_nodes: 2,
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("t");
-    assert_eq!(capped.nodes.len(), 2);
+    let capped = TraverseOptions {
+        max_depth: 3,
+        max_nodes: 2,
+        ..Default::default()
+    };
+    assert_eq!(walk(g, &vis(&c1), "file:a", capped).await.nodes.len(), 2);
     let found = g
         .search_nodes(&vis(&c1), "FILE:B", None, 10)
         .await
@@ -457,49 +365,26 @@ pub async fn graph_visibility_follows_evidence(h: &Harness) {
     let p2 = Scope::client("c1").with_project("p2");
     write_source(h, &p1, "urn:p1", &[("gp1", "doc", "p1 text", 0)]).await;
     write_source(h, &p2, "urn:p2", &[("gp2", "doc", "p2 text", 1)]).await;
-    let g = &h.stores.graph;
-    g.upsert(
-        "c1",
-        vec![node("user:jan", vec![ev("gp1", &p1)])],
-        vec![edge(
-            "user:jan",
-            "works_on",
-            "project:alpha",
-            vec![ev("gp1", &p1)],
-        )],
-    )
-    .await
-    .expect("u");
-    g.upsert(
-        "c1",
-        vec![node("user:jan", vec![ev("gp2", &p2)])],
-        vec![edge(
-            "user:jan",
-            "works_on",
-            "project:secret",
-            vec![ev("gp2", &p2)],
-        )],
-    )
-    .await
-    .expect("u");
+    let g = h.stores.graph.as_ref();
+    // Jan works on a project in each of c1's projects, each evidenced there only.
+    for (chunk, scope, project) in [
+        ("gp1", &p1, "project:alpha"),
+        ("gp2", &p2, "project:secret"),
+    ] {
+        let jan = node("user:jan", vec![ev(chunk, scope)]);
+        let works_on = edge("user:jan", "works_on", project, vec![ev(chunk, scope)]);
+        upsert(g, "c1", vec![jan], vec![works_on]).await;
+    }
     let r1 = vis(&p1);
-    let jan = g.get_nodes(&r1, &[key("user:jan")]).await.expect("get");
+    let jan = get(g, &r1, &["user:jan"]).await;
     assert_eq!(jan.len(), 1);
     assert_eq!(
         jan[0].evidence_chunk_ids,
         vec!["gp1"],
         "only the reader's evidence is shown"
     );
-    assert!(
-        g.get_nodes(&r1, &[key("project:secret")])
-            .await
-            .expect("get")
-            .is_empty()
-    );
-    let sub = g
-        .traverse(&r1, &[key("user:jan")], &TraverseOptions::default())
-        .await
-        .expect("t");
+    assert!(get(g, &r1, &["project:secret"]).await.is_empty());
+    let sub = walk(g, &r1, "user:jan", TraverseOptions::default()).await;
     assert!(
         sub.nodes
             .iter()
@@ -513,16 +398,15 @@ pub async fn graph_visibility_follows_evidence(h: &Harness) {
             .is_empty()
     );
     assert!(
-        g.get_nodes(&vis(&Scope::client("c2")), &[key("user:jan")])
+        get(g, &vis(&Scope::client("c2")), &["user:jan"])
             .await
-            .expect("get")
             .is_empty()
     );
 }
 
 /// Every page of a listing from the start, following `next_after`; the keys per page.
 async fn list_all(
-    g: &dyn crate::GraphStore,
+    g: &dyn GraphStore,
     reader: &Visibility,
     node_type: Option<&str>,
     limit: usize,
@@ -557,11 +441,9 @@ pub async fn nodes_list_by_type_in_key_pages(h: &Harness) {
     let p1 = Scope::client("c1").with_project("p1");
     let p2 = Scope::client("c1").with_project("p2");
     let c2 = Scope::client("c2");
-    write_source(h, &global, "urn:lg", &[("lg", "doc", "global", 0)]).await;
-    write_source(h, &p1, "urn:l1", &[("l1", "doc", "p1", 1)]).await;
-    write_source(h, &p2, "urn:l2", &[("l2", "doc", "p2", 2)]).await;
-    write_source(h, &c2, "urn:l3", &[("l3", "doc", "c2", 3)]).await;
-    let g = &h.stores.graph;
+    let chunks = [(&global, "lg"), (&p1, "l1"), (&p2, "l2"), (&c2, "l3")];
+    chunk_per_scope(h, &chunks).await;
+    let g = h.stores.graph.as_ref();
     let write = |partition: &'static str, keys: &[&str], e: Evidence| {
         let nodes = keys.iter().map(|k| node(k, vec![e.clone()])).collect();
         g.upsert(partition, nodes, vec![])
@@ -584,7 +466,7 @@ pub async fn nodes_list_by_type_in_key_pages(h: &Harness) {
     write("c2", &["thread:a9"], ev("l3", &c2)).await.expect("u");
 
     // Pages of two in key order, across both partitions, the last one saying it is last.
-    let pages = list_all(g.as_ref(), &vis(&p1), Some("thread"), 2).await;
+    let pages = list_all(g, &vis(&p1), Some("thread"), 2).await;
     assert_eq!(
         pages,
         vec![
@@ -594,9 +476,7 @@ pub async fn nodes_list_by_type_in_key_pages(h: &Harness) {
         ],
         "p1 sees global and its own threads, not p2's or c2's"
     );
-    let one_by_one: Vec<String> = list_all(g.as_ref(), &vis(&p1), Some("thread"), 1)
-        .await
-        .concat();
+    let one_by_one: Vec<String> = list_all(g, &vis(&p1), Some("thread"), 1).await.concat();
     assert_eq!(one_by_one, pages.concat());
     // A key in both partitions is one node with the evidence the reader may see.
     let first = g
@@ -623,13 +503,13 @@ pub async fn nodes_list_by_type_in_key_pages(h: &Harness) {
     );
 
     // The type is matched exactly; no type lists every type.
-    let meetings = list_all(g.as_ref(), &vis(&p1), Some("meeting"), 10).await;
+    let meetings = list_all(g, &vis(&p1), Some("meeting"), 10).await;
     assert_eq!(meetings, vec![vec!["meeting:m1"]]);
     assert_eq!(
-        list_all(g.as_ref(), &vis(&p1), Some("threads"), 10).await,
+        list_all(g, &vis(&p1), Some("threads"), 10).await,
         vec![Vec::<String>::new()]
     );
-    let every = list_all(g.as_ref(), &vis(&p1), None, 3).await.concat();
+    let every = list_all(g, &vis(&p1), None, 3).await.concat();
     let mut expected = vec!["meeting:m1", "thread:a0"];
     expected.extend(p1_threads);
     assert_eq!(every, expected);
@@ -640,9 +520,7 @@ pub async fn nodes_list_by_type_in_key_pages(h: &Harness) {
         (&c2, vec!["thread:a0", "thread:a2", "thread:a9"]),
         (&global, vec!["thread:a0", "thread:a2"]),
     ] {
-        let got = list_all(g.as_ref(), &vis(reader), Some("thread"), 2)
-            .await
-            .concat();
+        let got = list_all(g, &vis(reader), Some("thread"), 2).await.concat();
         assert_eq!(got, want, "reader {reader:?}");
     }
     let global_a2 = g

@@ -1,6 +1,6 @@
 //! Graph store case: exact counts of what a reader sees ([`crate::GraphStore::count`]).
 
-use super::graph::{edge, node};
+use super::graph::{chunk_per_scope, edge, node, upsert};
 use super::*;
 use crate::GraphCounts;
 
@@ -13,59 +13,61 @@ pub async fn graph_counts_follow_visibility(h: &Harness) {
     let p1 = Scope::client("c1").with_project("p1");
     let p2 = Scope::client("c1").with_project("p2");
     let c2 = Scope::client("c2");
-    write_source(h, &global, "urn:cg", &[("cg", "doc", "global", 0)]).await;
-    write_source(h, &p1, "urn:c1", &[("c1a", "doc", "p1", 1)]).await;
-    write_source(h, &p2, "urn:c2", &[("c1b", "doc", "p2", 2)]).await;
-    write_source(h, &c2, "urn:c3", &[("c2a", "doc", "c2", 3)]).await;
-    let g = &h.stores.graph;
+    let chunks = [(&global, "cg"), (&p1, "c1a"), (&p2, "c1b"), (&c2, "c2a")];
+    chunk_per_scope(h, &chunks).await;
+    let g = h.stores.graph.as_ref();
     assert_eq!(g.count(&vis(&p1)).await.expect("empty"), counts(0, 0));
 
-    // Global: a0 -links-> a1.
-    let e = || vec![ev("cg", &global)];
-    g.upsert(
-        "",
-        vec![node("topic:a0", e()), node("topic:a1", e())],
-        vec![edge("topic:a0", "links", "topic:a1", e())],
-    )
-    .await
-    .expect("global");
-    // c1/p1: the same a0 -links-> a1 (one node, one edge in both partitions), a1 -cites-> b1.
-    let e = || vec![ev("c1a", &p1)];
-    g.upsert(
-        "c1",
-        vec![
-            node("topic:a0", e()),
-            node("topic:a1", e()),
-            node("topic:b1", e()),
-        ],
-        vec![
-            edge("topic:a0", "links", "topic:a1", e()),
-            edge("topic:a1", "cites", "topic:b1", e()),
-        ],
-    )
-    .await
-    .expect("p1");
-    // c1/p2: its own node and edge, and more evidence on p1's edge (p1 must not see it).
-    let e = || vec![ev("c1b", &p2)];
-    g.upsert(
-        "c1",
-        vec![node("topic:s1", e()), node("topic:b1", e())],
-        vec![
-            edge("topic:b1", "hides", "topic:s1", e()),
-            edge("topic:a1", "cites", "topic:b1", e()),
-        ],
-    )
-    .await
-    .expect("p2");
-    // c2: a node and an edge of its own.
-    let e = || vec![ev("c2a", &c2)];
-    g.upsert(
-        "c2",
-        vec![node("topic:x", e()), node("topic:a0", e())],
-        vec![edge("topic:x", "links", "topic:a0", e())],
-    )
-    .await
-    .expect("c2");
+    type Write<'a> = (
+        &'a str,
+        Evidence,
+        &'a [&'a str],
+        &'a [(&'a str, &'a str, &'a str)],
+    );
+    let writes: [Write; 4] = [
+        // Global: a0 -links-> a1.
+        (
+            "",
+            ev("cg", &global),
+            &["topic:a0", "topic:a1"],
+            &[("topic:a0", "links", "topic:a1")],
+        ),
+        // c1/p1: the same a0 -links-> a1 (one node, one edge in both partitions), a1 -cites-> b1.
+        (
+            "c1",
+            ev("c1a", &p1),
+            &["topic:a0", "topic:a1", "topic:b1"],
+            &[
+                ("topic:a0", "links", "topic:a1"),
+                ("topic:a1", "cites", "topic:b1"),
+            ],
+        ),
+        // c1/p2: its own node and edge, and more evidence on p1's edge (p1 must not see it).
+        (
+            "c1",
+            ev("c1b", &p2),
+            &["topic:s1", "topic:b1"],
+            &[
+                ("topic:b1", "hides", "topic:s1"),
+                ("topic:a1", "cites", "topic:b1"),
+            ],
+        ),
+        // c2: a node and an edge of its own.
+        (
+            "c2",
+            ev("c2a", &c2),
+            &["topic:x", "topic:a0"],
+            &[("topic:x", "links", "topic:a0")],
+        ),
+    ];
+    for (partition, e, nodes, edges) in writes {
+        let nodes = nodes.iter().map(|k| node(k, vec![e.clone()])).collect();
+        let edges = edges
+            .iter()
+            .map(|(from, t, to)| edge(from, t, to, vec![e.clone()]))
+            .collect();
+        upsert(g, partition, nodes, edges).await;
+    }
 
     for (reader, want) in [
         (&global, counts(2, 1)),

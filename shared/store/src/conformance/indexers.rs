@@ -91,28 +91,12 @@ pub async fn indexer_sources_leases_and_cursors(h: &Harness) {
         ix.get_cursor("acme.repo", "main").await.expect("get"),
         Some(serde_json::json!({"tip": "c2"}))
     );
-    assert!(
-        ix.record_poll(
-            "acme.repo",
-            "b",
-            3_800,
-            Some("fetch failed"),
-            &serde_json::json!({"commits": 0})
-        )
-        .await
-        .expect("poll")
-    );
-    assert!(
-        ix.record_poll(
-            "acme.repo",
-            "b",
-            3_900,
-            None,
-            &serde_json::json!({"commits": 7})
-        )
-        .await
-        .expect("poll")
-    );
+    // A failed poll, then a successful one.
+    for (at, error, commits) in [(3_800, Some("fetch failed"), 0), (3_900, None, 7)] {
+        let stats = serde_json::json!({ "commits": commits });
+        let polled = ix.record_poll("acme.repo", "b", at, error, &stats).await;
+        assert!(polled.expect("poll"), "{at}");
+    }
     let now = ix
         .get_source("acme.repo")
         .await

@@ -119,20 +119,17 @@ pub async fn session_log_evicts_expires_and_keeps_logs_apart(h: &Harness) {
     }
     assert_eq!(evicted, 2, "the 5th and 6th entries evict the two oldest");
     // Two entries in the same millisecond keep their append order.
-    m.session_append(entry("c1", Some("p2"), now, "first"), 4)
-        .await
-        .expect("append");
-    m.session_append(entry("c1", Some("p2"), now, "second"), 4)
-        .await
-        .expect("append");
-    m.session_append(entry("c1", None, now, "client level"), 4)
-        .await
-        .expect("append");
-    m.session_append(entry("c2", Some("p1"), now, "other client"), 4)
-        .await
-        .expect("append");
+    for (client, project, summary) in [
+        ("c1", Some("p2"), "first"),
+        ("c1", Some("p2"), "second"),
+        ("c1", None, "client level"),
+        ("c2", Some("p1"), "other client"),
+    ] {
+        m.session_append(entry(client, project, now, summary), 4)
+            .await
+            .expect("append");
+    }
 
-    let summaries = |v: Vec<SessionEntry>| v.into_iter().map(|e| e.summary).collect::<Vec<_>>();
     let p1 = m
         .session_recent("c1", Some("p1"), now + 10, 50)
         .await
@@ -140,41 +137,29 @@ pub async fn session_log_evicts_expires_and_keeps_logs_apart(h: &Harness) {
     assert_eq!(p1[0].details, Some(serde_json::json!({"at": now + 5})));
     assert_eq!(p1[0].task_id.as_deref(), Some("T-1000005"));
     assert_eq!(p1[0].project_id.as_deref(), Some("p1"));
+    let summaries = |v: Vec<SessionEntry>| v.into_iter().map(|e| e.summary).collect::<Vec<_>>();
     assert_eq!(summaries(p1), ["e5", "e4", "e3", "e2"]);
-    assert_eq!(
-        summaries(
-            m.session_recent("c1", Some("p1"), now + 10, 2)
-                .await
-                .expect("recent")
+    for (client, project, limit, want, why) in [
+        ("c1", Some("p1"), 2, &["e5", "e4"][..], "limit"),
+        (
+            "c1",
+            Some("p2"),
+            50,
+            &["second", "first"],
+            "same millisecond",
         ),
-        ["e5", "e4"],
-        "limit"
-    );
-    assert_eq!(
-        summaries(
-            m.session_recent("c1", Some("p2"), now + 10, 50)
-                .await
-                .expect("recent")
+        (
+            "c1",
+            None,
+            50,
+            &["client level"],
+            "the client's own log holds no project's entries",
         ),
-        ["second", "first"]
-    );
-    assert_eq!(
-        summaries(
-            m.session_recent("c1", None, now + 10, 50)
-                .await
-                .expect("recent")
-        ),
-        ["client level"],
-        "the client's own log holds no project's entries"
-    );
-    assert_eq!(
-        summaries(
-            m.session_recent("c2", Some("p1"), now + 10, 50)
-                .await
-                .expect("recent")
-        ),
-        ["other client"]
-    );
+        ("c2", Some("p1"), 50, &["other client"], "other client"),
+    ] {
+        let got = m.session_recent(client, project, now + 10, limit).await;
+        assert_eq!(summaries(got.expect("recent")), want, "{why}");
+    }
     // Past their expiry: invisible at once, then purged.
     let later = now + 10_003;
     assert_eq!(

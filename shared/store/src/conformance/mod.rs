@@ -8,8 +8,8 @@ use evident_core::{Chunk, EdgeWrite, Evidence, Locator, NodeKey, NodeWrite, Scop
 use serde_json::Map;
 
 use crate::{
-    ChunkFilter, Direction, RecordUpdate, SourceRecord, SourceStatus, SourceWrite, Stores,
-    TraverseOptions,
+    ChunkFilter, Direction, RecordUpdate, ScoredId, SourceRecord, SourceStatus, SourceWrite,
+    Stores, TraverseOptions,
 };
 
 mod access;
@@ -169,6 +169,19 @@ macro_rules! conformance_tests_if {
     };
 }
 
+/// Checks a refused call's error: its kind, and words its message must hold (the backends'
+/// wire tests, where each recorded refusal must map to its kind and say why).
+#[track_caller]
+pub fn assert_error(e: &crate::StoreError, kind: crate::ErrorKind, says: &str) {
+    assert_eq!(e.kind, kind, "{}", e.message);
+    assert!(
+        e.message.contains(says),
+        "{:?} should say {says:?}: {}",
+        e.kind,
+        e.message
+    );
+}
+
 fn key(s: &str) -> NodeKey {
     NodeKey::from_canonical(s)
 }
@@ -258,6 +271,25 @@ async fn write_source(h: &Harness, scope: &Scope, urn: &str, items: &[(&str, &st
 
 fn vis(s: &Scope) -> Visibility {
     Visibility::of(s.clone())
+}
+
+/// The reader's BM25 hits for `query`, unfiltered.
+async fn text_hits(h: &Harness, reader: &Visibility, query: &str, limit: usize) -> Vec<ScoredId> {
+    let all = ChunkFilter::default();
+    let hits = h.stores.chunks.search_text(reader, query, &all, limit);
+    hits.await.expect("bm25")
+}
+
+/// The reader's nearest chunks to `vector`, unfiltered.
+async fn vector_hits(
+    h: &Harness,
+    reader: &Visibility,
+    vector: &[f32],
+    limit: usize,
+) -> Vec<ScoredId> {
+    let all = ChunkFilter::default();
+    let hits = h.stores.chunks.search_vector(reader, vector, &all, limit);
+    hits.await.expect("knn")
 }
 
 fn ids(v: &[crate::ScoredId]) -> Vec<&str> {

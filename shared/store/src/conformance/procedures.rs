@@ -2,9 +2,17 @@
 //! outcomes count atomically, the nearest procedures come by cosine.
 
 use super::*;
-use crate::procedures::{NearestQuery, Procedure, ProcedureSource, ProcedureStep};
+use crate::procedures::{NearestQuery, Procedure, ProcedureSource, ProcedureStep, ProcedureStore};
 
-fn procedure(id: &str, client: &str, project: Option<&str>, trigger: &str, at: i64) -> Procedure {
+/// A learned two-step procedure with no outcomes yet: the suite's procedure, and the
+/// backends' wire tests' starting point.
+pub fn procedure(
+    id: &str,
+    client: &str,
+    project: Option<&str>,
+    trigger: &str,
+    at: i64,
+) -> Procedure {
     Procedure {
         id: id.into(),
         client_id: client.into(),
@@ -32,6 +40,11 @@ fn procedure(id: &str, client: &str, project: Option<&str>, trigger: &str, at: i
     }
 }
 
+/// Stores `p` with `vector`, expecting success (`what` names the step).
+async fn put(s: &dyn ProcedureStore, p: Procedure, vector: Vec<f32>, what: &str) -> Procedure {
+    s.put_procedure(p, vector).await.expect(what)
+}
+
 fn ids(v: &[Procedure]) -> Vec<&str> {
     v.iter().map(|p| p.id.as_str()).collect()
 }
@@ -48,38 +61,29 @@ pub async fn procedures_keep_statistics_and_scopes(h: &Harness) {
 
 /// `bug` of c1 and of c2, `p1-deploy` and `p2-deploy` of c1's projects.
 async fn seed(h: &Harness, now: i64) {
-    let s = &h.stores.procedures;
-    let stored = s
-        .put_procedure(
-            procedure("bug", "c1", None, "bug report", now),
-            axis(h.dim, 0, 0.0),
-        )
-        .await
-        .expect("put");
-    assert_eq!(stored, procedure("bug", "c1", None, "bug report", now));
-    s.put_procedure(
-        procedure("p1-deploy", "c1", Some("p1"), "deploy", now),
-        axis(h.dim, 1, 0.0),
-    )
-    .await
-    .expect("put");
-    s.put_procedure(
-        procedure("p2-deploy", "c1", Some("p2"), "deploy", now),
-        axis(h.dim, 1, 0.0),
-    )
-    .await
-    .expect("put");
-    s.put_procedure(
-        procedure("bug", "c2", None, "other client", now),
+    let s = h.stores.procedures.as_ref();
+    let stored = put(
+        s,
+        procedure("bug", "c1", None, "bug report", now),
         axis(h.dim, 0, 0.0),
+        "put",
     )
-    .await
-    .expect("same id, other client");
+    .await;
+    assert_eq!(stored, procedure("bug", "c1", None, "bug report", now));
+    for (id, client, project, trigger, ax) in [
+        ("p1-deploy", "c1", Some("p1"), "deploy", 1),
+        ("p2-deploy", "c1", Some("p2"), "deploy", 1),
+        // The same id under another client.
+        ("bug", "c2", None, "other client", 0),
+    ] {
+        let p = procedure(id, client, project, trigger, now);
+        put(s, p, axis(h.dim, ax, 0.0), "put").await;
+    }
 }
 
 /// Outcomes: counters and last use, only where visible.
 async fn outcomes_count_where_visible(h: &Harness, now: i64) {
-    let s = &h.stores.procedures;
+    let s = h.stores.procedures.as_ref();
     let after = s
         .record_procedure_outcome("c1", Some("p1"), "bug", true, now + 10)
         .await
@@ -119,7 +123,7 @@ async fn outcomes_count_where_visible(h: &Harness, now: i64) {
 
 /// Replacing the definition keeps statistics and creation time; the scope never changes.
 async fn replacing_keeps_statistics_and_scope(h: &Harness, now: i64) {
-    let s = &h.stores.procedures;
+    let s = h.stores.procedures.as_ref();
     let mut changed = procedure("bug", "c1", None, "bug report or crash", now + 100);
     changed.source = ProcedureSource::UserDefined;
     changed.steps.truncate(1);
@@ -179,7 +183,7 @@ async fn list(
 
 /// Reads follow the visibility rule.
 async fn reads_follow_the_visibility_rule(h: &Harness) {
-    let s = &h.stores.procedures;
+    let s = h.stores.procedures.as_ref();
     assert_eq!(ids(&list(h, None, None, 10).await), ["bug"]);
     assert_eq!(
         ids(&list(h, Some("p1"), None, 10).await),
@@ -208,7 +212,7 @@ async fn reads_follow_the_visibility_rule(h: &Harness) {
 
 /// Delete only in the exact scope.
 async fn deletes_need_the_exact_scope(h: &Harness) {
-    let s = &h.stores.procedures;
+    let s = h.stores.procedures.as_ref();
     assert!(
         !s.delete_procedure("c1", Some("p1"), "bug")
             .await
@@ -230,29 +234,32 @@ async fn deletes_need_the_exact_scope(h: &Harness) {
 
 /// Candidates by cosine: visible only, the floor, the cap, then the closest below it.
 pub async fn procedures_nearest_by_cosine(h: &Harness) {
-    let s = &h.stores.procedures;
+    let s = h.stores.procedures.as_ref();
     let now = 1_000_000;
     // Axis 0 with growing tilts towards axis 1: decreasing cosine to axis 0.
     for (i, tilt) in [0.0f32, 0.5, 1.0, 3.0].iter().enumerate() {
-        s.put_procedure(
+        put(
+            s,
             procedure(&format!("a{i}"), "c1", None, "t", now),
             axis(h.dim, 0, *tilt),
+            "put",
         )
-        .await
-        .expect("put");
+        .await;
     }
-    s.put_procedure(
+    put(
+        s,
         procedure("proj", "c1", Some("p1"), "t", now),
         axis(h.dim, 0, 0.1),
+        "put",
     )
-    .await
-    .expect("put");
-    s.put_procedure(
+    .await;
+    put(
+        s,
         procedure("other", "c2", None, "t", now),
         axis(h.dim, 0, 0.0),
+        "put",
     )
-    .await
-    .expect("put");
+    .await;
     let query = axis(h.dim, 0, 0.0);
     let nearest = |project: Option<&'static str>, min_cosine, max, closest| {
         let query = query.clone();
@@ -300,11 +307,15 @@ pub async fn procedures_nearest_by_cosine(h: &Harness) {
 
 /// N concurrent outcomes add exactly N uses (no lost update).
 pub async fn procedure_outcomes_are_atomic(h: &Harness) {
-    let s = &h.stores.procedures;
+    let s = h.stores.procedures.as_ref();
     let now = 1_000_000;
-    s.put_procedure(procedure("hot", "c1", None, "t", now), axis(h.dim, 0, 0.0))
-        .await
-        .expect("put");
+    put(
+        s,
+        procedure("hot", "c1", None, "t", now),
+        axis(h.dim, 0, 0.0),
+        "put",
+    )
+    .await;
     const N: u64 = 40;
     // All in flight at once: each is a separate call into the store.
     let calls: Vec<_> = (0..N)
@@ -323,8 +334,9 @@ pub async fn procedure_outcomes_are_atomic(h: &Harness) {
     assert_eq!(p.last_used_at, Some(now + N as i64 - 1));
 }
 
-/// Polls every future until all are done (the suite depends on no runtime).
-async fn join_all<F: std::future::Future + Unpin>(futures: Vec<F>) -> Vec<F::Output> {
+/// Polls every future until all are done (the suite depends on no runtime); the backends'
+/// tests of concurrent calls use it too.
+pub async fn join_all<F: std::future::Future + Unpin>(futures: Vec<F>) -> Vec<F::Output> {
     use std::task::Poll;
     let mut futures: Vec<Option<F>> = futures.into_iter().map(Some).collect();
     let mut outs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();

@@ -3,7 +3,7 @@
 use super::*;
 
 use crate::queue::{
-    BackoffPolicy, Failure, NewTask, PriorityBand, TaskFilter, TaskQueue, TaskState,
+    BackoffPolicy, Claim, Failure, NewTask, PriorityBand, TaskFilter, TaskQueue, TaskState,
 };
 
 pub(super) fn task(urn: &str, priority: u8) -> NewTask {
@@ -19,34 +19,32 @@ pub(super) fn task(urn: &str, priority: u8) -> NewTask {
 pub(super) const LEASE: i64 = 60_000;
 
 pub(super) async fn claim_id(q: &dyn TaskQueue, now: i64) -> Option<String> {
-    q.claim("w", PriorityBand::ALL, LEASE, now)
+    claim_next(q, "w", PriorityBand::ALL, now)
         .await
-        .expect("claim")
         .map(|c| c.task.task_id)
+}
+
+/// Enqueues `t`, returning its id.
+async fn enqueue_id(q: &dyn TaskQueue, t: NewTask, now: i64) -> String {
+    q.enqueue(t, now).await.expect("enqueue").task_id
+}
+
+/// `worker` claims the next task of `band` for [`LEASE`].
+async fn claim_next(
+    q: &dyn TaskQueue,
+    worker: &str,
+    band: PriorityBand,
+    now: i64,
+) -> Option<Claim> {
+    q.claim(worker, band, LEASE, now).await.expect("claim")
 }
 
 pub async fn queue_claims_by_priority_position_then_creation(h: &Harness) {
     let q = h.stores.queue.as_ref();
-    let a = q
-        .enqueue(task("urn:a", 4), 0)
-        .await
-        .expect("enqueue")
-        .task_id;
-    let b = q
-        .enqueue(task("urn:b", 4), 1)
-        .await
-        .expect("enqueue")
-        .task_id;
-    let c = q
-        .enqueue(task("urn:c", 1), 2)
-        .await
-        .expect("enqueue")
-        .task_id;
-    let d = q
-        .enqueue(task("urn:d", 4), 3)
-        .await
-        .expect("enqueue")
-        .task_id;
+    let a = enqueue_id(q, task("urn:a", 4), 0).await;
+    let b = enqueue_id(q, task("urn:b", 4), 1).await;
+    let c = enqueue_id(q, task("urn:c", 1), 2).await;
+    let d = enqueue_id(q, task("urn:d", 4), 3).await;
     q.reorder(&d, 1, 4).await.expect("reorder").expect("exists");
     let order: Vec<String> = [
         claim_id(q, 10).await,
@@ -90,34 +88,23 @@ pub async fn queue_claims_by_priority_position_then_creation(h: &Harness) {
 
 pub async fn queue_bands_separate_interactive_from_bulk(h: &Harness) {
     let q = h.stores.queue.as_ref();
-    let bulk = q
-        .enqueue(task("urn:bulk", 6), 0)
-        .await
-        .expect("enqueue")
-        .task_id;
+    let bulk = enqueue_id(q, task("urn:bulk", 6), 0).await;
     assert!(
-        q.claim("w", PriorityBand::INTERACTIVE, LEASE, 1)
+        claim_next(q, "w", PriorityBand::INTERACTIVE, 1)
             .await
-            .expect("claim")
             .is_none(),
         "interactive workers skip bulk work"
     );
-    let urgent = q
-        .enqueue(task("urn:urgent", 1), 2)
-        .await
-        .expect("enqueue")
-        .task_id;
+    let urgent = enqueue_id(q, task("urn:urgent", 1), 2).await;
     assert_eq!(
-        q.claim("w", PriorityBand::INTERACTIVE, LEASE, 3)
+        claim_next(q, "w", PriorityBand::INTERACTIVE, 3)
             .await
-            .expect("claim")
             .map(|c| c.task.task_id),
         Some(urgent)
     );
     assert_eq!(
-        q.claim("w", PriorityBand::BULK, LEASE, 3)
+        claim_next(q, "w", PriorityBand::BULK, 3)
             .await
-            .expect("claim")
             .map(|c| c.task.task_id),
         Some(bulk)
     );
@@ -125,69 +112,41 @@ pub async fn queue_bands_separate_interactive_from_bulk(h: &Harness) {
 
 pub async fn queue_same_source_runs_one_at_a_time_in_order(h: &Harness) {
     let q = h.stores.queue.as_ref();
-    let first = q
-        .enqueue(task("urn:s", 4), 0)
+    let first = enqueue_id(q, task("urn:s", 4), 0).await;
+    let second = enqueue_id(q, task("urn:s", 1), 1).await;
+    let other = enqueue_id(q, task("urn:o", 4), 2).await;
+    let c1 = claim_next(q, "w1", PriorityBand::ALL, 5)
         .await
-        .expect("enqueue")
-        .task_id;
-    let second = q
-        .enqueue(task("urn:s", 1), 1)
-        .await
-        .expect("enqueue")
-        .task_id;
-    let other = q
-        .enqueue(task("urn:o", 4), 2)
-        .await
-        .expect("enqueue")
-        .task_id;
-    let c1 = q
-        .claim("w1", PriorityBand::ALL, LEASE, 5)
-        .await
-        .expect("claim")
         .expect("task");
     assert_eq!(
         c1.task.task_id, first,
         "the older task of a source goes first, whatever the priority"
     );
-    let c2 = q
-        .claim("w2", PriorityBand::ALL, LEASE, 5)
+    let c2 = claim_next(q, "w2", PriorityBand::ALL, 5)
         .await
-        .expect("claim")
         .expect("task");
     assert_eq!(
         c2.task.task_id, other,
         "the same source's next task waits for the running one"
     );
-    assert!(
-        q.claim("w3", PriorityBand::ALL, LEASE, 5)
-            .await
-            .expect("claim")
-            .is_none()
-    );
+    assert!(claim_next(q, "w3", PriorityBand::ALL, 5).await.is_none());
     assert!(q.complete(&c1.token, 6).await.expect("complete"));
     assert_eq!(claim_id(q, 7).await, Some(second));
 }
 
 pub async fn queue_leases_expire_and_stale_holders_are_refused(h: &Harness) {
     let q = h.stores.queue.as_ref();
-    let id = q
-        .enqueue(task("urn:l", 4), 0)
+    let id = enqueue_id(q, task("urn:l", 4), 0).await;
+    let first = claim_next(q, "w1", PriorityBand::ALL, 0)
         .await
-        .expect("enqueue")
-        .task_id;
-    let first = q
-        .claim("w1", PriorityBand::ALL, LEASE, 0)
-        .await
-        .expect("claim")
         .expect("task");
     assert_eq!(
         first.payload["urn"], "urn:l",
         "payload comes with the claim"
     );
     assert!(
-        q.claim("w2", PriorityBand::ALL, LEASE, LEASE - 1)
+        claim_next(q, "w2", PriorityBand::ALL, LEASE - 1)
             .await
-            .expect("claim")
             .is_none(),
         "a live lease is never taken"
     );
@@ -197,16 +156,13 @@ pub async fn queue_leases_expire_and_stale_holders_are_refused(h: &Harness) {
             .expect("heartbeat")
     );
     assert!(
-        q.claim("w2", PriorityBand::ALL, LEASE, 2 * LEASE - 2)
+        claim_next(q, "w2", PriorityBand::ALL, 2 * LEASE - 2)
             .await
-            .expect("claim")
             .is_none(),
         "heartbeat extended the lease"
     );
-    let second = q
-        .claim("w2", PriorityBand::ALL, LEASE, 2 * LEASE)
+    let second = claim_next(q, "w2", PriorityBand::ALL, 2 * LEASE)
         .await
-        .expect("claim")
         .expect("expired lease returns to the queue");
     assert_eq!(second.task.task_id, id);
     assert_eq!(second.task.attempts, 2);
@@ -242,18 +198,12 @@ pub async fn queue_failures_back_off_forever_or_end_in_error(h: &Harness) {
         cap_ms: 300_000,
         jitter: 0.0,
     };
-    let id = q
-        .enqueue(task("urn:f", 4), 0)
-        .await
-        .expect("enqueue")
-        .task_id;
+    let id = enqueue_id(q, task("urn:f", 4), 0).await;
     let mut now = 0;
     let mut delays = Vec::new();
     for _ in 0..9 {
-        let c = q
-            .claim("w", PriorityBand::ALL, LEASE, now)
+        let c = claim_next(q, "w", PriorityBand::ALL, now)
             .await
-            .expect("claim")
             .expect("claimable once due");
         assert!(
             q.fail(
@@ -269,9 +219,8 @@ pub async fn queue_failures_back_off_forever_or_end_in_error(h: &Harness) {
         assert_eq!(t.state, TaskState::RetryWait);
         let due = t.next_retry_at.expect("next retry");
         assert!(
-            q.claim("w", PriorityBand::ALL, LEASE, due - 1)
+            claim_next(q, "w", PriorityBand::ALL, due - 1)
                 .await
-                .expect("claim")
                 .is_none(),
             "not before nextRetryAt"
         );
@@ -285,10 +234,8 @@ pub async fn queue_failures_back_off_forever_or_end_in_error(h: &Harness) {
         ]
     );
     assert_eq!(q.get(&id).await.expect("get").expect("task").retries, 9);
-    let c = q
-        .claim("w", PriorityBand::ALL, LEASE, now)
+    let c = claim_next(q, "w", PriorityBand::ALL, now)
         .await
-        .expect("claim")
         .expect("task");
     assert!(
         q.fail(
@@ -306,17 +253,12 @@ pub async fn queue_failures_back_off_forever_or_end_in_error(h: &Harness) {
         (TaskState::Error, Some("invalid_field: bad kind"))
     );
     assert!(
-        q.claim("w", PriorityBand::ALL, LEASE, now + 1_000_000)
+        claim_next(q, "w", PriorityBand::ALL, now + 1_000_000)
             .await
-            .expect("claim")
             .is_none(),
         "error tasks are not retried by themselves"
     );
-    let later = q
-        .enqueue(task("urn:f", 4), now)
-        .await
-        .expect("enqueue")
-        .task_id;
+    let later = enqueue_id(q, task("urn:f", 4), now).await;
     assert_eq!(
         claim_id(q, now).await,
         Some(later.clone()),
@@ -332,15 +274,9 @@ pub async fn queue_failures_back_off_forever_or_end_in_error(h: &Harness) {
 
 pub async fn queue_release_list_prune(h: &Harness) {
     let q = h.stores.queue.as_ref();
-    let id = q
-        .enqueue(task("urn:r", 4), 0)
+    let id = enqueue_id(q, task("urn:r", 4), 0).await;
+    let c = claim_next(q, "w", PriorityBand::ALL, 0)
         .await
-        .expect("enqueue")
-        .task_id;
-    let c = q
-        .claim("w", PriorityBand::ALL, LEASE, 0)
-        .await
-        .expect("claim")
         .expect("task");
     assert!(q.release(&c.token, 1).await.expect("release"));
     let t = q.get(&id).await.expect("get").expect("task");
@@ -349,17 +285,11 @@ pub async fn queue_release_list_prune(h: &Harness) {
         (TaskState::Queued, 0),
         "release counts no retry"
     );
-    let c = q
-        .claim("w", PriorityBand::ALL, LEASE, 2)
+    let c = claim_next(q, "w", PriorityBand::ALL, 2)
         .await
-        .expect("claim")
         .expect("task");
     assert!(q.complete(&c.token, 3).await.expect("complete"));
-    let other = q
-        .enqueue(task("urn:r2", 4), 4)
-        .await
-        .expect("enqueue")
-        .task_id;
+    let other = enqueue_id(q, task("urn:r2", 4), 4).await;
     let done = q
         .list(&TaskFilter {
             state: Some(TaskState::Done),

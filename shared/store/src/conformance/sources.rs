@@ -127,20 +127,10 @@ pub async fn source_writer_applies_and_purges(h: &Harness) {
             .expect("get")
             .is_none()
     );
+    assert!(text_hits(h, &vis(&c1), "alpha", 5).await.is_empty());
     assert!(
-        h.stores
-            .chunks
-            .search_text(&vis(&c1), "alpha", &ChunkFilter::default(), 5)
+        vector_hits(h, &vis(&c1), &axis(h.dim, 3, 0.0), 5)
             .await
-            .expect("bm25")
-            .is_empty()
-    );
-    assert!(
-        h.stores
-            .chunks
-            .search_vector(&vis(&c1), &axis(h.dim, 3, 0.0), &ChunkFilter::default(), 5)
-            .await
-            .expect("knn")
             .is_empty()
     );
 }
@@ -171,22 +161,12 @@ pub async fn relocate_updates_without_reembedding(h: &Harness) {
     assert_eq!(got[0].ordinal, 5);
     assert_eq!(got[0].locator, moved.locator);
     assert_eq!(
-        ids(&h
-            .stores
-            .chunks
-            .search_text(&vis(&c1), "renamed", &ChunkFilter::default(), 5)
-            .await
-            .expect("bm25")),
+        ids(&text_hits(h, &vis(&c1), "renamed", 5).await),
         vec!["r1"],
         "title re-indexed"
     );
     assert_eq!(
-        ids(&h
-            .stores
-            .chunks
-            .search_vector(&vis(&c1), &axis(h.dim, 0, 0.0), &ChunkFilter::default(), 5)
-            .await
-            .expect("knn")),
+        ids(&vector_hits(h, &vis(&c1), &axis(h.dim, 0, 0.0), 5).await),
         vec!["r1"]
     );
 }

@@ -18,6 +18,14 @@ fn typed_chunk(
     (c, axis(h.dim, ax, 0.0))
 }
 
+/// The ids `by_kind` lists for the reader under `f`, sorted.
+async fn listed_ids(h: &Harness, reader: &Visibility, f: &ChunkFilter) -> Vec<String> {
+    let listed = h.stores.chunks.by_kind(reader, f, 10).await;
+    let mut listed: Vec<String> = listed.expect("by kind").into_iter().map(|c| c.id).collect();
+    listed.sort();
+    listed
+}
+
 fn labels(
     kt: Option<KnowledgeType>,
     it: Option<&str>,
@@ -122,16 +130,7 @@ pub async fn typed_filters_are_exact(h: &Harness) {
             .collect();
         near.sort();
         assert_eq!(near, want, "vector search under {typed:?}");
-        let mut listed: Vec<String> = h
-            .stores
-            .chunks
-            .by_kind(&vis(&c1), &f, 10)
-            .await
-            .expect("by kind")
-            .into_iter()
-            .map(|c| c.id)
-            .collect();
-        listed.sort();
+        let listed = listed_ids(h, &vis(&c1), &f).await;
         assert_eq!(listed, want, "listing under {typed:?}");
     }
 
@@ -153,15 +152,6 @@ pub async fn typed_filters_are_exact(h: &Harness) {
         info_types: vec!["instructions".into()],
         ..Default::default()
     });
-    let mut listed: Vec<String> = h
-        .stores
-        .chunks
-        .by_kind(&vis(&c1), &f, 10)
-        .await
-        .expect("by kind")
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    listed.sort();
+    let listed = listed_ids(h, &vis(&c1), &f).await;
     assert_eq!(listed, vec!["t2", "t3"], "relabelled by relocation");
 }
