@@ -93,19 +93,7 @@ fn corpora(limit: usize, scratch: &Path) -> Vec<Corpus> {
         .ok()
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     if let Some(root) = python.filter(|p| p.is_dir()) {
-        let files = walk(
-            &root,
-            &["py"],
-            &[
-                "site-packages",
-                "test",
-                "tests",
-                "idlelib",
-                "lib2to3",
-                "__pycache__",
-            ],
-            limit,
-        );
+        let files = walk(&root, &["py"], &crate::fidelity::PYTHON_SKIP, limit);
         out.push(Corpus {
             language: "python",
             files,
