@@ -60,97 +60,53 @@ fn serve_ingest_search_shutdown_and_restart() {
     let done = read_until(&mut server.stderr, "document(s), ");
     assert!(done.contains("ingested 2 document(s)"), "{done}");
 
-    let (ok, out, err) = cli(
-        &server,
-        &[
-            "search",
-            "how do I drain the ledger queue",
-            "--client",
-            "acme",
-        ],
-        None,
+    let out = server.ok(
+        "search",
+        &["how do I drain the ledger queue", "--client", "acme"],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("runbook.md#chars="), "citation printed: {out}");
     assert!(out.contains("ledger-drain"), "{out}");
 
-    let (ok, out, err) = cli(
-        &server,
-        &[
-            "ingest", "-", "--client", "acme", "--urn", "note:1", "--kind", "note",
-        ],
+    let out = server.ok_in(
+        "ingest - --client acme --urn note:1 --kind note",
+        &[],
         Some("Deploys freeze on Fridays after 14:00."),
     );
-    assert!(ok, "{err}");
     assert!(out.starts_with("ingested"), "{out}");
-    let (ok, out, _) = cli(
-        &server,
-        &["search", "deploy freeze", "--client", "acme", "--json"],
-        None,
-    );
-    assert!(ok);
+    let out = server.ok("search", &["deploy freeze", "--client", "acme", "--json"]);
     let pack: serde_json::Value = serde_json::from_str(&out).expect("--json prints the pack");
     assert_eq!(pack["items"][0]["sourceUrn"], "note:1");
     // A question nothing answers opens a knowledge gap when asked to.
-    let (ok, out, err) = cli(
-        &server,
+    let out = server.ok(
+        "search",
         &[
-            "search",
             "zebra quantum saxophone",
             "--client",
             "acme",
             "--record-gap",
         ],
-        None,
     );
-    assert!(ok, "{err}");
     assert!(
         out.contains("Nothing relevant: recorded knowledge gap g"),
         "{out}"
     );
 
-    let (ok, _, err) = cli(
-        &server,
-        &["ingest", "-", "--client", "acme", "--urn", "note:2"],
+    // A credential is refused with a non-zero exit.
+    let err = server.refused_in(
+        "ingest - --client acme --urn note:2",
+        &[],
         Some("token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"),
     );
-    assert!(!ok, "a credential is refused with a non-zero exit");
     assert!(err.contains("credential_detected"), "{err}");
-    let (ok, _, err) = cli(
-        &server,
-        &["ingest", "/nonexistent/path", "--client", "acme"],
-        None,
-    );
-    assert!(!ok);
+    let err = server.refused("ingest /nonexistent/path --client acme", &[]);
     assert!(err.contains("cannot read"), "{err}");
 
-    let (ok, out, err) = cli(
-        &server,
-        &[
-            "alias",
-            "register",
-            "user:jn",
-            "User:Jan Novák",
-            "--client",
-            "acme",
-        ],
-        None,
+    let out = server.ok(
+        "alias register user:jn",
+        &["User:Jan Novák", "--client", "acme"],
     );
-    assert!(ok, "{err}");
     assert!(out.contains("user:jan_novák"), "{out}");
-    let (ok, _, err) = cli(
-        &server,
-        &[
-            "alias",
-            "merge",
-            "user:jan_novák",
-            "user:jan",
-            "--client",
-            "acme",
-        ],
-        None,
-    );
-    assert!(ok, "{err}");
+    server.ok("alias merge user:jan_novák user:jan --client acme", &[]);
 
     // A folder: each file with its path as title and locator, so citations name the file.
     let notes = tempfile::tempdir().expect("notes");
@@ -160,25 +116,12 @@ fn serve_ingest_search_shutdown_and_restart() {
     )
     .expect("write");
     let dir = notes.path().to_str().expect("utf-8 path");
-    let (ok, out, err) = cli(
-        &server,
-        &["ingest", dir, "--client", "acme", "--kind", "doc"],
-        None,
-    );
-    assert!(ok, "{err}");
+    let out = server.ok("ingest", &[dir, "--client", "acme", "--kind", "doc"]);
     assert!(out.starts_with("ingested"), "{out}");
-    let (ok, out, err) = cli(
-        &server,
-        &[
-            "search",
-            "storage rota replica lag",
-            "--client",
-            "acme",
-            "--json",
-        ],
-        None,
+    let out = server.ok(
+        "search",
+        &["storage rota replica lag", "--client", "acme", "--json"],
     );
-    assert!(ok, "{err}");
     let pack: serde_json::Value = serde_json::from_str(&out).expect("pack");
     let top = &pack["items"][0];
     assert!(
@@ -195,21 +138,11 @@ fn serve_ingest_search_shutdown_and_restart() {
     );
 
     // The graph: nodes of a type, a page at a time.
-    let (ok, _, err) = cli(
-        &server,
-        &[
-            "ingest",
-            "-",
-            "--client",
-            "acme",
-            "--urn",
-            "note:3",
-            "--rel",
-            "service:payments|depends_on|service:ledger",
-        ],
+    server.ok_in(
+        "ingest - --client acme --urn note:3 --rel service:payments|depends_on|service:ledger",
+        &[],
         Some("Payments calls the ledger for every capture."),
     );
-    assert!(ok, "{err}");
     let nodes = |after: Option<&str>| {
         let mut args = vec![
             "graph", "nodes", "--type", "service", "--limit", "1", "--client", "acme",
@@ -227,14 +160,8 @@ fn serve_ingest_search_shutdown_and_restart() {
     assert!(ok, "{err}");
     assert!(out.starts_with("service:payments\tservice\t"), "{out}");
     assert!(!out.contains("next:"), "the last page: {out}");
-    let (ok, _, err) = cli(
-        &server,
-        &[
-            "graph", "nodes", "--type", "service", "--limit", "0", "--client", "acme",
-        ],
-        None,
-    );
-    assert!(!ok, "a bad limit fails with a non-zero exit");
+    // A bad limit fails with a non-zero exit.
+    let err = server.refused("graph nodes --type service --limit 0 --client acme", &[]);
     assert!(err.contains("invalid_request"), "{err}");
 
     let status = server.terminate();
@@ -246,12 +173,7 @@ fn serve_ingest_search_shutdown_and_restart() {
 
     // Restart on the same data: everything is still there, no re-ingest needed.
     let server = start(data.path(), None, &[]);
-    let (ok, out, err) = cli(
-        &server,
-        &["search", "why SQLite for chunks", "--client", "acme"],
-        None,
-    );
-    assert!(ok, "{err}");
+    let out = server.ok("search", &["why SQLite for chunks", "--client", "acme"]);
     assert!(out.contains("0001-storage.md"), "{out}");
     assert!(server.terminate().success());
 }
@@ -299,12 +221,7 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
     );
 
     let path = format!("path={}", mbox.display());
-    let (ok, out, err) = cli(
-        &server,
-        &["source", "add", "mbox", &path, "--client", "acme"],
-        None,
-    );
-    assert!(ok, "{err}");
+    let out = server.ok("source add mbox", &[&path, "--client", "acme"]);
     assert!(out.contains("acme.team"), "{out}");
     // The server polls on its own tick; wait (bounded) until the message is searchable.
     let mut found = String::new();
@@ -324,38 +241,16 @@ fn sources_registered_by_the_cli_are_polled_searchable_and_removable() {
         found.contains("plan@acme.io"),
         "the message was indexed and cited"
     );
-    let (ok, out, _) = cli(&server, &["source", "ls", "--client", "acme"], None);
-    assert!(ok);
+    let out = server.ok("source ls --client acme", &[]);
     assert!(out.contains("acme.team") && out.contains("mbox"), "{out}");
 
-    let (ok, _, err) = cli(
-        &server,
-        &[
-            "source",
-            "add",
-            "mbox",
-            "path=relative.mbox",
-            "--client",
-            "acme",
-        ],
-        None,
-    );
-    assert!(!ok, "bad settings exit non-zero");
+    // Bad settings exit non-zero.
+    let err = server.refused("source add mbox path=relative.mbox --client acme", &[]);
     assert!(err.contains("absolute"), "{err}");
-    let (ok, _, err) = cli(
-        &server,
-        &["source", "add", "fax", "number=1", "--client", "acme"],
-        None,
-    );
-    assert!(!ok);
+    let err = server.refused("source add fax number=1 --client acme", &[]);
     assert!(err.contains("mbox"), "names the known kinds: {err}");
 
-    let (ok, out, err) = cli(
-        &server,
-        &["source", "rm", "acme.team", "--client", "acme"],
-        None,
-    );
-    assert!(ok, "{err}");
+    let out = server.ok("source rm acme.team --client acme", &[]);
     assert!(out.contains("purge queued"), "{out}");
     assert!(server.terminate().success());
 }
@@ -419,8 +314,7 @@ fn tokens_are_created_used_and_revoked_from_the_cli() {
         "{out}{err}"
     );
     let id = out.split_whitespace().next().expect("id").to_string();
-    let (ok, _, err) = cli(&server, &["token", "revoke", &id], None);
-    assert!(ok, "{err}");
+    server.ok("token revoke", &[&id]);
     let (ok, err) = as_reader(&["search", "anything"], None);
     assert!(!ok && err.contains("token_revoked"), "{err}");
     assert!(server.terminate().success());

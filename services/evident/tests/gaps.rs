@@ -6,53 +6,30 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ServiceError, ServiceExt};
 use serde_json::{Value, json};
 
 mod support;
 
+#[path = "mcp/client.rs"]
+#[allow(dead_code)] // the progress recorder and the stdio transport serve the MCP tests
+mod client;
+
+use client::{Client, Transport, refused};
 use support::Server;
 
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
+/// An MCP agent over streamable HTTP with the server's operator token.
 async fn connect(server: &Server) -> Client {
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url))
-            .auth_header(server.token.clone()),
-    );
-    ().serve(transport).await.expect("initialise")
-}
-
-fn params(tool: &str, args: Value) -> CallToolRequestParams {
-    CallToolRequestParams::new(tool.to_string())
-        .with_arguments(args.as_object().cloned().expect("arguments object"))
+    Transport::Http
+        .connect(server, &server.token)
+        .await
+        .expect("initialise")
 }
 
 /// `tools/call` → the JSON the tool answered (its text content parsed).
 async fn call(client: &Client, tool: &str, args: Value) -> Value {
-    let r = client
-        .call_tool(params(tool, args))
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e}"));
-    assert_ne!(r.is_error, Some(true), "{tool}: {r:?}");
-    let v = serde_json::to_value(&r).expect("json");
+    let v = client::call(client, tool, args).await;
     let text = v["content"][0]["text"].as_str().expect("text content");
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
-}
-
-async fn refused(client: &Client, tool: &str, args: Value) -> String {
-    match client.call_tool(params(tool, args)).await {
-        Err(ServiceError::McpError(e)) => e
-            .data
-            .as_ref()
-            .and_then(|d| d["code"].as_str())
-            .unwrap_or_default()
-            .to_string(),
-        other => panic!("{tool} should be refused: {other:?}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -49,14 +49,13 @@ fn outcomes_are_recorded_from_a_file_or_refused_with_the_reason() {
     )
     .expect("write");
     let path = file.to_str().expect("utf-8 path");
-    let (ok, out, err) = server.cli(&["outcome", "record", path, "--client", "acme"], None);
-    assert!(ok, "{err}");
+    let out = server.ok("outcome record", &[path, "--client", "acme"]);
     assert!(out.contains("queued task-outcome:T-7"), "{out}");
-    let (ok, out, err) = server.cli(
-        &["outcome", "record", "-", "--client", "acme"],
+    let out = server.ok_in(
+        "outcome record - --client acme",
+        &[],
         Some(r#"{"taskId": "T-8", "category": "advice", "finalResult": "an answer"}"#),
     );
-    assert!(ok, "{err}");
     assert!(out.contains("not ingested: advice"), "{out}");
     let (ok, _, err) = server.cli(
         &["outcome", "record", "-", "--client", "acme"],

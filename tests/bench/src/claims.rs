@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use evident_ai::{Embedder, Priority, StaticEmbedder};
 use evident_core::claims::{Actor, ActorType, ClaimStatus, EvidenceKind, EvidenceRef};
 use evident_core::{Scope, Visibility};
+use evident_kb::Document;
 use evident_kb::claims::{NewClaim, Recall};
-use evident_kb::{Document, PoolConfig};
 use serde_json::json;
 
 use crate::{Args, Corpus, Rng, percentile};
@@ -42,15 +42,7 @@ pub async fn run(args: &Args) {
     let docs = args.usize("docs", 2_000);
     let tmp = tempfile::tempdir().expect("temp dir");
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
-    let (store, kb) = crate::git::open_kb_with(
-        tmp.path(),
-        embedder,
-        PoolConfig {
-            interactive: 4,
-            bulk: 4,
-        },
-    )
-    .await;
+    let (store, kb) = crate::setup::open_kb(tmp.path(), embedder).await;
     let scope = Scope::client("bench");
     let vis = Visibility::of(scope.clone());
     let corpus = Corpus::new();

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use evident_ai::{Embedder, Priority, StaticEmbedder};
 use evident_core::{KnowledgeType, Scope};
+use evident_kb::Document;
 use evident_kb::context::ContextQuery;
 use evident_kb::profile::ProfileWrite;
-use evident_kb::{Document, PoolConfig};
 use serde_json::{Map, json};
 
 use crate::{Args, Corpus, Rng, percentile};
@@ -32,38 +32,13 @@ pub async fn run(args: &Args) {
     const PARAGRAPHS: usize = 10;
     let tmp = tempfile::tempdir().expect("temp dir");
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
-    let (store, kb) = crate::git::open_kb_with(
-        tmp.path(),
-        embedder,
-        PoolConfig {
-            interactive: 4,
-            bulk: 4,
-        },
-    )
-    .await;
+    let (store, kb) = crate::setup::open_kb(tmp.path(), embedder).await;
     let corpus = Corpus::new();
     let mut rng = Rng(0xc0e7);
     let started = Instant::now();
-    let mut in_flight = tokio::task::JoinSet::new();
     let docs = chunks.div_ceil(PARAGRAPHS);
-    for doc in 0..docs {
-        let content = corpus.document(&mut rng, doc, PARAGRAPHS);
-        let kb = kb.clone();
-        in_flight.spawn(async move {
-            let d = Document {
-                client_id: Some("bench".into()),
-                source_urn: format!("bench:doc/{doc}"),
-                kind: "doc".into(),
-                title: Some(format!("Design note {doc}")),
-                content,
-                ..Default::default()
-            };
-            kb.ingest(d, Priority::DEFAULT).await.expect("ingest");
-        });
-        if in_flight.len() >= 4 {
-            in_flight.join_next().await;
-        }
-    }
+    crate::setup::ingest_notes(&kb, &corpus, &mut rng, docs, PARAGRAPHS, |_, note| note).await;
+    let mut in_flight = tokio::task::JoinSet::new();
     for e in 0..entities {
         for (i, it) in INFO_TYPES.iter().enumerate() {
             let words = 14 + rng.below(10);

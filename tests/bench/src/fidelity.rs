@@ -30,6 +30,17 @@ use serde_json::{Value, json};
 use crate::Args;
 use crate::git::{Corpus, home, indexer, repository_of, walk};
 
+/// What of Python's standard library the benchmarks do not read: installed packages, its
+/// own tests, and tools outside the library proper.
+pub(crate) const PYTHON_SKIP: [&str; 6] = [
+    "site-packages",
+    "test",
+    "tests",
+    "idlelib",
+    "lib2to3",
+    "__pycache__",
+];
+
 /// The npm package whose TypeScript sources are the TypeScript corpus.
 const TYPESCRIPT_PACKAGE: &str = "rxjs@7.8.1";
 
@@ -98,15 +109,7 @@ fn python_corpus(n: usize) -> Option<Source> {
             "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
         ],
     )?);
-    let skip = [
-        "site-packages",
-        "test",
-        "tests",
-        "idlelib",
-        "lib2to3",
-        "__pycache__",
-    ];
-    let files = walk(&root, &["py"], &skip, usize::MAX);
+    let files = walk(&root, &["py"], &PYTHON_SKIP, usize::MAX);
     let version = oracles::python_version().unwrap_or_default();
     Some(source(
         "python",

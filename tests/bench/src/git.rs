@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use evident_ai::{Embedder, Priority, StaticEmbedder};
+use evident_ai::{Embedder, StaticEmbedder};
 use evident_code::chunks::CodeChunking;
 use evident_indexers::git::{GitPoller, GitSourceConfig, GitTasks};
-use evident_kb::{Kb, PoolConfig, TaskHandlers, TaskSubmitter};
+use evident_kb::{Kb, PoolConfig, TaskHandlers};
 use evident_qualifier::{Outcome, Qualifier, QueueConfig};
 use evident_store::VectorSpace;
 use evident_store::indexers::{IndexerSource, PollStatus};
@@ -93,19 +93,7 @@ fn corpora(limit: usize, scratch: &Path) -> Vec<Corpus> {
         .ok()
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     if let Some(root) = python.filter(|p| p.is_dir()) {
-        let files = walk(
-            &root,
-            &["py"],
-            &[
-                "site-packages",
-                "test",
-                "tests",
-                "idlelib",
-                "lib2to3",
-                "__pycache__",
-            ],
-            limit,
-        );
+        let files = walk(&root, &["py"], &crate::fidelity::PYTHON_SKIP, limit);
         out.push(Corpus {
             language: "python",
             files,
@@ -243,14 +231,7 @@ pub(crate) async fn indexer_with(dir: &Path, writes: usize) -> Indexer {
     .register(&mut handlers);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let poller = GitPoller {
-        ctx: evident_indexers::poll::PollContext {
-            indexers: kb.stores().indexers.clone(),
-            tasks: TaskSubmitter::new(kb.stores().queue.clone()),
-            owner: "bench".into(),
-            clock: clock.clone(),
-            priority: Priority::DEFAULT,
-            access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
-        },
+        ctx: crate::sources::poll_context(&kb, clock.clone()),
         mirrors: dir.join("mirrors"),
         batches: Default::default(),
     };

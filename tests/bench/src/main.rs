@@ -50,6 +50,7 @@ mod repo;
 mod restart;
 mod retrieve;
 mod retrieve_scale;
+mod setup;
 mod sources;
 mod ui;
 

@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::Request;
-use evident_ai::{Embedder, Priority, StaticEmbedder};
+use evident_ai::{Embedder, StaticEmbedder};
 use evident_core::access::{Grant, Role};
-use evident_kb::{Document, PoolConfig};
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -22,15 +21,7 @@ pub async fn run(args: &Args) {
     const PARAGRAPHS: usize = 10;
     let tmp = tempfile::tempdir().expect("temp dir");
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
-    let (_store, kb) = crate::git::open_kb_with(
-        tmp.path(),
-        embedder,
-        PoolConfig {
-            interactive: 4,
-            bulk: 4,
-        },
-    )
-    .await;
+    let (_store, kb) = crate::setup::open_kb(tmp.path(), embedder).await;
     let corpus = Corpus::new();
     let mut rng = Rng(0x5eed);
     let docs = chunks.div_ceil(PARAGRAPHS);
@@ -38,28 +29,7 @@ pub async fn run(args: &Args) {
         "mcp suite: {docs} documents (~{} chunks)",
         docs * PARAGRAPHS
     );
-    let mut in_flight = tokio::task::JoinSet::new();
-    for doc in 0..docs {
-        let content = corpus.document(&mut rng, doc, PARAGRAPHS);
-        let kb = kb.clone();
-        in_flight.spawn(async move {
-            let req = Document {
-                client_id: Some("bench".into()),
-                source_urn: format!("bench:doc/{doc}"),
-                kind: "doc".into(),
-                title: Some(format!("Design note {doc}")),
-                content,
-                ..Default::default()
-            };
-            kb.ingest(req, Priority::DEFAULT).await.expect("ingest");
-        });
-        if in_flight.len() >= 4 {
-            in_flight.join_next().await.expect("task").expect("join");
-        }
-    }
-    while let Some(r) = in_flight.join_next().await {
-        r.expect("join");
-    }
+    crate::setup::ingest_notes(&kb, &corpus, &mut rng, docs, PARAGRAPHS, |_, note| note).await;
     let secret = "evd_bench_token_0123456789abcdef0123456789abcdef";
     crate::auth::mint(&kb, "tok_bench", secret, Grant::client("bench", Role::Read)).await;
     let router = evident_api::router(evident_api::App::new(kb.clone()), None, Default::default());

@@ -11,7 +11,7 @@ use evident_ai::{Embedder, HashingEmbedder, Priority};
 use evident_core::{Scope, Visibility};
 use evident_kb::session_log::NewSessionEntry;
 use evident_kb::user_knowledge::DEFAULT_CONTEXT_BYTES;
-use evident_kb::{KnowledgeCategory, KnowledgeItem, PoolConfig};
+use evident_kb::{KnowledgeCategory, KnowledgeItem};
 use serde_json::json;
 
 use crate::{Args, Corpus, Rng, percentile};
@@ -23,15 +23,7 @@ pub async fn run(args: &Args) {
     let tmp = tempfile::tempdir().expect("temp dir");
     // The prefetch embeds nothing; the hashing embedder keeps set-up short.
     let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(64).expect("dim"));
-    let (_store, kb) = crate::git::open_kb_with(
-        tmp.path(),
-        embedder,
-        PoolConfig {
-            interactive: 4,
-            bulk: 4,
-        },
-    )
-    .await;
+    let (_store, kb) = crate::setup::open_kb(tmp.path(), embedder).await;
 
     let corpus = Corpus::new();
     let mut rng = Rng(0x3e3);

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use evident_ai::{Embedder, StaticEmbedder};
-use evident_kb::PoolConfig;
 use evident_kb::procedures::{DEFAULT_MATCH_LIMIT, NewProcedure};
 use evident_store::procedures::ProcedureStep;
 use serde_json::{Value, json};
@@ -39,15 +38,7 @@ pub async fn run(args: &Args) -> Value {
     let matches = args.usize("matches", 500);
     let tmp = tempfile::tempdir().expect("temp dir");
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
-    let (_store, kb) = crate::git::open_kb_with(
-        tmp.path(),
-        embedder,
-        PoolConfig {
-            interactive: 4,
-            bulk: 4,
-        },
-    )
-    .await;
+    let (_store, kb) = crate::setup::open_kb(tmp.path(), embedder).await;
     let corpus = Corpus::new();
     let mut rng = Rng(0x9e3);
     let now = 1_700_000_000_000i64;

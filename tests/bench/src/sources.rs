@@ -153,6 +153,19 @@ fn mbox(n: usize, pool: &[String]) -> String {
     out
 }
 
+/// What the benchmarks' pollers run with: the owner `bench`, the default priority, and
+/// access to every path (a benchmark reads whatever its operator names).
+pub(crate) fn poll_context(kb: &Kb, clock: Arc<dyn Clock>) -> PollContext {
+    PollContext {
+        indexers: kb.stores().indexers.clone(),
+        tasks: TaskSubmitter::new(kb.stores().queue.clone()),
+        owner: "bench".into(),
+        clock,
+        priority: Priority::DEFAULT,
+        access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
+    }
+}
+
 pub(crate) struct Pipeline {
     pub(crate) store: EmbeddedStore,
     pub(crate) kb: Kb,
@@ -171,15 +184,7 @@ pub(crate) async fn pipeline(dir: &Path, workers: usize) -> Pipeline {
     }
     .register(&mut handlers);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let ctx = PollContext {
-        indexers: kb.stores().indexers.clone(),
-        tasks: TaskSubmitter::new(kb.stores().queue.clone()),
-        owner: "bench".into(),
-        clock: clock.clone(),
-        priority: Priority::DEFAULT,
-        // A benchmark reads whatever its operator names.
-        access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
-    };
+    let ctx = poll_context(&kb, clock.clone());
     let qualifier = Qualifier {
         queue: kb.stores().queue.clone(),
         handlers,
@@ -262,6 +267,27 @@ impl Pipeline {
         pool.await.expect("pool");
         (poll, total, done, errors)
     }
+
+    /// Prints the end-to-end rate of `items` `unit` through `stages` over `total` and the
+    /// memory, and closes the store: the rate and the peak RSS in MiB.
+    fn finish(
+        self,
+        stages: &str,
+        items: usize,
+        unit: &str,
+        run: (Duration, usize, usize),
+    ) -> (f64, f64) {
+        let (total, done, errors) = run;
+        let rate = items as f64 / total.as_secs_f64();
+        println!(
+            "end to end (poll → queue → {stages} → embed → store): {:.2} s, {rate:.0} {unit}/s ({done} tasks done, {errors} errors)",
+            total.as_secs_f64()
+        );
+        let (rss, peak) = rss_mib();
+        println!("memory: RSS {rss:.0} MiB, peak {peak:.0} MiB");
+        self.store.close().expect("close");
+        (rate, peak)
+    }
 }
 
 fn cores() -> usize {
@@ -331,19 +357,12 @@ pub async fn mail(args: &Args) {
         .await;
     let poller = evident_indexers::mail::MboxPoller { ctx: p.ctx.clone() };
     let (poll, total, done, errors) = p.run(&poller, &src.id).await;
-    let rate = n as f64 / total.as_secs_f64();
     println!(
         "poll (read, split, queue): {:.2} s, {:.0} messages/s",
         poll.as_secs_f64(),
         n as f64 / poll.as_secs_f64()
     );
-    println!(
-        "end to end (poll → queue → extract → embed → store): {:.2} s, {rate:.0} messages/s ({done} tasks done, {errors} errors)",
-        total.as_secs_f64()
-    );
-    let (rss, peak) = rss_mib();
-    println!("memory: RSS {rss:.0} MiB, peak {peak:.0} MiB");
-    p.store.close().expect("close");
+    let (rate, peak) = p.finish("extract", n, "messages", (total, done, errors));
     println!(
         "{}",
         json!({
@@ -443,15 +462,8 @@ pub async fn transcripts(args: &Args) {
         .await;
     let poller = evident_indexers::meetings::TranscriptsPoller::new(p.ctx.clone());
     let (poll, total, done, errors) = p.run(&poller, &src.id).await;
-    let rate = total_cues as f64 / total.as_secs_f64();
     println!("poll (scan, read, queue): {:.2} s", poll.as_secs_f64());
-    println!(
-        "end to end (poll → queue → parse → embed → store): {:.2} s, {rate:.0} cues/s ({done} tasks done, {errors} errors)",
-        total.as_secs_f64()
-    );
-    let (rss, peak) = rss_mib();
-    println!("memory: RSS {rss:.0} MiB, peak {peak:.0} MiB");
-    p.store.close().expect("close");
+    let (rate, peak) = p.finish("parse", total_cues, "cues", (total, done, errors));
     println!(
         "{}",
         json!({

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::Request;
-use evident_ai::{Embedder, Priority, StaticEmbedder};
+use evident_ai::{Embedder, StaticEmbedder};
 use evident_core::access::{Grant, Role};
-use evident_kb::{Document, PoolConfig};
+use evident_kb::Document;
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -26,34 +26,17 @@ type PagePath<'a> = Box<dyn Fn(usize) -> String + 'a>;
 /// Ingests `docs` documents of the client `bench`, each its own node, linked in a chain so
 /// node pages have edges and neighbourhoods.
 async fn ingest(kb: &evident_kb::Kb, docs: usize) {
-    let corpus = Corpus::new();
     let mut rng = Rng(0x5eed);
-    let mut in_flight = tokio::task::JoinSet::new();
-    for doc in 0..docs {
-        let content = corpus.document(&mut rng, doc, PARAGRAPHS);
-        let kb = kb.clone();
-        in_flight.spawn(async move {
-            let relationships =
-                (doc > 0).then(|| vec![format!("note:{doc}|references|note:{}", doc - 1)]);
-            let req = Document {
-                client_id: Some("bench".into()),
-                source_urn: format!("bench:doc/{doc}"),
-                kind: "doc".into(),
-                title: Some(format!("Design note {doc}")),
-                main_node_key: Some(format!("note:{doc}")),
-                relationships,
-                content,
-                ..Default::default()
-            };
-            kb.ingest(req, Priority::DEFAULT).await.expect("ingest");
-        });
-        if in_flight.len() >= 4 {
-            in_flight.join_next().await.expect("task").expect("join");
+    let corpus = Corpus::new();
+    crate::setup::ingest_notes(kb, &corpus, &mut rng, docs, PARAGRAPHS, |doc, note| {
+        Document {
+            main_node_key: Some(format!("note:{doc}")),
+            relationships: (doc > 0)
+                .then(|| vec![format!("note:{doc}|references|note:{}", doc - 1)]),
+            ..note
         }
-    }
-    while let Some(r) = in_flight.join_next().await {
-        r.expect("join");
-    }
+    })
+    .await;
 }
 
 /// GET `path` through the router as a script would (bearer token, asking for HTML): the time
@@ -88,11 +71,7 @@ pub async fn run(args: &Args) {
     let rounds = args.usize("queries", 30);
     let tmp = tempfile::tempdir().expect("temp dir");
     let embedder: Arc<dyn Embedder> = Arc::new(StaticEmbedder::builtin());
-    let pools = PoolConfig {
-        interactive: 4,
-        bulk: 4,
-    };
-    let (store, kb) = crate::git::open_kb_with(tmp.path(), embedder, pools).await;
+    let (store, kb) = crate::setup::open_kb(tmp.path(), embedder).await;
     let docs = chunks.div_ceil(PARAGRAPHS);
     println!("ui suite: {docs} documents (~{} chunks)", docs * PARAGRAPHS);
     let started = Instant::now();

@@ -187,6 +187,20 @@ impl TestApp {
         (status, value)
     }
 
+    /// `method uri` with the JSON `body` and `authorization` as that header's value (usually
+    /// [`bearer`] of a token's secret; empty: none).
+    pub async fn call_auth(
+        &self,
+        authorization: &str,
+        method: &str,
+        uri: &str,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
+        let body = body.map(|b| Body::from(b.to_string()));
+        self.call(method, uri, body, &[("authorization", authorization)])
+            .await
+    }
+
     pub async fn post(&self, uri: &str, body: &Value) -> (StatusCode, Value) {
         self.call("POST", uri, Some(Body::from(body.to_string())), &[])
             .await
@@ -196,6 +210,26 @@ impl TestApp {
         self.call("GET", uri, None, &[]).await
     }
 
+    /// `POST uri` with `body`, which must answer 200 (else the test fails with the answer);
+    /// the answer.
+    pub async fn post_ok(&self, uri: &str, body: &Value) -> Value {
+        let (s, v) = self.post(uri, body).await;
+        assert_eq!(s, StatusCode::OK, "POST {uri}: {v}");
+        v
+    }
+
+    /// `GET uri`, which must answer 200 (else the test fails with the answer); the answer.
+    pub async fn get_ok(&self, uri: &str) -> Value {
+        let (s, v) = self.get(uri).await;
+        assert_eq!(s, StatusCode::OK, "GET {uri}: {v}");
+        v
+    }
+
+    /// A token with `grant`, without expiry, stored as `id`; its secret.
+    pub async fn token(&self, id: &str, grant: evident_core::access::Grant) -> String {
+        mint(&self.store, id, grant, None).await
+    }
+
     /// A token of `role` over client `client`, without expiry, stored as `id`; its secret.
     pub async fn client_token(
         &self,
@@ -203,8 +237,8 @@ impl TestApp {
         client: &str,
         role: evident_core::access::Role,
     ) -> String {
-        let grant = evident_core::access::Grant::client(client, role);
-        mint(&self.store, id, grant, None).await
+        self.token(id, evident_core::access::Grant::client(client, role))
+            .await
     }
 
     /// A queue worker over this app's queue and task handlers, its clock far ahead so every
@@ -276,6 +310,15 @@ pub fn enc(s: &str) -> String {
         }
     }
     out
+}
+
+/// The string `field` of each object in the array `list` (no array fails the test).
+pub fn field_strs<'a>(list: &'a Value, field: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("an array of objects with `{field}`: {list}"))
+        .iter()
+        .filter_map(|e| e[field].as_str())
+        .collect()
 }
 
 /// `Bearer {secret}`, for an `authorization` header.

@@ -3,9 +3,8 @@
 //! store fingerprint, the registered sources and the queue are compared before and after).
 
 use axum::body::Body;
-use axum::http::StatusCode;
 use evident_core::access::{Grant, Role};
-use evident_e2e::{Embed, TestApp, mint};
+use evident_e2e::{Embed, TestApp};
 use serde_json::{Value, json};
 
 /// (what, method, uri, content type, body, token: None = the operator's, Some("") = none).
@@ -26,32 +25,29 @@ async fn each_probe_is_a_4xx_json_error_and_changes_nothing() {
         ("c1", "p2", "doc:p2"),
         ("c2", "p1", "doc:c2"),
     ] {
-        let (s, out) = app
-            .post(
-                "/api/v1/ingest",
-                &json!({"clientId": client, "projectId": project, "sourceUrn": urn, "kind": "doc",
+        app.post_ok(
+            "/api/v1/ingest",
+            &json!({"clientId": client, "projectId": project, "sourceUrn": urn, "kind": "doc",
                         "content": format!("the {client} {project} ledger, owned by user:ann")}),
-            )
-            .await;
-        assert_eq!(s, StatusCode::OK, "{out}");
+        )
+        .await;
     }
     app.post(
         "/api/v1/ingest-queue",
         &json!({"clientId": "c2", "sourceUrn": "doc:c2-queued", "kind": "doc", "content": "queued"}),
     )
     .await;
-    let p1_admin = mint(
-        &app.store,
-        "p1-admin",
-        Grant {
-            role: Role::Admin,
-            client_id: Some("c1".into()),
-            projects: vec!["p1".into()],
-            groups: vec![],
-        },
-        None,
-    )
-    .await;
+    let p1_admin = app
+        .token(
+            "p1-admin",
+            Grant {
+                role: Role::Admin,
+                client_id: Some("c1".into()),
+                projects: vec!["p1".into()],
+                groups: vec![],
+            },
+        )
+        .await;
     let c1_admin = app.client_token("c1-admin", "c1", Role::Admin).await;
     let jwt = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4IiwiZXhwIjo5OTk5OTk5OTk5LCJldmlkZW50X3JvbGUiOiJvcGVyYXRvciJ9.";
     let fake_github = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";

@@ -72,13 +72,9 @@ async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
     let c1_read = app.client_token("c1-read", "c1", Role::Read).await;
     let c1_write = app.client_token("c1-write", "c1", Role::Write).await;
     let c2_admin = app.client_token("c2-admin", "c2", Role::Admin).await;
-    let p2_admin = mint(
-        &app.store,
-        "p2-admin",
-        narrowed(Role::Admin, "c1", &["p2"], &[]),
-        None,
-    )
-    .await;
+    let p2_admin = app
+        .token("p2-admin", narrowed(Role::Admin, "c1", &["p2"], &[]))
+        .await;
     let expired = mint(
         &app.store,
         "expired",
@@ -239,6 +235,33 @@ fn grants() -> Vec<Grant> {
     out
 }
 
+/// `method uri` (with `body`) as `auth`: the status, the answer, and when it answered 200,
+/// the `sourceUrn` of each element of its array `list`.
+async fn read_urns(
+    app: &TestApp,
+    auth: &str,
+    method: &str,
+    uri: &str,
+    body: Option<&Value>,
+    list: &str,
+) -> (StatusCode, Value, Vec<String>) {
+    let body = body.map(|b| Body::from(b.to_string()));
+    let (status, v) = app
+        .call(method, uri, body, &[("authorization", auth)])
+        .await;
+    let mut urns = Vec::new();
+    if status == StatusCode::OK {
+        urns.extend(
+            v[list]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e["sourceUrn"].as_str().map(str::to_string)),
+        );
+    }
+    (status, v, urns)
+}
+
 #[tokio::test]
 async fn no_read_answers_and_no_write_lands_outside_the_grant() {
     let app = TestApp::new(Embed::Hashing).await;
@@ -254,13 +277,12 @@ async fn no_read_answers_and_no_write_lands_outside_the_grant() {
             urn_of(&s)
         )
         .into();
-        let (status, out) = app.post("/api/v1/ingest", &body).await;
-        assert_eq!(status, StatusCode::OK, "{out}");
+        app.post_ok("/api/v1/ingest", &body).await;
     }
     let mut by_urn: std::collections::HashMap<String, Scope> =
         scopes().into_iter().map(|s| (urn_of(&s), s)).collect();
     for (i, grant) in grants().into_iter().enumerate() {
-        let token = mint(&app.store, &format!("g{i}"), grant.clone(), None).await;
+        let token = app.token(&format!("g{i}"), grant.clone()).await;
         let auth = bearer(&token);
         for reader in scopes() {
             let mut q = scope_fields(&reader);
@@ -271,24 +293,9 @@ async fn no_read_answers_and_no_write_lands_outside_the_grant() {
             // Reads: retrieve, by-kind, the source registry, node evidence.
             q["query"] = "harbour ledger".into();
             q["maxResults"] = 50.into();
-            let (status, pack) = app
-                .call(
-                    "POST",
-                    "/api/v1/retrieve",
-                    Some(Body::from(q.to_string())),
-                    &[("authorization", &auth)],
-                )
-                .await;
-            let mut seen: Vec<String> = Vec::new();
-            if status == StatusCode::OK {
-                seen.extend(
-                    pack["items"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|i| i["sourceUrn"].as_str().map(str::to_string)),
-                );
-            } else {
+            let (status, pack, mut seen) =
+                read_urns(&app, &auth, "POST", "/api/v1/retrieve", Some(&q), "items").await;
+            if status != StatusCode::OK {
                 assert_eq!(
                     status,
                     StatusCode::FORBIDDEN,
@@ -298,61 +305,28 @@ async fn no_read_answers_and_no_write_lands_outside_the_grant() {
             }
             let mut bk = scope_fields(&reader);
             bk["kinds"] = json!(["doc"]);
-            let (status, chunks) = app
-                .call(
-                    "POST",
-                    "/api/v1/chunks/by-kind",
-                    Some(Body::from(bk.to_string())),
-                    &[("authorization", &auth)],
-                )
-                .await;
-            if status == StatusCode::OK {
-                seen.extend(
-                    chunks["chunks"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)),
-                );
-            }
+            let by_kind = "/api/v1/chunks/by-kind";
+            seen.extend(
+                read_urns(&app, &auth, "POST", by_kind, Some(&bk), "chunks")
+                    .await
+                    .2,
+            );
             let mut query = String::new();
             for (k, v) in scope_fields(&reader).as_object().into_iter().flatten() {
                 query.push_str(&format!("{k}={}&", enc(v.as_str().unwrap_or(""))));
             }
-            let (status, sources) = app
-                .call(
-                    "GET",
-                    &format!("/api/v1/sources?{query}"),
-                    None,
-                    &[("authorization", &auth)],
-                )
-                .await;
-            if status == StatusCode::OK {
-                seen.extend(
-                    sources["sources"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)),
-                );
-            }
-            let (status, ev) = app
-                .call(
-                    "GET",
-                    &format!("/api/v1/graph/node/user:alice/evidence?{query}"),
-                    None,
-                    &[("authorization", &auth)],
-                )
-                .await;
-            if status == StatusCode::OK {
-                seen.extend(
-                    ev["chunks"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|c| c["sourceUrn"].as_str().map(str::to_string)),
-                );
-            }
+            let sources = format!("/api/v1/sources?{query}");
+            seen.extend(
+                read_urns(&app, &auth, "GET", &sources, None, "sources")
+                    .await
+                    .2,
+            );
+            let evidence = format!("/api/v1/graph/node/user:alice/evidence?{query}");
+            seen.extend(
+                read_urns(&app, &auth, "GET", &evidence, None, "chunks")
+                    .await
+                    .2,
+            );
             for urn in seen {
                 let data = by_urn
                     .get(&urn)
@@ -373,12 +347,7 @@ async fn no_read_answers_and_no_write_lands_outside_the_grant() {
             body["kind"] = "doc".into();
             body["content"] = "a written note".into();
             let (status, out) = app
-                .call(
-                    "POST",
-                    "/api/v1/ingest",
-                    Some(Body::from(body.to_string())),
-                    &[("authorization", &auth)],
-                )
+                .call_auth(&auth, "POST", "/api/v1/ingest", Some(&body))
                 .await;
             if grant.covers_data(&target) {
                 assert_eq!(status, StatusCode::OK, "{grant:?} → {target:?}: {out}");

@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::http::StatusCode;
 use evident_ai::HashingEmbedder;
 use evident_core::access::Role;
-use evident_e2e::{Embed, TestApp, bearer, mint, narrowed};
+use evident_e2e::{Embed, TestApp, bearer, field_strs, narrowed};
 use serde_json::json;
 
 #[tokio::test]
@@ -17,13 +17,11 @@ async fn a_single_client_token_may_omit_the_client_and_the_queue_is_scoped() {
     let c1 = app.client_token("c1", "c1", Role::Admin).await;
     let auth = bearer(&c1);
     let (status, out) = app
-        .call(
+        .call_auth(
+            &auth,
             "POST",
             "/api/v1/ingest-queue",
-            Some(Body::from(
-                json!({"sourceUrn": "doc:a", "kind": "doc", "content": "alpha"}).to_string(),
-            )),
-            &[("authorization", &auth)],
+            Some(&json!({"sourceUrn": "doc:a", "kind": "doc", "content": "alpha"})),
         )
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{out}");
@@ -32,9 +30,7 @@ async fn a_single_client_token_may_omit_the_client_and_the_queue_is_scoped() {
         &json!({"clientId": "c2", "sourceUrn": "doc:b", "kind": "doc", "content": "beta"}),
     )
     .await;
-    let (status, list) = app
-        .call("GET", "/api/v1/queue", None, &[("authorization", &auth)])
-        .await;
+    let (status, list) = app.call_auth(&auth, "GET", "/api/v1/queue", None).await;
     assert_eq!(status, StatusCode::OK, "{list}");
     let tasks = list["tasks"].as_array().expect("tasks");
     assert_eq!(tasks.len(), 1, "{list}");
@@ -50,12 +46,7 @@ async fn a_single_client_token_may_omit_the_client_and_the_queue_is_scoped() {
         "operators see every client"
     );
     let (status, _) = app
-        .call(
-            "GET",
-            "/api/v1/queue?clientId=c2",
-            None,
-            &[("authorization", &auth)],
-        )
+        .call_auth(&auth, "GET", "/api/v1/queue?clientId=c2", None)
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
@@ -79,13 +70,11 @@ async fn tokens_are_created_shown_once_used_listed_and_revoked() {
     let auth = bearer(&admin);
     // An admin mints narrower tokens of its client, never wider ones.
     let (status, out) = app
-        .call(
+        .call_auth(
+            &auth,
             "POST",
             "/api/v1/tokens",
-            Some(Body::from(
-                json!({"role": "read", "projects": ["p1"]}).to_string(),
-            )),
-            &[("authorization", &auth)],
+            Some(&json!({"role": "read", "projects": ["p1"]})),
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{out}");
@@ -96,60 +85,39 @@ async fn tokens_are_created_shown_once_used_listed_and_revoked() {
         json!({"clientId": "c2", "role": "read"}),
     ] {
         let (status, out) = app
-            .call(
-                "POST",
-                "/api/v1/tokens",
-                Some(Body::from(wider.to_string())),
-                &[("authorization", &auth)],
-            )
+            .call_auth(&auth, "POST", "/api/v1/tokens", Some(&wider))
             .await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{wider}: {out}");
     }
-    let (status, who) = app
-        .call("GET", "/api/v1/whoami", None, &[("authorization", &auth)])
-        .await;
+    let (status, who) = app.call_auth(&auth, "GET", "/api/v1/whoami", None).await;
     assert_eq!(
         (status, who["grant"]["role"].as_str()),
         (StatusCode::OK, Some("admin"))
     );
-    let (_, list) = app
-        .call("GET", "/api/v1/tokens", None, &[("authorization", &auth)])
-        .await;
-    let ids: Vec<&str> = list["tokens"]
-        .as_array()
-        .expect("tokens")
-        .iter()
-        .filter_map(|t| t["id"].as_str())
-        .collect();
+    let (_, list) = app.call_auth(&auth, "GET", "/api/v1/tokens", None).await;
+    let ids = field_strs(&list["tokens"], "id");
     assert_eq!(ids.len(), 2, "{list}");
     assert!(
         !list.to_string().contains(&admin),
         "listings never hold secrets"
     );
     let (status, _) = app
-        .call(
-            "DELETE",
-            &format!("/api/v1/tokens/{reader}"),
-            None,
-            &[("authorization", &auth)],
-        )
+        .call_auth(&auth, "DELETE", &format!("/api/v1/tokens/{reader}"), None)
         .await;
     assert_eq!(status, StatusCode::OK);
     let (status, _) = app
-        .call(
+        .call_auth(
+            &auth,
             "DELETE",
             &format!(
                 "/api/v1/tokens/{}",
                 created["token"]["id"].as_str().expect("id")
             ),
             None,
-            &[("authorization", &auth)],
         )
         .await;
     assert_eq!(status, StatusCode::OK, "a token may revoke itself");
-    let (status, out) = app
-        .call("GET", "/api/v1/whoami", None, &[("authorization", &auth)])
-        .await;
+    let (status, out) = app.call_auth(&auth, "GET", "/api/v1/whoami", None).await;
     assert_eq!(
         (status, out["code"].as_str()),
         (StatusCode::UNAUTHORIZED, Some("token_revoked")),
@@ -175,28 +143,26 @@ async fn writes_and_admin_actions_are_audited_without_secrets() {
     let reader = app.client_token("c1-reader", "c1", Role::Read).await;
     let auth = bearer(&c1);
     let (status, _) = app
-        .call(
+        .call_auth(
+            &auth,
             "POST",
             "/api/v1/ingest",
-            Some(Body::from(
-                json!({"sourceUrn": "doc:x", "kind": "doc", "content": "audited text"}).to_string(),
-            )),
-            &[("authorization", &auth)],
+            Some(&json!({"sourceUrn": "doc:x", "kind": "doc", "content": "audited text"})),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
-    app.call(
+    app.call_auth(
+        &bearer(&reader),
         "POST",
         "/api/v1/purge",
-        Some(Body::from(json!({"sourceUrn": "doc:x"}).to_string())),
-        &[("authorization", &bearer(&reader))],
+        Some(&json!({"sourceUrn": "doc:x"})),
     )
     .await;
-    app.call(
+    app.call_auth(
+        &auth,
         "POST",
         "/api/v1/retrieve",
-        Some(Body::from(json!({"query": "audited"}).to_string())),
-        &[("authorization", &auth)],
+        Some(&json!({"query": "audited"})),
     )
     .await;
     app.post(
@@ -204,9 +170,7 @@ async fn writes_and_admin_actions_are_audited_without_secrets() {
         &json!({"clientId": "c2", "sourceUrn": "doc:y", "kind": "doc", "content": "other"}),
     )
     .await;
-    let (status, log) = app
-        .call("GET", "/api/v1/audit", None, &[("authorization", &auth)])
-        .await;
+    let (status, log) = app.call_auth(&auth, "GET", "/api/v1/audit", None).await;
     assert_eq!(status, StatusCode::OK, "{log}");
     let events = log["events"].as_array().expect("events");
     let summary: Vec<(String, String, String)> = events
@@ -347,20 +311,15 @@ async fn cors_allows_listed_origins_and_rate_limits_answer_429_with_retry_after(
 #[tokio::test]
 async fn an_admin_moves_a_source_only_between_scopes_it_holds() {
     let app = TestApp::new(Embed::Hashing).await;
-    let (status, out) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/ingest",
             &json!({"clientId": "c1", "projectId": "p1", "sourceUrn": "doc:plan", "kind": "doc", "content": "the migration plan"}),
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{out}");
-    let p1_admin = mint(
-        &app.store,
-        "p1-admin",
-        narrowed(Role::Admin, "c1", &["p1"], &[]),
-        None,
-    )
-    .await;
+    let p1_admin = app
+        .token("p1-admin", narrowed(Role::Admin, "c1", &["p1"], &[]))
+        .await;
     let body = json!({"projectId": "p1", "sourceUrn": "doc:plan", "toProjectId": "p2"}).to_string();
     let (status, out) = app
         .call(

@@ -75,57 +75,63 @@ async fn bad_input_is_rejected_with_a_code_and_changes_nothing() {
         (s.as_u16(), v["code"].as_str()),
         (400, Some("invalid_priority"))
     );
-    let (s, v) = app
-        .post(
+    // Other routes: the status and code of each refusal (a failure names the request).
+    for (method, uri, body, status, code) in [
+        (
+            "POST",
             "/api/v1/retrieve",
-            &json!({"clientId": "acme", "query": "x", "maxResults": 0}),
-        )
-        .await;
-    assert_eq!(
-        (s.as_u16(), v["code"].as_str()),
-        (400, Some("invalid_request"))
-    );
-    let (s, v) = app
-        .post("/api/v1/retrieve", &json!({"projectId": "p", "query": "x"}))
-        .await;
-    assert_eq!(
-        (s.as_u16(), v["code"].as_str()),
-        (400, Some("invalid_scope")),
-        "project without client"
-    );
-    let (s, v) = app.get("/api/v1/nope").await;
-    assert_eq!(
-        (s.as_u16(), v["code"].as_str()),
-        (404, Some("route_not_found"))
-    );
-    let (s, v) = app
-        .get("/api/v1/graph/node/jira:NOPE-1?clientId=acme")
-        .await;
-    assert_eq!((s.as_u16(), v["code"].as_str()), (404, Some("not_found")));
-    let (s, v) = app
-        .get("/api/v1/graph/node/jira:NOPE-1?clientId=acme&limit=5")
-        .await;
-    assert_eq!(
-        (s.as_u16(), v["code"].as_str()),
-        (400, Some("invalid_query")),
-        "unknown query parameters are refused"
-    );
-    let (s, v) = app.get("/api/v1/alias/resolve?clientId=acme").await;
-    assert_eq!(
-        (s.as_u16(), v["code"].as_str()),
-        (400, Some("invalid_query")),
-        "alias is required"
-    );
-    let (s, v) = app
-        .post(
+            Some(json!({"clientId": "acme", "query": "x", "maxResults": 0})),
+            400,
+            "invalid_request",
+        ),
+        // A project without its client.
+        (
+            "POST",
+            "/api/v1/retrieve",
+            Some(json!({"projectId": "p", "query": "x"})),
+            400,
+            "invalid_scope",
+        ),
+        ("GET", "/api/v1/nope", None, 404, "route_not_found"),
+        (
+            "GET",
+            "/api/v1/graph/node/jira:NOPE-1?clientId=acme",
+            None,
+            404,
+            "not_found",
+        ),
+        // Unknown query parameters are refused.
+        (
+            "GET",
+            "/api/v1/graph/node/jira:NOPE-1?clientId=acme&limit=5",
+            None,
+            400,
+            "invalid_query",
+        ),
+        // The alias is required.
+        (
+            "GET",
+            "/api/v1/alias/resolve?clientId=acme",
+            None,
+            400,
+            "invalid_query",
+        ),
+        (
+            "POST",
             "/api/v1/alias/merge",
-            &json!({"clientId": "acme", "source": "user:a", "target": "User:A"}),
-        )
-        .await;
-    assert_eq!(
-        (s.as_u16(), v["code"].as_str()),
-        (400, Some("invalid_request"))
-    );
+            Some(json!({"clientId": "acme", "source": "user:a", "target": "User:A"})),
+            400,
+            "invalid_request",
+        ),
+    ] {
+        let body = body.map(|b| Body::from(b.to_string()));
+        let (s, v) = app.call(method, uri, body, &[]).await;
+        assert_eq!(
+            (s.as_u16(), v["code"].as_str()),
+            (status, Some(code)),
+            "{method} {uri}: {v}"
+        );
+    }
 
     assert_eq!(
         app.fingerprint().await,

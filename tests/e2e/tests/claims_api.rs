@@ -3,7 +3,7 @@
 //! changes that code → the claim is `evidenceStale` and in attention, a new claim supersedes
 //! it, and the history shows every event. Plus the refusals and scope isolation.
 
-use evident_e2e::{Embed, TestApp, bearer};
+use evident_e2e::{Embed, TestApp, bearer, field_strs};
 use serde_json::{Value, json};
 
 const C1: &str = "1111111111111111111111111111111111111111";
@@ -13,25 +13,22 @@ const RETRY_V1: &str = "use std::time::Duration;\n\n/// How long a failed upload
 const RETRY_V2: &str = "use std::time::Duration;\n\n/// How long a failed upload is retried before giving up.\npub fn retry_cap() -> Duration {\n    // ten minutes since the storage migration\n    Duration::from_secs(600)\n}\n";
 
 async fn push(app: &TestApp, commit: &str, content: &str) {
-    let (s, v) = app
-        .post(
-            "/api/v1/ingest/git-structure",
-            &json!({"clientId": "acme", "repository": "uploader", "branch": "main", "commit": commit,
+    app.post_ok(
+        "/api/v1/ingest/git-structure",
+        &json!({"clientId": "acme", "repository": "uploader", "branch": "main", "commit": commit,
                     "files": [{"path": "src/retry.rs", "content": content}]}),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    )
+    .await;
 }
 
 /// The chunk of `src/retry.rs` that holds `retry_cap`, found as an agent would: retrieve.
 async fn retry_chunk(app: &TestApp) -> (String, Value) {
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/retrieve",
             &json!({"clientId": "acme", "query": "retry_cap Duration from_secs", "maxResults": 10}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let item = v["items"]
         .as_array()
         .expect("items")
@@ -53,14 +50,8 @@ async fn call_as(
     body: Option<Value>,
     secret: &str,
 ) -> (axum::http::StatusCode, Value) {
-    let auth = bearer(secret);
-    app.call(
-        method,
-        uri,
-        body.map(|b| axum::body::Body::from(b.to_string())),
-        &[("authorization", auth.as_str())],
-    )
-    .await
+    app.call_auth(&bearer(secret), method, uri, body.as_ref())
+        .await
 }
 
 fn learn_body(text: &str, chunk: &str) -> Value {
@@ -80,13 +71,12 @@ async fn a_learned_fact_follows_its_evidence_through_a_commit() {
     push(&app, C1, RETRY_V1).await;
     let (chunk, item) = retry_chunk(&app).await;
 
-    let (s, claim) = app
-        .post(
+    let claim = app
+        .post_ok(
             "/api/v1/claims",
             &learn_body("the retry cap is five minutes", &chunk),
         )
         .await;
-    assert_eq!(s, 200, "{claim}");
     let id = claim["id"].as_str().expect("id").to_string();
     assert!(id.starts_with("clm_"), "{claim}");
     assert_eq!(claim["status"], "observed");
@@ -96,13 +86,12 @@ async fn a_learned_fact_follows_its_evidence_through_a_commit() {
     );
 
     // Recall finds it, with the file and line range of its evidence.
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/claims/recall",
             &json!({"clientId": "acme", "question": "what is the retry cap?"}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let hit = &v["claims"][0];
     assert_eq!(hit["id"], id.as_str(), "{v}");
     let cite = hit["citations"][0]["citation"].as_str().expect("citation");
@@ -114,21 +103,19 @@ async fn a_learned_fact_follows_its_evidence_through_a_commit() {
     assert_eq!(hit["citations"][0]["live"], true);
 
     // The claim's node is about the service it names, evidenced by the claim's own chunk.
-    let (s, v) = app
-        .get(&format!("/api/v1/graph/node/claim:{id}?clientId=acme"))
+    let v = app
+        .get_ok(&format!("/api/v1/graph/node/claim:{id}?clientId=acme"))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert!(v.to_string().contains("service:uploader"), "{v}");
 
     // Retrieve answers with the claim as its own item type, not as a passage; a question
     // naming what it is about finds it through the graph (`about` edge).
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/retrieve",
             &json!({"clientId": "acme", "query": "retry cap five minutes"}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["claims"][0]["claim"]["id"], id.as_str(), "{v}");
     assert!(
         v["items"]
@@ -156,8 +143,9 @@ async fn a_learned_fact_follows_its_evidence_through_a_commit() {
 
     // A later commit changes that code: the chunk's text is gone, the claim is stale.
     push(&app, C2, RETRY_V2).await;
-    let (s, v) = app.get(&format!("/api/v1/claims/{id}?clientId=acme")).await;
-    assert_eq!(s, 200, "{v}");
+    let v = app
+        .get_ok(&format!("/api/v1/claims/{id}?clientId=acme"))
+        .await;
     assert_eq!(v["evidenceStale"], true, "{v}");
     assert_eq!(v["status"], "observed", "stale is not a status change");
     assert_eq!(v["citations"][0]["live"], false);
@@ -180,30 +168,22 @@ async fn a_learned_fact_follows_its_evidence_through_a_commit() {
     assert_ne!(new_chunk, chunk);
     let mut body = learn_body("the retry cap is ten minutes", &new_chunk);
     body["supersedes"] = json!(id);
-    let (s, newer) = app.post("/api/v1/claims", &body).await;
-    assert_eq!(s, 200, "{newer}");
+    let newer = app.post_ok("/api/v1/claims", &body).await;
     let new_id = newer["id"].as_str().expect("id");
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             &format!("/api/v1/claims/{id}/supersede"),
             &json!({"clientId": "acme", "by": new_id, "reason": "the cap changed in the storage migration"}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["status"], "superseded");
     assert_eq!(v["supersededBy"], new_id);
 
     // History: learned, evidence went stale, superseded.
-    let (s, v) = app
-        .get(&format!("/api/v1/claims/{id}/history?clientId=acme"))
+    let v = app
+        .get_ok(&format!("/api/v1/claims/{id}/history?clientId=acme"))
         .await;
-    assert_eq!(s, 200, "{v}");
-    let changes: Vec<&str> = v["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .filter_map(|e| e["change"].as_str())
-        .collect();
+    let changes = field_strs(&v["events"], "change");
     assert_eq!(changes, ["learned", "evidence_stale", "transition"], "{v}");
     assert_eq!(v["events"][1]["staleChunks"], json!([chunk]));
     assert_eq!(v["events"][2]["to"], "superseded");
@@ -216,12 +196,7 @@ async fn a_learned_fact_follows_its_evidence_through_a_commit() {
             &json!({"clientId": "acme", "question": "what is the retry cap?"}),
         )
         .await;
-    let ids: Vec<&str> = v["claims"]
-        .as_array()
-        .expect("claims")
-        .iter()
-        .filter_map(|c| c["id"].as_str())
-        .collect();
+    let ids = field_strs(&v["claims"], "id");
     assert_eq!(ids, [new_id], "{v}");
     let (_, v) = app
         .post(
@@ -291,11 +266,13 @@ async fn refusals_change_nothing() {
         );
     }
     // A hypothesis may rest on model reasoning alone.
-    let (s, h) = app
-        .post("/api/v1/claims", &json!({"clientId": "acme", "text": "uploads may be retried twice", "status": "hypothesis", "confidence": 0.3,
-                "evidence": [{"kind": "model_inference", "ref": "msg-9", "note": "guess from the logs"}]}))
+    let h = app
+        .post_ok(
+            "/api/v1/claims",
+            &json!({"clientId": "acme", "text": "uploads may be retried twice", "status": "hypothesis", "confidence": 0.3,
+                "evidence": [{"kind": "model_inference", "ref": "msg-9", "note": "guess from the logs"}]}),
+        )
         .await;
-    assert_eq!(s, 200, "{h}");
     let id = h["id"].as_str().expect("id");
     // hypothesis → verified is not in the table.
     let (s, v) = app
@@ -309,10 +286,12 @@ async fn refusals_change_nothing() {
         (409, Some("invalid_transition")),
         "{v}"
     );
-    let (s, v) = app
-        .post(&format!("/api/v1/claims/{id}/transition"), &json!({"clientId": "acme", "to": "observed", "evidence": [{"kind": "tool_result", "ref": "tc-1"}]}))
+    app
+        .post_ok(
+            &format!("/api/v1/claims/{id}/transition"),
+            &json!({"clientId": "acme", "to": "observed", "evidence": [{"kind": "tool_result", "ref": "tc-1"}]}),
+        )
         .await;
-    assert_eq!(s, 200, "{v}");
     let (s, v) = app
         .post(
             &format!("/api/v1/claims/{id}/dispute"),
@@ -357,61 +336,27 @@ async fn another_client_never_sees_a_claim_and_only_admins_or_the_learner_supers
     let other_writer = app.client_token("w2-acme", "acme", Role::Write).await;
     let outsider = app.client_token("w-other", "other", Role::Admin).await;
     let learn = |text: &str| json!({"clientId": "acme", "text": text, "evidence": [{"kind": "url", "ref": "https://docs.example/retry"}]});
-    let (s, a) = call_as(
-        &app,
-        "POST",
-        "/api/v1/claims",
-        Some(learn("retries back off exponentially")),
-        &writer,
-    )
-    .await;
-    assert_eq!(s, 200, "{a}");
-    let (_, b) = call_as(
-        &app,
-        "POST",
-        "/api/v1/claims",
-        Some(learn("retries back off linearly")),
-        &writer,
-    )
-    .await;
-    let (a, b) = (a["id"].as_str().expect("id"), b["id"].as_str().expect("id"));
-    assert_eq!(
-        call_as(
-            &app,
-            "GET",
-            &format!("/api/v1/claims/{a}?clientId=acme"),
-            None,
-            &writer
-        )
-        .await
-        .0,
-        200
-    );
-    // Another client: forbidden by its grant, and not found under its own client id.
-    assert_eq!(
-        call_as(
-            &app,
-            "GET",
-            &format!("/api/v1/claims/{a}?clientId=acme"),
-            None,
-            &outsider
-        )
-        .await
-        .0,
-        403
-    );
-    assert_eq!(
-        call_as(
-            &app,
-            "GET",
-            &format!("/api/v1/claims/{a}?clientId=other"),
-            None,
-            &outsider
-        )
-        .await
-        .0,
-        404
-    );
+    let mut ids = Vec::new();
+    for text in [
+        "retries back off exponentially",
+        "retries back off linearly",
+    ] {
+        let (s, v) = call_as(&app, "POST", "/api/v1/claims", Some(learn(text)), &writer).await;
+        assert_eq!(s, 200, "{text}: {v}");
+        ids.push(v["id"].as_str().expect("id").to_string());
+    }
+    let (a, b) = (ids[0].as_str(), ids[1].as_str());
+    // Its learner reads claim `a`; another client is forbidden by its grant, and finds
+    // nothing under its own client id.
+    for (who, secret, client, want) in [
+        ("the learner", &writer, "acme", 200),
+        ("another client", &outsider, "acme", 403),
+        ("another client", &outsider, "other", 404),
+    ] {
+        let uri = format!("/api/v1/claims/{a}?clientId={client}");
+        let (s, v) = call_as(&app, "GET", &uri, None, secret).await;
+        assert_eq!(s, want, "{who} reads {uri}: {v}");
+    }
     let (_, v) = call_as(
         &app,
         "POST",
@@ -422,8 +367,12 @@ async fn another_client_never_sees_a_claim_and_only_admins_or_the_learner_supers
     .await;
     assert_eq!(v["claims"].as_array().map(Vec::len), Some(0), "{v}");
     // A project reader does not see another project's claim.
-    let (s, p) = app.post("/api/v1/claims", &json!({"clientId": "acme", "projectId": "p1", "text": "p1 uses saga", "evidence": [{"kind": "file", "ref": "src/saga.rs"}]})).await;
-    assert_eq!(s, 200, "{p}");
+    let p = app
+        .post_ok(
+            "/api/v1/claims",
+            &json!({"clientId": "acme", "projectId": "p1", "text": "p1 uses saga", "evidence": [{"kind": "file", "ref": "src/saga.rs"}]}),
+        )
+        .await;
     let pid = p["id"].as_str().expect("id");
     assert_eq!(
         app.get(&format!("/api/v1/claims/{pid}?clientId=acme&projectId=p2"))

@@ -4,7 +4,7 @@
 
 use axum::body::Body;
 use evident_core::access::Role;
-use evident_e2e::{Embed, TestApp, bearer};
+use evident_e2e::{Embed, TestApp, bearer, field_strs};
 use serde_json::{Value, json};
 
 fn piece(urn: &str, content: &str, kt: &str, it: &str, tags: &[&str], entity: &str) -> Value {
@@ -41,8 +41,7 @@ async fn fixture(app: &TestApp) {
             "user:bob",
         ),
     ] {
-        let (s, out) = app.post("/api/v1/ingest", &body).await;
-        assert_eq!(s, 200, "{out}");
+        app.post_ok("/api/v1/ingest", &body).await;
     }
     let (s, out) = app
         .call(
@@ -66,39 +65,31 @@ async fn typed_pieces_route_into_cited_sections_within_budgets() {
     fixture(&app).await;
 
     // Typed filters on retrieve and by-kind.
-    let (s, pack) = app
-        .post(
+    let pack = app
+        .post_ok(
             "/api/v1/retrieve",
             &json!({"clientId": "acme", "query": "mesh quality Smagorinsky CFL", "infoTypes": ["instructions", "skills"]}),
         )
         .await;
-    assert_eq!(s, 200, "{pack}");
-    let urns: Vec<&str> = pack["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .filter_map(|i| i["sourceUrn"].as_str())
-        .collect();
+    let urns = field_strs(&pack["items"], "sourceUrn");
     assert!(
         urns.contains(&"piece:mesh") && urns.contains(&"piece:ramp"),
         "{urns:?}"
     );
     assert!(!urns.contains(&"piece:smag"), "{urns:?}");
-    let (s, listed) = app
-        .post(
+    let listed = app
+        .post_ok(
             "/api/v1/chunks/by-kind",
             &json!({"clientId": "acme", "kinds": ["piece"], "entity": "user:alice", "knowledgeTypes": ["fact"]}),
         )
         .await;
-    assert_eq!(s, 200, "{listed}");
     let chunks = listed["chunks"].as_array().expect("chunks");
     assert_eq!(chunks.len(), 1, "{listed}");
     assert_eq!(chunks[0]["sourceUrn"], "piece:smag");
     assert_eq!(chunks[0]["metadata"]["knowledge"]["entity"], "user:alice");
 
     let body = json!({"clientId": "acme", "activeEntity": "user:alice", "query": "mesh"});
-    let (s, a) = app.post("/api/v1/context", &body).await;
-    assert_eq!(s, 200, "{a}");
+    let a = app.post_ok("/api/v1/context", &body).await;
     assert_eq!(
         a["sections"]["user_profile"],
         "specialization: turbomachinery [1]\nteam: aero [2]"
@@ -117,14 +108,13 @@ async fn typed_pieces_route_into_cited_sections_within_budgets() {
 
     // Budgets: each section within its own, the best-ranked line kept.
     let first = evident_kb::context::tokens::count("specialization: turbomachinery [1]");
-    let (s, cut) = app
-        .post(
+    let cut = app
+        .post_ok(
             "/api/v1/context",
             &json!({"clientId": "acme", "activeEntity": "user:alice",
                     "sections": {"user_profile": {"budgetTokens": first + 1}}}),
         )
         .await;
-    assert_eq!(s, 200, "{cut}");
     assert_eq!(cut["tokens"]["user_profile"], first);
     assert_eq!(
         cut["sections"]["user_profile"],
@@ -199,24 +189,20 @@ async fn bad_input_is_refused_whole_and_grants_hold() {
     // A token of another client sees nothing of acme's, a reader writes no profile.
     let outsider = app.client_token("globex", "globex", Role::Write).await;
     let (s, _) = app
-        .call(
+        .call_auth(
+            &bearer(&outsider),
             "POST",
             "/api/v1/context",
-            Some(Body::from(
-                json!({"clientId": "acme", "activeEntity": "user:alice"}).to_string(),
-            )),
-            &[("authorization", &bearer(&outsider))],
+            Some(&json!({"clientId": "acme", "activeEntity": "user:alice"})),
         )
         .await;
     assert_eq!(s, 403);
     let (s, own) = app
-        .call(
+        .call_auth(
+            &bearer(&outsider),
             "POST",
             "/api/v1/context",
-            Some(Body::from(
-                json!({"clientId": "globex", "activeEntity": "user:alice"}).to_string(),
-            )),
-            &[("authorization", &bearer(&outsider))],
+            Some(&json!({"clientId": "globex", "activeEntity": "user:alice"})),
         )
         .await;
     assert_eq!(s, 200, "{own}");
@@ -230,13 +216,11 @@ async fn bad_input_is_refused_whole_and_grants_hold() {
     );
     let reader = app.client_token("reader", "acme", Role::Read).await;
     let (s, _) = app
-        .call(
+        .call_auth(
+            &bearer(&reader),
             "PUT",
             "/api/v1/graph/node/user%3Aalice/profile",
-            Some(Body::from(
-                json!({"clientId": "acme", "properties": {"a": "b"}}).to_string(),
-            )),
-            &[("authorization", &bearer(&reader))],
+            Some(&json!({"clientId": "acme", "properties": {"a": "b"}})),
         )
         .await;
     assert_eq!(s, 403);
@@ -263,8 +247,7 @@ async fn the_structured_loader_writes_valid_items_in_one_source() {
                        "properties": {"piece_id": "les"}}]
         }
     });
-    let (s, report) = app.post("/api/v1/ingest/structured", &file).await;
-    assert_eq!(s, 200, "{report}");
+    let report = app.post_ok("/api/v1/ingest/structured", &file).await;
     assert_eq!(
         report["written"],
         json!({"pieces": 1, "entities": 2, "nodes": 1, "edges": 1})
@@ -280,13 +263,12 @@ async fn the_structured_loader_writes_valid_items_in_one_source() {
     assert_eq!(s, 200);
     assert_eq!(again["outcome"]["status"], "skipped_unchanged", "{again}");
 
-    let (s, a) = app
-        .post(
+    let a = app
+        .post_ok(
             "/api/v1/context",
             &json!({"clientId": "acme", "activeEntity": "user:alice"}),
         )
         .await;
-    assert_eq!(s, 200, "{a}");
     assert_eq!(
         a["sections"]["user_profile"], "team: aero [1]\norganization: NASA [2]",
         "{a}"
@@ -296,8 +278,6 @@ async fn the_structured_loader_writes_valid_items_in_one_source() {
         ctx.contains("[procedure] Initialize LES from converged RANS."),
         "{a}"
     );
-    let (s, node) = app
-        .get("/api/v1/graph/node/technique%3Ales?clientId=acme")
+    app.get_ok("/api/v1/graph/node/technique%3Ales?clientId=acme")
         .await;
-    assert_eq!(s, 200, "{node}");
 }

@@ -16,13 +16,12 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tran
 const TALKS: [&str; 3] = ["kd_speech", "ac_encoding", "ay_tensorflow"];
 
 async fn retrieve(app: &TestApp, query: &str, max: usize) -> EvidencePack {
-    let (status, pack) = app
-        .post(
+    let pack = app
+        .post_ok(
             "/api/v1/retrieve",
             &json!({ "query": query, "clientId": "acme", "maxResults": max }),
         )
         .await;
-    assert_eq!(status, 200, "{pack}");
     serde_json::from_value(pack).expect("evidence pack")
 }
 
@@ -53,8 +52,7 @@ async fn a_quoted_phrase_wins_among_near_duplicates() {
     ];
     for (urn, content) in docs {
         let body = json!({"clientId": "acme", "sourceUrn": urn, "kind": "doc", "content": content});
-        let (status, out) = app.post("/api/v1/ingest", &body).await;
-        assert_eq!(status, 200, "{out}");
+        app.post_ok("/api/v1/ingest", &body).await;
     }
     // Unquoted, the 8 words are a verbatim query: BM25 prefers the dense near-duplicates
     // (what the phrase has to overcome), the verified phrase puts the minutes first.

@@ -3,23 +3,20 @@
 //! (report → claim → findings → construction; the built-in acquirer), a dead agent's claim
 //! expiring under an injected clock, and `retrieve` recording a gap.
 
-use std::sync::Arc;
-
-use axum::body::Body;
+use axum::http::StatusCode;
 use evident_core::access::Role;
 use evident_e2e::{Embed, TestApp, bearer, enc};
-use evident_qualifier::{Outcome, Qualifier, QueueConfig};
-use evident_store::queue::{Clock, ManualClock, PriorityBand};
+use evident_qualifier::Outcome;
+use evident_store::queue::Clock;
 use serde_json::{Value, json};
 
 async fn ingest(app: &TestApp, client: &str, urn: &str, content: &str) {
-    let (s, v) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/ingest",
             &json!({"clientId": client, "sourceUrn": urn, "kind": "doc", "title": urn, "content": content}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
 }
 
 /// The chunk ids of a stored source.
@@ -36,14 +33,7 @@ async fn chunk_ids(app: &TestApp, client: &str, urn: &str) -> Vec<String> {
 }
 
 async fn drain(app: &TestApp) -> usize {
-    let q = Qualifier {
-        queue: app.kb.stores().queue.clone(),
-        handlers: evident_kb::TaskHandlers::new(&app.kb),
-        clock: Arc::new(ManualClock::new(i64::MAX / 2)),
-        config: QueueConfig::default(),
-        worker_id: "test".into(),
-        band: PriorityBand::ALL,
-    };
+    let q = app.qualifier();
     let mut n = 0;
     while let Outcome::Processed { state, .. } = q.process_next().await.expect("process") {
         let (_, tasks) = app.get("/api/v1/queue?clientId=acme").await;
@@ -51,6 +41,22 @@ async fn drain(app: &TestApp) -> usize {
         n += 1;
     }
     n
+}
+
+/// The edges one hop out of `service:payments`, as `POST /api/v1/traverse` answers.
+async fn payments_edges(app: &TestApp) -> Value {
+    let body = json!({"clientId": "acme", "startKey": "service:payments", "maxDepth": 1});
+    app.post_ok("/api/v1/traverse", &body).await
+}
+
+/// `DELETE /api/v1/graph/edges` of the edge `from` -`edge_type`-> `to` in client acme.
+async fn delete_edge(app: &TestApp, from: &str, edge_type: &str, to: &str) -> (StatusCode, Value) {
+    let uri = format!(
+        "/api/v1/graph/edges?clientId=acme&from={}&edgeType={edge_type}&to={}",
+        enc(from),
+        enc(to)
+    );
+    app.call("DELETE", &uri, None, &[]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,24 +148,18 @@ async fn graph_writes_need_visible_evidence_and_change_nothing_twice() {
         ))
         .await;
     assert_eq!(node["evidenceChunkIds"], json!([ours[0]]), "{node}");
-    let (_, edges) = app
-        .post(
-            "/api/v1/traverse",
-            &json!({"clientId": "acme", "startKey": "service:payments", "maxDepth": 1}),
-        )
-        .await;
+    let edges = payments_edges(&app).await;
     let e = &edges["edges"][0];
     assert_eq!(e["props"]["assertedBy"], "acme-writer", "{edges}");
     assert_eq!(e["props"]["phase"], "construction");
     // Inline text evidence becomes an assertion chunk, cited like any other.
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/graph/batch",
             &json!({"clientId": "acme", "nodes": [{"key": "Team:Payments", "type": "team", "evidence": {"text": "The payments team owns the service."}}],
                     "edges": [{"from": "team:payments", "edgeType": "owns", "to": "service:payments", "evidence": {"text": "The payments team owns the service."}}]}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let cited = v["evidenceChunkIds"].as_array().expect("ids").clone();
     assert_eq!(cited.len(), 1, "one chunk for one text: {v}");
     let (_, pack) = app
@@ -183,42 +183,14 @@ async fn graph_writes_need_visible_evidence_and_change_nothing_twice() {
     assert_eq!(item["locator"]["type"], "assertion");
 
     // Delete: an agent's edge goes; a source's edge is refused.
-    let del = |from: &str, t: &str, to: &str| {
-        format!(
-            "/api/v1/graph/edges?clientId=acme&from={}&edgeType={t}&to={}",
-            enc(from),
-            enc(to)
-        )
-    };
-    let (s, v) = app
-        .call(
-            "DELETE",
-            &del("service:payments", "uses", "concept:backoff"),
-            None,
-            &[],
-        )
-        .await;
+    let (s, v) = delete_edge(&app, "service:payments", "uses", "concept:backoff").await;
     assert_eq!(s, 200, "{v}");
-    let (s, _) = app
-        .call(
-            "DELETE",
-            &del("service:payments", "uses", "concept:backoff"),
-            None,
-            &[],
-        )
-        .await;
+    let (s, _) = delete_edge(&app, "service:payments", "uses", "concept:backoff").await;
     assert_eq!(s, 404);
     // Asserted again, it is back.
-    let (s, v) = app
-        .post("/api/v1/graph/edges", &edge(json!({"chunkIds": [ours[0]]})))
+    app.post_ok("/api/v1/graph/edges", &edge(json!({"chunkIds": [ours[0]]})))
         .await;
-    assert_eq!(s, 200, "{v}");
-    let (_, back) = app
-        .post(
-            "/api/v1/traverse",
-            &json!({"clientId": "acme", "startKey": "service:payments", "maxDepth": 1}),
-        )
-        .await;
+    let back = payments_edges(&app).await;
     assert!(
         back["edges"]
             .as_array()
@@ -227,14 +199,7 @@ async fn graph_writes_need_visible_evidence_and_change_nothing_twice() {
     );
     let (_, g) = app.post("/api/v1/ingest", &json!({"clientId": "acme", "sourceUrn": "doc:rel2", "kind": "doc", "content": "Checkout depends on payments.", "relationships": ["service:checkout|depends_on|service:payments"]})).await;
     assert!(g.is_object());
-    let (s, v) = app
-        .call(
-            "DELETE",
-            &del("service:checkout", "depends_on", "service:payments"),
-            None,
-            &[],
-        )
-        .await;
+    let (s, v) = delete_edge(&app, "service:checkout", "depends_on", "service:payments").await;
     assert_eq!(
         (s.as_u16(), v["code"].as_str()),
         (409, Some("not_agent_written")),
@@ -266,10 +231,9 @@ async fn the_gap_loop_from_report_to_constructed_and_the_builtin_acquirer() {
     let first = v["gaps"][0]["gapId"].as_str().expect("id").to_string();
     let second = v["gaps"][1]["gapId"].as_str().expect("id").to_string();
     // The agent claims the first (the built-in gap is not an agent's to take).
-    let (s, c) = app
-        .post("/api/v1/gaps/claim", &json!({"clientId": "acme"}))
+    let c = app
+        .post_ok("/api/v1/gaps/claim", &json!({"clientId": "acme"}))
         .await;
-    assert_eq!(s, 200, "{c}");
     assert_eq!(c["gap"]["gapId"], first.as_str());
     let epoch = c["epoch"].as_i64().expect("epoch");
     // A failure reason with a credential is refused and the claim stands.
@@ -288,15 +252,14 @@ async fn the_gap_loop_from_report_to_constructed_and_the_builtin_acquirer() {
         .get(&format!("/api/v1/gaps/{first}?clientId=acme"))
         .await;
     assert_eq!(g["state"], "acquiring", "{g}");
-    let (s, f) = app
-        .post(
+    let f = app
+        .post_ok(
             &format!("/api/v1/gaps/{first}/findings"),
             &json!({"clientId": "acme", "epoch": epoch,
                     "markdown": "# Broker\n\nThe payments service (service:payments) publishes settlement events to the Kafka cluster broker:kafka_eu_1.",
                     "sources": ["https://wiki.example/payments"]}),
         )
         .await;
-    assert_eq!(s, 200, "{f}");
     assert_eq!(f["state"], "acquired");
     let findings: Vec<String> = f["findings"]["chunkIds"]
         .as_array()
@@ -305,8 +268,8 @@ async fn the_gap_loop_from_report_to_constructed_and_the_builtin_acquirer() {
         .map(|c| c.as_str().expect("id").to_string())
         .collect();
     assert!(!findings.is_empty());
-    let (s, v) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/graph/batch",
             &json!({"clientId": "acme", "gapId": first,
                     "nodes": [{"key": "service:payments", "type": "service", "evidence": {"chunkIds": findings}},
@@ -314,7 +277,6 @@ async fn the_gap_loop_from_report_to_constructed_and_the_builtin_acquirer() {
                     "edges": [{"from": "service:payments", "edgeType": "publishes_to", "to": "broker:kafka_eu_1", "evidence": {"chunkIds": findings}}]}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let (_, gap) = app
         .get(&format!("/api/v1/gaps/{first}?clientId=acme"))
         .await;
@@ -449,19 +411,8 @@ async fn a_dead_agents_claim_expires_and_the_gap_is_claimed_again_once() {
 }
 
 /// POSTs `body` to `uri` with `auth` as the `authorization` header.
-async fn post_as(
-    app: &TestApp,
-    uri: &str,
-    body: &Value,
-    auth: &str,
-) -> (axum::http::StatusCode, Value) {
-    app.call(
-        "POST",
-        uri,
-        Some(Body::from(body.to_string())),
-        &[("authorization", auth)],
-    )
-    .await
+async fn post_as(app: &TestApp, uri: &str, body: &Value, auth: &str) -> (StatusCode, Value) {
+    app.call_auth(auth, "POST", uri, Some(body)).await
 }
 
 /// An app whose client `acme` holds one document, about invoices.
@@ -536,10 +487,9 @@ async fn context_with_record_gap_opens_the_same_gap_as_retrieve() {
             .as_str()
             .is_some_and(|t| t.contains("Invoices are generated"))
     );
-    let (s, miss) = app
-        .post("/api/v1/context", &ask("zebra quantum saxophone"))
+    let miss = app
+        .post_ok("/api/v1/context", &ask("zebra quantum saxophone"))
         .await;
-    assert_eq!(s, 200, "{miss}");
     assert_eq!(miss["recordedGap"]["state"], "open", "{miss}");
     // Without `recordGap` nothing is opened; through retrieve the same question is the same gap.
     let (_, plain) = app

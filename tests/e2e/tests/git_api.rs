@@ -3,7 +3,7 @@
 //! engineering orchestrator asks of code — who changed X, which commits touched F, what
 //! methods does C have, what imports M — answered by traverse and retrieve.
 
-use evident_e2e::{Embed, TestApp, enc};
+use evident_e2e::{Embed, TestApp, enc, field_strs};
 use serde_json::{Value, json};
 
 const CART: &str = "package shop;\n\nimport java.util.List;\n\npublic class Cart {\n    private List<Item> items;\n\n    public int total() {\n        int sum = 0;\n        for (Item i : items) {\n            sum += i.price();\n        }\n        return sum;\n    }\n\n    public void clear() {\n        items.clear();\n    }\n}\n";
@@ -34,14 +34,12 @@ async fn traverse(
     types: &[&str],
     depth: usize,
 ) -> Value {
-    let (s, v) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/traverse",
             &json!({"clientId": "acme", "startKey": start, "direction": direction, "edgeTypes": types, "maxDepth": depth}),
         )
-        .await;
-    assert_eq!(s, 200, "{v}");
-    v
+        .await
 }
 
 fn node_keys(v: &Value) -> Vec<String> {
@@ -62,8 +60,8 @@ fn node_keys(v: &Value) -> Vec<String> {
 }
 
 async fn seed(app: &TestApp) {
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/ingest/git-structure",
             &json!({
                 "clientId": "acme", "repository": "shop", "branch": "main", "commit": C2,
@@ -81,23 +79,17 @@ async fn seed(app: &TestApp) {
             }),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         (v["received"].as_u64(), v["indexed"].as_u64()),
         (Some(4), Some(2)),
         "{v}"
     );
-    let skipped: Vec<&str> = v["skipped"]
-        .as_array()
-        .expect("skipped")
-        .iter()
-        .filter_map(|x| x["reason"].as_str())
-        .collect();
+    let skipped = field_strs(&v["skipped"], "reason");
     assert_eq!(skipped, vec!["vendored", "empty"], "{v}");
 
     let diff = "diff --git a/src/shop/Cart.java b/src/shop/Cart.java\n--- a/src/shop/Cart.java\n+++ b/src/shop/Cart.java\n@@ -9,3 +9,5 @@ public int total()\n         int sum = 0;\n-        for (Item i : items) sum += i.price();\n+        for (Item i : items) {\n+            sum += i.price();\n+        }\n         return sum;\n";
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/ingest/git-commits",
             &json!({
                 "clientId": "acme", "repository": "shop", "branch": "main", "issueTracker": "github:acme/shop",
@@ -113,7 +105,6 @@ async fn seed(app: &TestApp) {
             }),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["indexed"], 2, "{v}");
     assert!(
         v["skipped"][0]["reason"]
@@ -122,8 +113,8 @@ async fn seed(app: &TestApp) {
         "{v}"
     );
 
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/ingest/cpg",
             &json!({"clientId": "acme", "repository": "shop", "edges": [
                 {"from": "shop.Checkout.pay", "to": "shop.Cart.total", "type": "calls", "path": "src/shop/Checkout.kt", "line": 12},
@@ -131,7 +122,6 @@ async fn seed(app: &TestApp) {
             ]}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         (v["edges"].as_u64(), v["unresolved"].as_u64()),
         (Some(2), Some(1)),
@@ -189,13 +179,12 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
         assert!(reached.contains(&k), "{k} in {reached:?}");
     }
     // The commit fixes issue #7 of its tracker; the branch holds both commits.
-    let (s, v) = app
-        .get(&format!(
+    let v = app
+        .get_ok(&format!(
             "/api/v1/graph/node/{}?clientId=acme",
             enc(&format!("commit:{C2}"))
         ))
         .await;
-    assert_eq!(s, 200, "{v}");
     let edges = v["edges"].as_array().expect("edges");
     assert!(
         edges
@@ -249,10 +238,12 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
     assert!(node_keys(&v).contains(&"symbol:shop/shop.Cart.total()".to_string()));
 
     // Retrieval over code: the diff chunk cites file, lines and commit; code chunks the symbol.
-    let (s, pack) = app
-        .post("/api/v1/retrieve", &json!({"clientId": "acme", "query": "who changed the cart total price loop", "maxResults": 10}))
+    let pack = app
+        .post_ok(
+            "/api/v1/retrieve",
+            &json!({"clientId": "acme", "query": "who changed the cart total price loop", "maxResults": 10}),
+        )
         .await;
-    assert_eq!(s, 200, "{pack}");
     let items = pack["items"].as_array().expect("items");
     let diff = items
         .iter()
@@ -377,14 +368,13 @@ async fn bad_pushes_are_refused_and_change_nothing() {
         "refused pushes wrote nothing"
     );
     // A pushed file with a credential is stored redacted, never verbatim.
-    let (s, v) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/ingest/git-structure",
             &json!({"clientId": "acme", "repository": "r", "branch": "main",
                     "files": [{"path": "config/app.yaml", "content": "db:\n  password: \"hunter2-super-secret\"\n  port: 5432\n"}]}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let (_, pack) = app
         .post(
             "/api/v1/chunks/by-kind",
@@ -405,13 +395,12 @@ async fn a_call_graph_push_may_exceed_the_file_and_commit_limit() {
     let edges: Vec<Value> = (0..5_001)
         .map(|i| json!({"from": "shop.Checkout.pay", "to": format!("lib.f{i}"), "type": "calls"}))
         .collect();
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/ingest/cpg",
             &json!({"clientId": "acme", "repository": "shop", "name": "big", "edges": edges}),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["edges"], 5_001, "{v}");
 }
 
@@ -422,8 +411,8 @@ async fn a_call_graph_push_may_exceed_the_file_and_commit_limit() {
 async fn a_commit_stored_again_keeps_the_links_of_every_branch() {
     let app = TestApp::new(Embed::Hashing).await;
     seed(&app).await;
-    let (s, v) = app
-        .post(
+    let v = app
+        .post_ok(
             "/api/v1/ingest/git-commits",
             &json!({
                 "clientId": "acme", "repository": "shop", "branch": "release",
@@ -435,7 +424,6 @@ async fn a_commit_stored_again_keeps_the_links_of_every_branch() {
             }),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["indexed"], 1, "{v}");
     let v = traverse(&app, &format!("commit:{C2}"), "in", &["has_commit"], 1).await;
     assert_eq!(

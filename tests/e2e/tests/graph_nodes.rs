@@ -87,8 +87,7 @@ async fn nodes_are_listed_by_type_a_page_at_a_time() {
     let mut listed = Vec::new();
     let mut uri = "/api/v1/graph/nodes?clientId=acme&type=thread&limit=2".to_string();
     for _ in 0..10 {
-        let (status, page) = app.get(&uri).await;
-        assert_eq!(status, 200, "{page}");
+        let page = app.get_ok(&uri).await;
         let keys = keys_of(&page);
         assert!(keys.len() <= 2, "{page}");
         listed.extend(keys);
@@ -118,10 +117,9 @@ async fn nodes_are_listed_by_type_a_page_at_a_time() {
     );
 
     // Empty `type` and `after` are no filter and the start; the default page holds them all.
-    let (status, all) = app
-        .get("/api/v1/graph/nodes?clientId=acme&type=&after=")
+    let all = app
+        .get_ok("/api/v1/graph/nodes?clientId=acme&type=&after=")
         .await;
-    assert_eq!(status, 200, "{all}");
     assert_eq!(keys_of(&all).len(), 7, "{all}");
     assert!(all["nextAfter"].is_null());
     let (_, other) = app
@@ -156,10 +154,9 @@ async fn listing_refuses_bad_input_with_a_clear_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_matches_structural_types_exactly() {
     let app = seeded().await;
-    let (status, issues) = app
-        .get("/api/v1/graph/search?clientId=acme&q=shop&type=issue")
+    let issues = app
+        .get_ok("/api/v1/graph/search?clientId=acme&q=shop&type=issue")
         .await;
-    assert_eq!(status, 200, "{issues}");
     assert_eq!(
         keys_of(&issues),
         [keys::issue("github", "acme/shop", 12).to_string()],

@@ -67,13 +67,12 @@ relationships: [ \"jira:PAY-7|fixed_by|commit:abc123\" ]
     }
 
     // Every format produced its edge; blocked_by is stored as blocks, reversed.
-    let (status, view) = app
-        .post(
+    let view = app
+        .post_ok(
             "/api/v1/traverse",
             &json!({"clientId": "acme", "startKey": "jira:PAY-7", "maxDepth": 1}),
         )
         .await;
-    assert_eq!(status, 200, "{view}");
     let edges = edge_set(&view);
     for expected in [
         ("jira:pay-7", "affects", "component:billing"), // bracket, in content
@@ -124,13 +123,12 @@ relationships: [ \"jira:PAY-7|fixed_by|commit:abc123\" ]
     assert_eq!(resolved["canonical"], "ž:příliš_žluťoučký");
 
     // Retrieval finds the chunk, expands the graph, and every citation resolves to a chunk.
-    let (status, pack) = app
-        .post(
+    let pack = app
+        .post_ok(
             "/api/v1/retrieve",
             &json!({"clientId": "acme", "query": "what did the checkout failure affect"}),
         )
         .await;
-    assert_eq!(status, 200, "{pack}");
     assert_eq!(pack["contentTrust"], "untrusted");
     let items = pack["items"].as_array().expect("items");
     assert!(!items.is_empty());
@@ -183,13 +181,12 @@ relationships: [ \"jira:PAY-7|fixed_by|commit:abc123\" ]
     }
 
     // Node endpoint and node search.
-    let (status, node) = app
-        .get(&format!(
+    let node = app
+        .get_ok(&format!(
             "/api/v1/graph/node/{}?clientId=acme",
             enc("jira:PAY-7")
         ))
         .await;
-    assert_eq!(status, 200, "{node}");
     assert_eq!(node["type"], "jira");
     assert_eq!(node["label"], "Payment outage");
     let (_, found) = app
@@ -275,13 +272,12 @@ async fn unchanged_is_skipped_and_a_changed_paragraph_re_embeds_only_its_chunks(
     );
 
     // Purge removes the rest.
-    let (status, purged) = app
-        .post(
+    let purged = app
+        .post_ok(
             "/api/v1/purge",
             &json!({"clientId": "acme", "sourceUrn": "doc:long"}),
         )
         .await;
-    assert_eq!(status, 200, "{purged}");
     assert_eq!(purged["chunks"], second["chunks"]["total"]);
     assert_eq!(app.fingerprint().await, (0, 0, 0));
     let (_, sources) = app.get("/api/v1/sources?clientId=acme").await;
@@ -309,13 +305,12 @@ async fn alias_merge_changes_resolution_and_ingest_uses_it() {
         .get("/api/v1/alias/resolve?clientId=acme&alias=user:jnovak")
         .await;
     assert_eq!(r["canonical"], "user:jan_novák");
-    let (s, m) = app
-        .post(
+    let m = app
+        .post_ok(
             "/api/v1/alias/merge",
             &json!({"clientId": "acme", "source": "user:jan_novák", "target": "person:jan"}),
         )
         .await;
-    assert_eq!(s, 200, "{m}");
     assert_eq!(m["moved"], 2);
     let (_, r) = app
         .get("/api/v1/alias/resolve?clientId=acme&alias=user:jnovak")
@@ -330,8 +325,12 @@ async fn alias_merge_changes_resolution_and_ingest_uses_it() {
     assert_eq!(stats["totalAliases"], 2);
     assert_eq!(stats["uniqueCanonicals"], 1);
 
-    let (s, out) = app.post("/api/v1/ingest", &json!({"clientId": "acme", "sourceUrn": "mail:1", "kind": "email", "content": "Reviewed by user:jnovak yesterday."})).await;
-    assert_eq!(s, 200, "{out}");
+    let out = app
+        .post_ok(
+            "/api/v1/ingest",
+            &json!({"clientId": "acme", "sourceUrn": "mail:1", "kind": "email", "content": "Reviewed by user:jnovak yesterday."}),
+        )
+        .await;
     assert_eq!(
         out["nodes"],
         json!(["user:jan"]),
@@ -374,15 +373,14 @@ async fn kept_chunks_follow_alias_merges_without_stale_evidence() {
     assert_eq!(s, 200);
     // Only the last paragraph changes; the first chunk is kept (not re-embedded) but its ref
     // now resolves to user:jan.
-    let (s, out) = app
-        .post(
+    let out = app
+        .post_ok(
             "/api/v1/ingest",
             &body(paragraphs(
                 "Second version of the closing paragraph, rewritten entirely and differently.",
             )),
         )
         .await;
-    assert_eq!(s, 200, "{out}");
     assert!(
         out["chunks"]["unchanged"].as_u64().is_some_and(|n| n >= 1),
         "{out}"
@@ -403,13 +401,12 @@ async fn kept_chunks_follow_alias_merges_without_stale_evidence() {
         old.is_empty(),
         "no stale evidence keeps the merged-away node alive: {old:?}"
     );
-    let (s, node) = app
-        .get(&format!(
+    let node = app
+        .get_ok(&format!(
             "/api/v1/graph/node/{}?clientId=acme",
             enc("user:jan")
         ))
         .await;
-    assert_eq!(s, 200, "{node}");
     assert_eq!(node["evidenceChunkIds"].as_array().map(Vec::len), Some(1));
     let report = app.store.check_integrity().await.expect("integrity");
     assert!(report.is_ok(), "{report:?}");

@@ -2,7 +2,7 @@
 //! filter's answers, the queued write at priority 4, one document per task whose re-run
 //! re-embeds only changed sections, and the outcome's graph.
 
-use evident_e2e::{CountingEmbedder, Embed, TestApp, enc};
+use evident_e2e::{CountingEmbedder, Embed, TestApp, enc, field_strs};
 use evident_qualifier::Outcome;
 use serde_json::{Value, json};
 
@@ -124,13 +124,12 @@ async fn an_outcome_is_queued_at_priority_4_replaced_on_re_run_and_linked_in_the
     );
 
     // Graph: the outcome node and its typed links, each edge with evidence.
-    let (s, view) = app
-        .post(
+    let view = app
+        .post_ok(
             "/api/v1/traverse",
             &json!({"clientId": "acme", "startKey": "task_outcome:t-42", "maxDepth": 1}),
         )
         .await;
-    assert_eq!(s, 200, "{view}");
     let edges = view["edges"].as_array().expect("edges");
     let targets = |t: &str| -> Vec<String> {
         edges
@@ -182,12 +181,7 @@ async fn an_outcome_is_queued_at_priority_4_replaced_on_re_run_and_linked_in_the
             &json!({"clientId": "acme", "query": "non-retryable errors backoff", "kinds": ["task_outcome"]}),
         )
         .await;
-    let texts: Vec<&str> = pack["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .filter_map(|i| i["content"].as_str())
-        .collect();
+    let texts = field_strs(&pack["items"], "content");
     assert!(texts.iter().any(|t| t.contains("fail fast")), "{pack}");
     assert!(
         !texts.iter().any(|t| t.contains("should not have backoff")),

@@ -4,7 +4,7 @@
 
 use evident_ai::Priority;
 use evident_core::{PreparedChunk, PreparedSource, Scope};
-use evident_e2e::{Embed, TestApp};
+use evident_e2e::{Embed, TestApp, field_strs};
 use evident_qualifier::Outcome;
 use evident_store::queue::TaskState;
 use serde_json::{Value, json};
@@ -17,14 +17,22 @@ fn doc(project: &str, content: &str) -> Value {
     })
 }
 
+/// `POST /api/v1/purge` of `doc:owned` from `project` (`None`: the client level).
+async fn purge(app: &TestApp, project: Option<&str>) -> (axum::http::StatusCode, Value) {
+    let mut body = json!({"clientId": "acme", "sourceUrn": "doc:owned"});
+    if let Some(p) = project {
+        body["projectId"] = json!(p);
+    }
+    app.post("/api/v1/purge", &body).await
+}
+
 /// What p1 sees of the source: its registry scope and the chunk texts retrieve returns.
 async fn seen_by(app: &TestApp, project: &str) -> (Value, Vec<String>) {
-    let (s, v) = app
-        .get(&format!(
+    let v = app
+        .get_ok(&format!(
             "/api/v1/sources?clientId=acme&projectId={project}"
         ))
         .await;
-    assert_eq!(s, 200, "{v}");
     let record = v["sources"]
         .as_array()
         .expect("sources")
@@ -32,13 +40,12 @@ async fn seen_by(app: &TestApp, project: &str) -> (Value, Vec<String>) {
         .find(|r| r["sourceUrn"] == "doc:owned")
         .cloned()
         .unwrap_or(Value::Null);
-    let (s, pack) = app
-        .post(
+    let pack = app
+        .post_ok(
             "/api/v1/retrieve",
             &json!({"clientId": "acme", "projectId": project, "query": "lighthouse keeper"}),
         )
         .await;
-    assert_eq!(s, 200, "{pack}");
     let texts = pack["items"]
         .as_array()
         .expect("items")
@@ -92,19 +99,9 @@ async fn another_projects_ingest_and_purge_are_refused_and_change_nothing() {
     assert_eq!(s, 409, "{v}");
 
     // Purge from p2 (and from the client level): refused, nothing removed.
-    let (s, v) = app
-        .post(
-            "/api/v1/purge",
-            &json!({"clientId": "acme", "projectId": "p2", "sourceUrn": "doc:owned"}),
-        )
-        .await;
+    let (s, v) = purge(&app, Some("p2")).await;
     assert_conflict(s, &v);
-    let (s, v) = app
-        .post(
-            "/api/v1/purge",
-            &json!({"clientId": "acme", "sourceUrn": "doc:owned"}),
-        )
-        .await;
+    let (s, v) = purge(&app, None).await;
     assert_eq!(s, 409, "{v}");
 
     assert_eq!(app.fingerprint().await, fingerprint);
@@ -133,12 +130,7 @@ async fn another_projects_ingest_and_purge_are_refused_and_change_nothing() {
         )
         .await;
     assert_eq!((s.as_u16(), v["status"].as_str()), (200, Some("updated")));
-    let (s, v) = app
-        .post(
-            "/api/v1/purge",
-            &json!({"clientId": "acme", "projectId": "p1", "sourceUrn": "doc:owned"}),
-        )
-        .await;
+    let (s, v) = purge(&app, Some("p1")).await;
     assert_eq!((s.as_u16(), v["found"].as_bool()), (200, Some(true)), "{v}");
     // Once purged, the URN is free: p2 may ingest it.
     let (s, v) = app.post("/api/v1/ingest", &doc("p2", original)).await;
@@ -280,12 +272,7 @@ async fn an_admin_moves_a_source_explicitly() {
     // Now p2 owns it: p1 is refused, p2 purges it.
     let (s, v) = app.post("/api/v1/ingest", &doc("p1", original)).await;
     assert_eq!(s, 409, "{v}");
-    let (s, v) = app
-        .post(
-            "/api/v1/purge",
-            &json!({"clientId": "acme", "projectId": "p2", "sourceUrn": "doc:owned"}),
-        )
-        .await;
+    let (s, v) = purge(&app, Some("p2")).await;
     assert_eq!((s.as_u16(), v["found"].as_bool()), (200, Some(true)), "{v}");
     let r = app.store.check_integrity().await.expect("integrity");
     assert!(r.is_ok(), "{r:?}");
@@ -298,8 +285,7 @@ async fn purge_by_prefix_removes_only_its_own_scopes_sources() {
     for (project, urn) in [("p1", "doc:x:1"), ("p1", "doc:x:2"), ("p2", "doc:x:3")] {
         let mut body = doc(project, "The lighthouse keeper's log.");
         body["sourceUrn"] = json!(urn);
-        let (s, v) = app.post("/api/v1/ingest", &body).await;
-        assert_eq!(s, 200, "{v}");
+        app.post_ok("/api/v1/ingest", &body).await;
     }
     let p1 = Scope::client("acme").with_project("p1");
     let purged = app
@@ -309,11 +295,6 @@ async fn purge_by_prefix_removes_only_its_own_scopes_sources() {
         .expect("purge");
     assert_eq!(purged, 2);
     let (_, v) = app.get("/api/v1/sources?clientId=acme&projectId=p2").await;
-    let urns: Vec<&str> = v["sources"]
-        .as_array()
-        .expect("sources")
-        .iter()
-        .filter_map(|r| r["sourceUrn"].as_str())
-        .collect();
+    let urns = field_strs(&v["sources"], "sourceUrn");
     assert_eq!(urns, vec!["doc:x:3"], "{v}");
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use evident_core::access::Role;
-use evident_e2e::{Embed, TestApp, bearer, mint, narrowed};
+use evident_e2e::{Embed, TestApp, bearer, narrowed};
 use evident_store::queue::ManualClock;
 use serde_json::{Value, json};
 
@@ -47,20 +47,15 @@ fn ids(v: &Value, field: &str) -> Vec<String> {
 }
 
 async fn matched(app: &TestApp, body: Value) -> Value {
-    let (s, v) = app.post("/api/v1/procedures/match", &body).await;
-    assert_eq!(s, 200, "{v}");
-    v
+    app.post_ok("/api/v1/procedures/match", &body).await
 }
 
 async fn outcome(app: &TestApp, id: &str, success: bool) -> Value {
-    let (s, v) = app
-        .post(
-            &format!("/api/v1/procedures/{id}/outcome"),
-            &json!({"clientId": "acme", "success": success}),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
-    v
+    app.post_ok(
+        &format!("/api/v1/procedures/{id}/outcome"),
+        &json!({"clientId": "acme", "success": success}),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,13 +149,11 @@ async fn semantically_close_triggers_match_and_far_ones_do_not() {
         ("invoice", "customer invoice dispute"),
         ("review", "code review request"),
     ] {
-        let (s, v) = app
-            .post(
-                "/api/v1/procedures",
-                &procedure(id, trigger, "learned", None),
-            )
-            .await;
-        assert_eq!(s, 200, "{v}");
+        app.post_ok(
+            "/api/v1/procedures",
+            &procedure(id, trigger, "learned", None),
+        )
+        .await;
     }
     for (task, best) in [
         (TASK, "bug"),
@@ -190,20 +183,16 @@ async fn semantically_close_triggers_match_and_far_ones_do_not() {
 async fn concurrent_outcomes_count_exactly_and_scopes_stay_apart() {
     let (app, _clock) = app_with_clock().await;
     let app = Arc::new(app);
-    let (s, v) = app
-        .post(
-            "/api/v1/procedures",
-            &procedure("client-wide", "bug_report", "learned", None),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
-    let (s, v) = app
-        .post(
-            "/api/v1/procedures",
-            &procedure("p1-only", "bug_report", "user_defined", Some("p1")),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    app.post_ok(
+        "/api/v1/procedures",
+        &procedure("client-wide", "bug_report", "learned", None),
+    )
+    .await;
+    app.post_ok(
+        "/api/v1/procedures",
+        &procedure("p1-only", "bug_report", "user_defined", Some("p1")),
+    )
+    .await;
 
     // 32 outcomes at once, from project p1 on the client-wide procedure: exactly 32 uses.
     let mut calls = tokio::task::JoinSet::new();
@@ -219,10 +208,9 @@ async fn concurrent_outcomes_count_exactly_and_scopes_stay_apart() {
         let (s, v) = r.expect("task");
         assert_eq!(s, 200, "{v}");
     }
-    let (s, v) = app
-        .get("/api/v1/procedures/client-wide?clientId=acme")
+    let v = app
+        .get_ok("/api/v1/procedures/client-wide?clientId=acme")
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(
         (v["usageCount"].clone(), v["successCount"].clone()),
         (json!(32), json!(24))
@@ -276,13 +264,9 @@ async fn concurrent_outcomes_count_exactly_and_scopes_stay_apart() {
     assert_eq!(s, 404, "{v}");
 
     // Grants: a token narrowed to p2 can neither read nor write p1's procedures.
-    let p2 = mint(
-        &app.store,
-        "p2",
-        narrowed(Role::Write, "acme", &["p2"], &[]),
-        None,
-    )
-    .await;
+    let p2 = app
+        .token("p2", narrowed(Role::Write, "acme", &["p2"], &[]))
+        .await;
     let auth = bearer(&p2);
     for (method, uri, body) in [
         ("GET", "/api/v1/procedures?clientId=acme&projectId=p1", None),
@@ -344,13 +328,11 @@ async fn concurrent_outcomes_count_exactly_and_scopes_stay_apart() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_refused_with_nothing_written() {
     let (app, _clock) = app_with_clock().await;
-    let (s, v) = app
-        .post(
-            "/api/v1/procedures",
-            &procedure("keep", "bug_report", "learned", None),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    app.post_ok(
+        "/api/v1/procedures",
+        &procedure("keep", "bug_report", "learned", None),
+    )
+    .await;
     let bad = |f: fn(&mut Value)| {
         let mut v = procedure("bad", "deploy to production", "learned", None);
         f(&mut v);

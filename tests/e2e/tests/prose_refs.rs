@@ -2,7 +2,7 @@
 //! `commit:abc`, a file, a URL, a time or a shell command stores none of them as nodes, while
 //! explicit relationships naming the same namespaces still make their nodes and edges.
 
-use evident_e2e::{Embed, TestApp, enc};
+use evident_e2e::{Embed, TestApp, enc, field_strs};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -17,8 +17,8 @@ The fix is commit:abc123 in file:shop/src/Cart.java (module:billing), symbol:Car
 branch:main of repository:shop; see https://lists.example.org/thread:42/message:7 at 10:30.
 Owner user:jan, ticket jira:PAY-9.
 ";
-    let (status, out) = app
-        .post(
+    let out = app
+        .post_ok(
             "/api/v1/ingest",
             &json!({
                 "clientId": "acme",
@@ -33,7 +33,6 @@ Owner user:jan, ticket jira:PAY-9.
             }),
         )
         .await;
-    assert_eq!(status, 200, "{out}");
     let mut nodes: Vec<&str> = out["nodes"]
         .as_array()
         .expect("nodes")
@@ -52,13 +51,12 @@ Owner user:jan, ticket jira:PAY-9.
             .await;
         assert_eq!(status, 404, "{absent}");
     }
-    let (status, view) = app
-        .post(
+    let view = app
+        .post_ok(
             "/api/v1/traverse",
             &json!({"clientId": "acme", "startKey": "jira:PAY-9", "maxDepth": 1}),
         )
         .await;
-    assert_eq!(status, 200, "{view}");
     let mut edges: Vec<String> = view["edges"]
         .as_array()
         .expect("edges")
@@ -74,18 +72,12 @@ Owner user:jan, ticket jira:PAY-9.
         ]
     );
     // A question still finds a structural node by its key.
-    let (status, pack) = app
-        .post(
+    let pack = app
+        .post_ok(
             "/api/v1/retrieve",
             &json!({"clientId": "acme", "query": "what fixed commit:def456"}),
         )
         .await;
-    assert_eq!(status, 200, "{pack}");
-    let graph_nodes: Vec<&str> = pack["graph"]["nodes"]
-        .as_array()
-        .expect("nodes")
-        .iter()
-        .filter_map(|n| n["key"].as_str())
-        .collect();
+    let graph_nodes = field_strs(&pack["graph"]["nodes"], "key");
     assert!(graph_nodes.contains(&"commit:def456"), "{graph_nodes:?}");
 }

@@ -24,8 +24,7 @@ async fn enqueue_list_prioritize_process_and_retry() {
         (422, Some("credential_detected"))
     );
 
-    let (s, v) = app.get("/api/v1/queue?state=queued").await;
-    assert_eq!(s, 200, "{v}");
+    let v = app.get_ok("/api/v1/queue?state=queued").await;
     assert_eq!(v["tasks"].as_array().expect("tasks").len(), 3);
     assert_eq!(v["counts"]["queued"], 3);
     let (s, v) = app.get("/api/v1/queue?state=bogus").await;
@@ -34,18 +33,15 @@ async fn enqueue_list_prioritize_process_and_retry() {
         (400, Some("invalid_query"))
     );
 
-    let (s, v) = app
-        .post(&format!("/api/v1/queue/{}/prioritize", ids[2]), &json!({}))
+    let v = app
+        .post_ok(&format!("/api/v1/queue/{}/prioritize", ids[2]), &json!({}))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["queuePosition"], 1);
-    let (s, v) = app
-        .post(
-            &format!("/api/v1/queue/{}/reorder", ids[1]),
-            &json!({"position": 1}),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    app.post_ok(
+        &format!("/api/v1/queue/{}/reorder", ids[1]),
+        &json!({"position": 1}),
+    )
+    .await;
     let (s, v) = app
         .post(
             &format!("/api/v1/queue/{}/reorder", ids[1]),
@@ -121,9 +117,8 @@ async fn enqueue_list_prioritize_process_and_retry() {
         (409, Some("store_conflict")),
         "only error tasks can be retried"
     );
-    let (s, v) = app
-        .post(&format!("/api/v1/queue/{bad}/retry"), &json!({}))
+    let v = app
+        .post_ok(&format!("/api/v1/queue/{bad}/retry"), &json!({}))
         .await;
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["state"], "queued");
 }

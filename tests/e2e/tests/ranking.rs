@@ -11,14 +11,11 @@ async fn ingest(app: &TestApp, urn: &str, title: Option<&str>, content: &str) {
     if let Some(t) = title {
         body["title"] = json!(t);
     }
-    let (s, v) = app.post("/api/v1/ingest", &body).await;
-    assert_eq!(s, 200, "{v}");
+    app.post_ok("/api/v1/ingest", &body).await;
 }
 
 async fn retrieve(app: &TestApp, body: Value) -> Value {
-    let (s, pack) = app.post("/api/v1/retrieve", &body).await;
-    assert_eq!(s, 200, "{pack}");
-    pack
+    app.post_ok("/api/v1/retrieve", &body).await
 }
 
 fn first_urn(pack: &Value) -> &str {

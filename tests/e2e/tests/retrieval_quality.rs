@@ -13,8 +13,8 @@ const C2: &str = "2222222222222222222222222222222222222222";
 /// The tree at C2, and the two commits that wrote it (C2's hunk is now the current code).
 async fn seed(app: &TestApp) {
     let imports: Vec<String> = (0..20).map(|i| format!("vendor.lib{i}.Module")).collect();
-    let (s, v) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/ingest/git-structure",
             &json!({
                 "clientId": "acme", "repository": "shop", "branch": "main", "commit": C2,
@@ -27,10 +27,9 @@ async fn seed(app: &TestApp) {
             }),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
     let diff = "diff --git a/src/shop/Cart.java b/src/shop/Cart.java\n--- a/src/shop/Cart.java\n+++ b/src/shop/Cart.java\n@@ -7,3 +7,5 @@ public int total()\n         int sum = 0;\n-        for (Item i : items) sum += i.price();\n+        for (Item i : items) {\n+            sum += i.price();\n+        }\n         return sum;\n";
-    let (s, v) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/ingest/git-commits",
             &json!({
                 "clientId": "acme", "repository": "shop", "branch": "main",
@@ -45,18 +44,14 @@ async fn seed(app: &TestApp) {
             }),
         )
         .await;
-    assert_eq!(s, 200, "{v}");
 }
 
 async fn retrieve(app: &TestApp, query: &str) -> Value {
-    let (s, pack) = app
-        .post(
-            "/api/v1/retrieve",
-            &json!({"clientId": "acme", "query": query, "maxResults": 10}),
-        )
-        .await;
-    assert_eq!(s, 200, "{pack}");
-    pack
+    app.post_ok(
+        "/api/v1/retrieve",
+        &json!({"clientId": "acme", "query": query, "maxResults": 10}),
+    )
+    .await
 }
 
 fn kinds(pack: &Value) -> Vec<String> {
@@ -136,8 +131,7 @@ async fn identifier_splitting_finds_a_camel_case_name_from_its_words() {
         ),
     ] {
         let body = json!({"clientId": "acme", "sourceUrn": urn, "kind": "doc", "content": content});
-        let (s, v) = app.post("/api/v1/ingest", &body).await;
-        assert_eq!(s, 200, "{v}");
+        app.post_ok("/api/v1/ingest", &body).await;
     }
     let pack = retrieve(&app, "retrieve with expansion").await;
     let first = &pack["items"][0];

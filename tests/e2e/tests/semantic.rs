@@ -37,13 +37,11 @@ const DOCS: &[(&str, &str)] = &[
 async fn seeded() -> TestApp {
     let app = TestApp::new(Embed::Static).await;
     for (urn, content) in DOCS {
-        let (s, out) = app
-            .post(
-                "/api/v1/ingest",
-                &json!({"clientId": "acme", "sourceUrn": urn, "kind": "doc", "content": content}),
-            )
-            .await;
-        assert_eq!(s, 200, "{out}");
+        app.post_ok(
+            "/api/v1/ingest",
+            &json!({"clientId": "acme", "sourceUrn": urn, "kind": "doc", "content": content}),
+        )
+        .await;
     }
     app
 }
@@ -69,13 +67,12 @@ async fn a_paraphrase_sharing_no_word_retrieves_its_target() {
             shared.is_empty(),
             "query `{query}` shares {shared:?} with its target — not a paraphrase test"
         );
-        let (s, pack) = app
-            .post(
+        let pack = app
+            .post_ok(
                 "/api/v1/retrieve",
                 &json!({"clientId": "acme", "query": query, "maxResults": 1, "expandGraph": false}),
             )
             .await;
-        assert_eq!(s, 200, "{pack}");
         assert_eq!(pack["items"][0]["sourceUrn"], target, "`{query}`: {pack}");
         assert!(
             pack["items"][0]["scores"]["bm25"].is_null(),

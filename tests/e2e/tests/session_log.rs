@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use evident_core::access::Role;
-use evident_e2e::{Embed, TestApp, bearer, mint, narrowed};
+use evident_e2e::{Embed, TestApp, bearer, narrowed};
 use evident_store::queue::ManualClock;
 use serde_json::{Value, json};
 
@@ -39,20 +39,18 @@ async fn the_51st_entry_evicts_the_oldest_and_logs_stay_apart() {
     let (app, clock) = app_with_clock().await;
     for i in 0..51 {
         clock.advance(1);
-        let (s, v) = app
-            .post(
+        let v = app
+            .post_ok(
                 "/api/v1/session-memory",
                 &note(Some("p1"), &format!("note {i}")),
             )
             .await;
-        assert_eq!(s, 200, "{v}");
         assert_eq!(v["timestamp"], T0 + i + 1);
         assert_eq!(v["expiresAt"], T0 + i + 1 + 7 * DAY_MS);
     }
-    let (s, v) = app
-        .get("/api/v1/session-memory?clientId=acme&projectId=p1")
+    let v = app
+        .get_ok("/api/v1/session-memory?clientId=acme&projectId=p1")
         .await;
-    assert_eq!(s, 200, "{v}");
     let got = summaries(&v);
     assert_eq!(got.len(), 50);
     assert_eq!(got[0], "note 50", "newest first");
@@ -74,20 +72,16 @@ async fn the_51st_entry_evicts_the_oldest_and_logs_stay_apart() {
     }
 
     // Grants: a token narrowed to p2 can neither read nor write p1's log.
-    let p2 = mint(
-        &app.store,
-        "p2",
-        narrowed(Role::Write, "acme", &["p2"], &[]),
-        None,
-    )
-    .await;
+    let p2 = app
+        .token("p2", narrowed(Role::Write, "acme", &["p2"], &[]))
+        .await;
     let auth = bearer(&p2);
     let (s, _) = app
-        .call(
+        .call_auth(
+            &auth,
             "GET",
             "/api/v1/session-memory?clientId=acme&projectId=p1",
             None,
-            &[("authorization", &auth)],
         )
         .await;
     assert_eq!(s, 403);

@@ -3,8 +3,8 @@
 //! client's data on any page, and stored text shown escaped.
 
 use axum::http::{StatusCode, header};
-use evident_core::access::{Grant, Role};
-use evident_e2e::{Embed, TestApp, mint};
+use evident_core::access::Role;
+use evident_e2e::{Embed, TestApp};
 use evident_indexers::access::{Access, SourceRoots, install};
 use evident_qualifier::Outcome;
 use evident_store::queue::{NewTask, TaskState};
@@ -46,7 +46,7 @@ async fn error_task(app: &TestApp, client: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
     let app = TestApp::new(Embed::Hashing).await;
-    let token = mint(&app.store, "c1-read", Grant::client("c1", Role::Read), None).await;
+    let token = app.client_token("c1-read", "c1", Role::Read).await;
     let r = send(&app, "GET", "/ui/queue?state=error", &[], None).await;
     assert_eq!(
         r.status,
@@ -65,12 +65,10 @@ async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
         r.body
     );
 
-    let r = send(
+    let r = console::login_form(
         &app,
-        "POST",
-        "/ui/login",
         &[],
-        Some(&format!("token={}&next=%2Fui%2Fqueue", enc(&token))),
+        &format!("token={}&next=%2Fui%2Fqueue", enc(&token)),
     )
     .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
@@ -89,27 +87,23 @@ async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
         r.body
     );
     // Behind a TLS proxy the cookie is Secure.
-    let r = send(
+    let r = console::login_form(
         &app,
-        "POST",
-        "/ui/login",
         &[("x-forwarded-proto", "https")],
-        Some(&format!("token={}", enc(&token))),
+        &format!("token={}", enc(&token)),
     )
     .await;
     assert!(r.header(header::SET_COOKIE).ends_with("; Secure"));
 
     // Refusals: an unknown token, a login posted from another site, a session cookie
     // elsewhere than the console, a script without a token (JSON, as the API answers).
-    let r = send(&app, "POST", "/ui/login", &[], Some("token=evd_nope")).await;
+    let r = console::login_form(&app, &[], "token=evd_nope").await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     assert!(r.body.contains("not known") && r.header(header::SET_COOKIE).is_empty());
-    let r = send(
+    let r = console::login_form(
         &app,
-        "POST",
-        "/ui/login",
         &[("origin", "https://evil.example")],
-        Some(&format!("token={}", enc(&token))),
+        &format!("token={}", enc(&token)),
     )
     .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
@@ -126,9 +120,7 @@ async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
         (s, v["code"].as_str()),
         (StatusCode::UNAUTHORIZED, Some("unauthenticated"))
     );
-    let (s, v) = app
-        .call("GET", "/ui/sources", None, &[("authorization", "")])
-        .await;
+    let (s, v) = app.call_auth("", "GET", "/ui/sources", None).await;
     assert_eq!(
         (s, v["code"].as_str()),
         (StatusCode::UNAUTHORIZED, Some("unauthenticated"))
@@ -156,20 +148,8 @@ async fn login_sets_a_strict_http_only_cookie_that_pages_accept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
     let app = TestApp::new(Embed::Hashing).await;
-    let admin = mint(
-        &app.store,
-        "c1-admin",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
-    let other = mint(
-        &app.store,
-        "c1-other",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
+    let admin = app.client_token("c1-admin", "c1", Role::Admin).await;
+    let other = app.client_token("c1-other", "c1", Role::Admin).await;
     let task = error_task(&app, "c1").await;
     let session = login(&app, &admin).await;
     let page = console::page(&app, &format!("/ui/queue/{task}"), &session).await;
@@ -189,20 +169,13 @@ async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
         ("another session's", format!("csrf={other_csrf}")),
         ("tampered", format!("csrf=x{csrf}")),
     ] {
-        let r = send(&app, "POST", &retry, &[("cookie", &session)], Some(&form)).await;
+        let r = console::submit(&app, &retry, &session, &form).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{what}: {}", r.body);
         assert!(r.body.contains("csrf_refused"), "{what}: {}", r.body);
         let (_, t) = app.get(&format!("/api/v1/queue/{task}")).await;
         assert_eq!(t["state"], "error", "{what}: nothing changed");
     }
-    let r = send(
-        &app,
-        "POST",
-        &retry,
-        &[("cookie", &session)],
-        Some(&format!("csrf={csrf}")),
-    )
-    .await;
+    let r = console::submit(&app, &retry, &session, &format!("csrf={csrf}")).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
     assert_eq!(r.header(header::LOCATION), format!("/ui/queue/{task}"));
     let (_, t) = app.get(&format!("/api/v1/queue/{task}")).await;
@@ -224,43 +197,16 @@ async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
     .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
     // A read token's session sees the page but may not act (the API's roles).
-    let reader = mint(
-        &app.store,
-        "c1-reader",
-        Grant::client("c1", Role::Read),
-        None,
-    )
-    .await;
+    let reader = app.client_token("c1-reader", "c1", Role::Read).await;
     let rs = login(&app, &reader).await;
     let p = console::page(&app, &format!("/ui/queue/{task}"), &rs).await;
-    let r = send(
-        &app,
-        "POST",
-        &retry,
-        &[("cookie", &rs)],
-        Some(&format!("csrf={}", p.csrf())),
-    )
-    .await;
+    let r = console::submit(&app, &retry, &rs, &format!("csrf={}", p.csrf())).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     assert!(r.body.contains("forbidden_role"), "{}", r.body);
     // Logging out needs the token too, and clears the cookie.
-    let r = send(
-        &app,
-        "POST",
-        "/ui/logout",
-        &[("cookie", &session)],
-        Some(""),
-    )
-    .await;
+    let r = console::submit(&app, "/ui/logout", &session, "").await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
-    let r = send(
-        &app,
-        "POST",
-        "/ui/logout",
-        &[("cookie", &session)],
-        Some(&format!("csrf={csrf}")),
-    )
-    .await;
+    let r = console::submit(&app, "/ui/logout", &session, &format!("csrf={csrf}")).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
     assert!(r.header(header::SET_COOKIE).contains("Max-Age=0"));
 }
@@ -268,15 +214,14 @@ async fn forms_need_the_sessions_csrf_token_and_retry_an_error_task() {
 /// Client c1's data: a document (marked `Zanzibar`), a source registered through the
 /// console's add form (with its confirmation), an error task.
 async fn client_one(app: &TestApp, admin: &str) -> (String, String, String) {
-    let (s, v) = app
-        .post(
+    app
+        .post_ok(
             "/api/v1/ingest",
             &json!({"clientId": "c1", "sourceUrn": "doc:c1-plan", "kind": "doc", "title": "Zanzibar plan",
                     "relationships": ["team:zanzibar|owns|jira:ZAN-77"],
                     "content": "Zanzibar launch plan: the Zanzibar team owns ZAN-77. <script>alert('zanzibar')</script> & more."}),
         )
         .await;
-    assert_eq!(s, StatusCode::OK, "{v}");
     let session = login(app, admin).await;
     let page = console::page(app, "/ui/sources", &session).await;
     let csrf = page.csrf();
@@ -284,14 +229,7 @@ async fn client_one(app: &TestApp, admin: &str) -> (String, String, String) {
         "csrf={csrf}&kind=mbox&id=c1.zanzibar-mail&intervalSecs=600&settings={}",
         enc(r#"{"path": "/srv/mail/zanzibar.mbox"}"#)
     );
-    let review = send(
-        app,
-        "POST",
-        "/ui/sources",
-        &[("cookie", &session)],
-        Some(&form),
-    )
-    .await;
+    let review = console::submit(app, "/ui/sources", &session, &form).await;
     assert_eq!(review.status, StatusCode::OK, "{}", review.body);
     assert!(
         review
@@ -306,14 +244,7 @@ async fn client_one(app: &TestApp, admin: &str) -> (String, String, String) {
         Some(0),
         "not before the confirmation"
     );
-    let done = send(
-        app,
-        "POST",
-        "/ui/sources",
-        &[("cookie", &session)],
-        Some(&format!("{form}&confirmed=1")),
-    )
-    .await;
+    let done = console::submit(app, "/ui/sources", &session, &format!("{form}&confirmed=1")).await;
     assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
     assert_eq!(
         done.header(header::LOCATION),
@@ -340,13 +271,7 @@ async fn client_one(app: &TestApp, admin: &str) -> (String, String, String) {
 async fn console_of_client_one() -> (TestApp, String, (String, String, String)) {
     install(Access::new(Default::default(), SourceRoots::new(["/srv"])));
     let app = TestApp::new(Embed::Hashing).await;
-    let admin = mint(
-        &app.store,
-        "c1-admin",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
+    let admin = app.client_token("c1-admin", "c1", Role::Admin).await;
     let data = client_one(&app, &admin).await;
     (app, admin, data)
 }
@@ -407,13 +332,7 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
     );
 
     // Client c2's admin: its own (empty) console, nothing of c1's on any page.
-    let c2_token = mint(
-        &app.store,
-        "c2-admin",
-        Grant::client("c2", Role::Admin),
-        None,
-    )
-    .await;
+    let c2_token = app.client_token("c2-admin", "c2", Role::Admin).await;
     let c2 = login(&app, &c2_token).await;
     for page in &pages {
         let r = console::page(&app, page, &c2).await;
@@ -457,15 +376,13 @@ async fn another_clients_token_sees_none_of_it_and_stored_text_is_escaped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_page_shows_the_claims_on_its_evidence_and_the_gaps_about_it() {
     let (app, admin, (chunk, _, _)) = console_of_client_one().await;
-    let (s, v) = app
-        .post(
-            "/api/v1/claims",
-            &json!({"clientId": "c1", "text": "The Zanzibar team ships ZAN-77 <b>first</b>",
+    app.post_ok(
+        "/api/v1/claims",
+        &json!({"clientId": "c1", "text": "The Zanzibar team ships ZAN-77 <b>first</b>",
                     "evidence": [{"kind": "chunk", "ref": chunk}],
                     "actor": {"type": "agent", "id": "planner"}}),
-        )
-        .await;
-    assert_eq!(s, StatusCode::OK, "{v}");
+    )
+    .await;
     let (s, v) = app
         .post(
             "/api/v1/gaps",

@@ -3,8 +3,8 @@
 //! client's edges never), and the reorder form moves a task where the next claim finds it.
 
 use axum::http::StatusCode;
-use evident_core::access::{Grant, Role};
-use evident_e2e::{Embed, TestApp, bearer, mint};
+use evident_core::access::Role;
+use evident_e2e::{Embed, TestApp, bearer};
 use evident_store::queue::{NewTask, PriorityBand};
 use serde_json::json;
 
@@ -22,14 +22,12 @@ fn tile(page: &str, id: &str) -> String {
 }
 
 async fn ingest(app: &TestApp, client: &str, urn: &str, relationships: &[&str]) {
-    let (s, v) = app
-        .post(
-            "/api/v1/ingest",
-            &json!({"clientId": client, "sourceUrn": urn, "kind": "doc",
+    app.post_ok(
+        "/api/v1/ingest",
+        &json!({"clientId": client, "sourceUrn": urn, "kind": "doc",
                     "relationships": relationships, "content": "plain notes, nothing more"}),
-        )
-        .await;
-    assert_eq!(s, StatusCode::OK, "{v}");
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,13 +54,9 @@ async fn the_overview_counts_the_readers_edges_and_no_one_elses() {
     .await;
     let mut seen = Vec::new();
     for client in ["c1", "c2"] {
-        let token = mint(
-            &app.store,
-            &format!("{client}-reader"),
-            Grant::client(client, Role::Read),
-            None,
-        )
-        .await;
+        let token = app
+            .client_token(&format!("{client}-reader"), client, Role::Read)
+            .await;
         let auth = bearer(&token);
         let r = send(&app, "GET", "/ui", &[("authorization", &auth)], None).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -96,13 +90,7 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
         };
         ids.push(queue.enqueue(task, n).await.expect("enqueue").task_id);
     }
-    let admin = mint(
-        &app.store,
-        "c1-admin",
-        Grant::client("c1", Role::Admin),
-        None,
-    )
-    .await;
+    let admin = app.client_token("c1-admin", "c1", Role::Admin).await;
     let session = login(&app, &admin).await;
     let last = &ids[2];
     let page = console::page(&app, &format!("/ui/queue/{last}"), &session).await;
@@ -119,13 +107,13 @@ async fn the_reorder_form_changes_which_task_is_claimed_next() {
             StatusCode::BAD_REQUEST,
         ),
     ] {
-        let r = send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
+        let r = console::submit(&app, &reorder, &session, &form).await;
         assert_eq!(r.status, want, "{form}: {}", r.body);
     }
     let (_, t) = app.get(&format!("/api/v1/queue/{last}")).await;
     assert_eq!(t["queuePosition"], serde_json::Value::Null, "{t}");
     let form = format!("csrf={csrf}&position=1");
-    let r = send(&app, "POST", &reorder, &[("cookie", &session)], Some(&form)).await;
+    let r = console::submit(&app, &reorder, &session, &form).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
     let claimed = queue
         .claim("w", PriorityBand::ALL, 60_000, 10)

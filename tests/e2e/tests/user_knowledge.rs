@@ -77,8 +77,7 @@ async fn subjects_are_kept_apart_updated_in_place_and_prefetched_without_embeddi
     assert_eq!(urns.len(), 2, "one document per subject: {urns:?}");
 
     let embedded = counting.count();
-    let (s, ctx) = app.get("/api/v1/user-context?clientId=acme").await;
-    assert_eq!(s, 200, "{ctx}");
+    let ctx = app.get_ok("/api/v1/user-context?clientId=acme").await;
     assert_eq!(counting.count(), embedded, "the prefetch embeds nothing");
     let md = ctx["markdown"].as_str().expect("markdown");
     let domain = md.find("### Domain Context\n").expect("domain header");
@@ -109,10 +108,9 @@ async fn subjects_are_kept_apart_updated_in_place_and_prefetched_without_embeddi
     assert_eq!(ctx["truncated"], false);
 
     // Bounded: a small limit keeps the Markdown within it and says items were left out.
-    let (s, small) = app
-        .get("/api/v1/user-context?clientId=acme&maxBytes=256")
+    let small = app
+        .get_ok("/api/v1/user-context?clientId=acme&maxBytes=256")
         .await;
-    assert_eq!(s, 200, "{small}");
     assert!(small["markdown"].as_str().expect("md").len() <= 256);
     assert_eq!(small["truncated"], true, "{small}");
     assert_eq!(counting.count(), embedded);
@@ -123,8 +121,7 @@ async fn the_prefetch_follows_scopes_and_grants() {
     let app = TestApp::new(Embed::Hashing).await;
     let mut project = knowledge("acme", "tech_stack", "API", "Kotlin with Spring Boot");
     project["projectId"] = "p1".into();
-    let (s, v) = app.post("/api/v1/knowledge", &project).await;
-    assert_eq!(s, 200, "{v}");
+    let v = app.post_ok("/api/v1/knowledge", &project).await;
     assert_eq!(v["sourceUrn"], "user-knowledge:tech_stack:api");
     let (s, _) = app
         .post(
@@ -154,12 +151,7 @@ async fn the_prefetch_follows_scopes_and_grants() {
     let reader = app.client_token("reader", "acme", Role::Read).await;
     let auth = bearer(&reader);
     let (s, _) = app
-        .call(
-            "GET",
-            "/api/v1/user-context?clientId=acme",
-            None,
-            &[("authorization", &auth)],
-        )
+        .call_auth(&auth, "GET", "/api/v1/user-context?clientId=acme", None)
         .await;
     assert_eq!(s, 200);
     let body = knowledge("acme", "general", "x", "y");
@@ -174,11 +166,11 @@ async fn the_prefetch_follows_scopes_and_grants() {
     assert_eq!(s, 403, "{v}");
     let outsider = app.client_token("globex", "globex", Role::Write).await;
     let (s, _) = app
-        .call(
+        .call_auth(
+            &bearer(&outsider),
             "GET",
             "/api/v1/user-context?clientId=acme",
             None,
-            &[("authorization", &bearer(&outsider))],
         )
         .await;
     assert_eq!(s, 403);
@@ -245,18 +237,16 @@ async fn bad_knowledge_is_refused_with_a_reason_and_nothing_stored() {
 async fn a_busy_category_is_read_further_while_its_items_fit() {
     let app = TestApp::new(Embed::Hashing).await;
     for i in 0..40 {
-        let (s, v) = app
-            .post(
-                "/api/v1/knowledge",
-                &knowledge(
-                    "acme",
-                    "general",
-                    &format!("fact {i}"),
-                    &format!("value {i}"),
-                ),
-            )
-            .await;
-        assert_eq!(s, 200, "{v}");
+        app.post_ok(
+            "/api/v1/knowledge",
+            &knowledge(
+                "acme",
+                "general",
+                &format!("fact {i}"),
+                &format!("value {i}"),
+            ),
+        )
+        .await;
     }
     let (_, all) = app
         .get("/api/v1/user-context?clientId=acme&maxBytes=65536")

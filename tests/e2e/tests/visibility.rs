@@ -30,8 +30,7 @@ async fn seed(app: &TestApp) {
         for (k, v) in scope.as_object().expect("scope") {
             body[k] = v.clone();
         }
-        let (s, out) = app.post("/api/v1/ingest", &body).await;
-        assert_eq!(s, 200, "{out}");
+        app.post_ok("/api/v1/ingest", &body).await;
     }
 }
 
@@ -93,20 +92,14 @@ async fn project_reader_sees_global_client_group_and_own_project_only() {
         "by-kind"
     );
 
-    let (s, _) = app
-        .get(&format!(
-            "/api/v1/graph/node/{}?{scope}",
-            enc("team:opteam")
-        ))
-        .await;
-    assert_eq!(s, 404, "another project's node is invisible");
-    let (s, _) = app
-        .get(&format!(
-            "/api/v1/graph/node/{}?{scope}",
-            enc("team:octeam")
-        ))
-        .await;
-    assert_eq!(s, 404, "another client's node is invisible");
+    for (key, whose) in [
+        ("team:opteam", "another project's"),
+        ("team:octeam", "another client's"),
+    ] {
+        let uri = format!("/api/v1/graph/node/{}?{scope}", enc(key));
+        let (s, _) = app.get(&uri).await;
+        assert_eq!(s, 404, "{whose} node {key} is invisible");
+    }
     let (s, node) = app
         .get(&format!("/api/v1/graph/node/{}?{scope}", enc("jira:VIS-1")))
         .await;

@@ -85,6 +85,23 @@ async fn last_error(h: &Harness, id: &str) -> String {
     h.source(id).await.status.last_error.unwrap_or_default()
 }
 
+/// Registers a source of `kind` through the access checks, as the API does.
+async fn register(
+    h: &Harness,
+    kind: &str,
+    body: Value,
+) -> Result<evident_store::indexers::IndexerSource, evident_kb::KbError> {
+    register_with(&h.kb, &h.ctx.access, kind, &request(body), h.clock.now_ms()).await
+}
+
+/// Polls `id`, which must be refused by the egress or path checks (`what` names the case);
+/// the reason its status then records.
+async fn refused_poll(h: &Harness, id: &str, what: &str) -> String {
+    let err = h.poll(id).await.expect_err(what);
+    assert!(matches!(err, PollError::Refused(_)), "{what}: {err:?}");
+    last_error(h, id).await
+}
+
 #[tokio::test]
 async fn every_spelling_of_an_internal_address_is_refused_with_the_reason_in_the_status() {
     let h = harness_with(strict).await;
@@ -121,12 +138,10 @@ async fn every_spelling_of_an_internal_address_is_refused_with_the_reason_in_the
     ];
     for (i, (url, why)) in probes.iter().enumerate() {
         // Registration refuses, naming the address and the way out.
-        let e = register_with(
-            &h.kb,
-            &h.ctx.access,
+        let e = register(
+            &h,
             "web",
-            &request(json!({"id": format!("acme.probe{i}"), "urls": [url]})),
-            h.clock.now_ms(),
+            json!({"id": format!("acme.probe{i}"), "urls": [url]}),
         )
         .await
         .expect_err(url);
@@ -142,9 +157,7 @@ async fn every_spelling_of_an_internal_address_is_refused_with_the_reason_in_the
             json!({"id": format!("acme.stored{i}"), "urls": [url]}),
         )
         .await;
-        let err = h.poll(&id).await.expect_err(url);
-        assert!(matches!(err, PollError::Refused(_)), "{url}: {err:?}");
-        let status = last_error(&h, &id).await;
+        let status = refused_poll(&h, &id, url).await;
         assert!(status.contains(why), "{url}: {status}");
         assert!(
             status.contains("until its settings or the policy change"),
@@ -173,14 +186,12 @@ async fn a_tracker_on_an_internal_address_is_refused_at_registration_and_at_poll
     })
     .await;
     let body = json!({"repo": "acme/shop", "baseUrl": format!("http://127.0.0.1:{port}")});
-    let e = register_with(&h.kb, &h.ctx.access, "github", &request(body.clone()), 0)
+    let e = register(&h, "github", body.clone())
         .await
         .expect_err("loopback");
     assert_eq!(e.code(), "egress_refused");
     let id = store_unchecked(&h, "github", body).await;
-    let err = h.poll(&id).await.expect_err("refused");
-    assert!(matches!(err, PollError::Refused(_)), "{err:?}");
-    let status = last_error(&h, &id).await;
+    let status = refused_poll(&h, &id, "refused").await;
     assert!(
         status.contains("github: refused: 127.0.0.1 is a loopback address"),
         "{status}"
@@ -204,36 +215,28 @@ async fn a_redirect_from_an_allowed_host_to_a_refused_one_is_refused() {
 
     // The crawler follows redirects itself: the target is refused like any link, and the
     // poll, having read nothing else, fails saying why.
-    let web = register_with(
-        &h.kb,
-        &h.ctx.access,
+    let web = register(
+        &h,
         "web",
-        &request(json!({"urls": [format!("http://127.0.0.1:{port}/")], "sameHost": false})),
-        0,
+        json!({"urls": [format!("http://127.0.0.1:{port}/")], "sameHost": false}),
     )
     .await
     .expect("the seed is allowed");
-    let err = h.poll(&web.id).await.expect_err("refused");
-    assert!(matches!(err, PollError::Refused(_)), "{err:?}");
-    let status = last_error(&h, &web.id).await;
+    let status = refused_poll(&h, &web.id, "refused").await;
     assert!(
         status.contains("127.0.0.2 is a loopback address"),
         "{status}"
     );
 
     // A REST client follows redirects through the egress policy's redirect check.
-    let github = register_with(
-        &h.kb,
-        &h.ctx.access,
+    let github = register(
+        &h,
         "github",
-        &request(json!({"repo": "acme/shop", "baseUrl": format!("http://127.0.0.1:{port}")})),
-        0,
+        json!({"repo": "acme/shop", "baseUrl": format!("http://127.0.0.1:{port}")}),
     )
     .await
     .expect("the base is allowed");
-    let err = h.poll(&github.id).await.expect_err("refused");
-    assert!(matches!(err, PollError::Refused(_)), "{err:?}");
-    let status = last_error(&h, &github.id).await;
+    let status = refused_poll(&h, &github.id, "refused").await;
     assert!(
         status.contains("127.0.0.2 is a loopback address"),
         "{status}"
@@ -264,18 +267,14 @@ async fn a_redirect_to_a_name_resolving_to_a_refused_address_is_refused_at_conne
             .into_response()
     })
     .await;
-    let jira = register_with(
-        &h.kb,
-        &h.ctx.access,
+    let jira = register(
+        &h,
         "jira",
-        &request(json!({"project": "SHOP", "baseUrl": format!("http://127.0.0.2:{port}")})),
-        0,
+        json!({"project": "SHOP", "baseUrl": format!("http://127.0.0.2:{port}")}),
     )
     .await
     .expect("the base is allowed");
-    let err = h.poll(&jira.id).await.expect_err("refused");
-    assert!(matches!(err, PollError::Refused(_)), "{err:?}");
-    let status = last_error(&h, &jira.id).await;
+    let status = refused_poll(&h, &jira.id, "refused").await;
     assert!(
         status.contains("jira: refused: localhost resolves to"),
         "{status}"
@@ -299,12 +298,10 @@ async fn what_the_allow_list_names_is_reached() {
         })
         .await;
         let (port, hits) = serve("127.0.0.1:0", page).await;
-        let src = register_with(
-            &h.kb,
-            &h.ctx.access,
+        let src = register(
+            &h,
             "web",
-            &request(json!({"urls": [format!("http://{host}:{port}/")]})),
-            0,
+            json!({"urls": [format!("http://{host}:{port}/")]}),
         )
         .await
         .unwrap_or_else(|e| panic!("{allow:?} allows {host}: {e}"));
@@ -341,36 +338,22 @@ async fn local_paths_stay_under_the_roots_even_when_a_symlink_is_swapped() {
         } else {
             json!({"path": path})
         };
-        let e = register_with(&h.kb, &h.ctx.access, kind, &request(body), 0)
-            .await
-            .expect_err(kind);
+        let e = register(&h, kind, body).await.expect_err(kind);
         assert_eq!(e.code(), "path_not_allowed", "{kind}: {e}");
         assert!(e.to_string().contains("[sources] roots"), "{kind}: {e}");
     }
     let git_url = format!("file://{}", outside.path().display());
-    let e = register_with(
-        &h.kb,
-        &h.ctx.access,
-        "git",
-        &request(json!({"name": "x", "url": git_url})),
-        0,
-    )
-    .await
-    .expect_err("file URL outside");
+    let e = register(&h, "git", json!({"name": "x", "url": git_url}))
+        .await
+        .expect_err("file URL outside");
     assert_eq!(e.code(), "path_not_allowed");
 
     // A symlink under the root leading out of it: refused too.
     let link = h.dir.path().join("link");
     std::os::unix::fs::symlink(outside.path(), &link).expect("symlink");
-    let e = register_with(
-        &h.kb,
-        &h.ctx.access,
-        "documents",
-        &request(json!({"id": "acme.link", "path": link})),
-        0,
-    )
-    .await
-    .expect_err("escapes");
+    let e = register(&h, "documents", json!({"id": "acme.link", "path": link}))
+        .await
+        .expect_err("escapes");
     assert!(e.to_string().contains("resolved"), "{e}");
 
     // Registered inside, then swapped for a symlink leading out: the next poll refuses.
@@ -379,9 +362,7 @@ async fn local_paths_stay_under_the_roots_even_when_a_symlink_is_swapped() {
     assert_eq!(r["documents"], 1, "{r}");
     std::fs::remove_dir_all(&folder).expect("rm");
     std::os::unix::fs::symlink(outside.path(), &folder).expect("swap");
-    let err = h.poll(&src.id).await.expect_err("escapes now");
-    assert!(matches!(err, PollError::Refused(_)), "{err:?}");
-    let status = last_error(&h, &src.id).await;
+    let status = refused_poll(&h, &src.id, "escapes now").await;
     assert!(status.contains("outside [sources] roots"), "{status}");
     h.drain().await;
     assert!(
@@ -409,12 +390,10 @@ async fn a_link_to_a_name_resolving_to_a_refused_address_is_skipped_with_the_rea
             .into_response()
     })
     .await;
-    let src = register_with(
-        &h.kb,
-        &h.ctx.access,
+    let src = register(
+        &h,
         "web",
-        &request(json!({"urls": [format!("http://127.0.0.2:{port}/")], "sameHost": false})),
-        0,
+        json!({"urls": [format!("http://127.0.0.2:{port}/")], "sameHost": false}),
     )
     .await
     .expect("allowed seed");
@@ -458,9 +437,7 @@ async fn git_remotes_are_checked_before_every_fetch() {
             .put_source(&s, 0)
             .await
             .expect("stored");
-        let err = h.poll(id).await.expect_err(url);
-        assert!(matches!(err, PollError::Refused(_)), "{url}: {err:?}");
-        let status = last_error(&h, id).await;
+        let status = refused_poll(&h, id, url).await;
         assert!(status.contains(why), "{url}: {status}");
     }
     let s = stored(

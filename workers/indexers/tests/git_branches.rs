@@ -8,7 +8,7 @@ use git2::Signature;
 
 mod support;
 
-use support::git::{cfg_path, commit, harness, init_repo};
+use support::git::{cfg_path, checkout, commit, harness, init_repo};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn merges_force_pushes_and_deleted_branches_leave_the_graph_as_the_branches_are() {
@@ -25,18 +25,14 @@ async fn merges_force_pushes_and_deleted_branches_leave_the_graph_as_the_branche
     // A feature branch with its own commit, merged back.
     repo.branch("feature", &repo.find_commit(base).expect("c"), false)
         .expect("branch");
-    repo.set_head("refs/heads/feature").expect("head");
-    repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
-        .expect("checkout");
+    checkout(&repo, "feature");
     let feat = commit(
         &repo,
         &[("b.py", Some(b"def b():\n    return 2\n"))],
         "feature work",
         me,
     );
-    repo.set_head("refs/heads/main").expect("head");
-    repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
-        .expect("checkout");
+    checkout(&repo, "main");
     let on_main = commit(
         &repo,
         &[("c.py", Some(b"def c():\n    return 3\n"))],
@@ -72,16 +68,14 @@ async fn merges_force_pushes_and_deleted_branches_leave_the_graph_as_the_branche
     // A throwaway branch that will be deleted.
     repo.branch("spike", &repo.find_commit(merge).expect("c"), false)
         .expect("branch");
-    repo.set_head("refs/heads/spike").expect("head");
+    checkout(&repo, "spike");
     let spike = commit(
         &repo,
         &[("spike.py", Some(b"def spike():\n    pass\n"))],
         "spike",
         me,
     );
-    repo.set_head("refs/heads/main").expect("head");
-    repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
-        .expect("checkout");
+    checkout(&repo, "main");
 
     h.register("r", cfg_path("r", &work, &["**"])).await;
     let report = h.poll("r").await;

@@ -108,13 +108,8 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
 
     // 3. Jira: Jan is the assignee of SHOP-7 and SHOP-8.
     let jira = Replay::start(&["jira-search-paged.json"]).await;
-    let j = h
-        .register(
-            "jira",
-            json!({"id": "acme.shop-jira", "project": "SHOP", "baseUrl": jira.base, "perPage": 2}),
-        )
-        .await;
-    h.poll(&j.id).await.expect("poll");
+    let j = h.register_jira(&jira, json!({})).await;
+    h.poll(&j).await.expect("poll");
     assert!(h.drain().await.errors.is_empty());
 
     // 4. Git: Jan's commits.
@@ -193,13 +188,8 @@ async fn one_person_across_git_mail_tracker_and_meetings() {
 async fn a_github_login_meets_its_no_reply_commit_address() {
     let h = harness().await;
     let issues = Replay::start(&["github-issues-paged.json"]).await;
-    let gh = h
-        .register(
-            "github",
-            json!({"id": "acme.shop-issues", "repo": "acme/shop", "baseUrl": issues.base, "perPage": 2}),
-        )
-        .await;
-    h.poll(&gh.id).await.expect("poll");
+    let gh = h.register_github(&issues, json!({})).await;
+    h.poll(&gh).await.expect("poll");
     assert!(h.drain().await.errors.is_empty());
     let vis = Visibility::of(h.scope());
     let login = NodeKey::from_canonical("user:ghopper");

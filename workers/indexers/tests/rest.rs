@@ -10,26 +10,16 @@ use evident_store::queue::Clock;
 use serde_json::json;
 use support::{Replay, harness, locator_json};
 
-async fn github(h: &support::Harness, replay: &Replay) -> String {
-    h.register_paged(
-        "github",
-        replay,
-        json!({"id": "acme.shop-issues", "repo": "acme/shop"}),
-    )
-    .await
-}
-
 #[tokio::test]
 async fn github_pages_skip_pull_requests_and_the_cursor_makes_the_next_poll_incremental() {
     let h = harness().await;
     let first = Replay::start(&["github-issues-paged.json"]).await;
-    let id = github(&h, &first).await;
+    let id = h.register_github(&first, json!({})).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["issues"], 3, "{report}");
     assert_eq!(report["pages"], 2);
     assert_eq!(report["pullRequestsSkipped"], 1);
-    assert!(first.unmatched().is_empty(), "{:?}", first.unmatched());
-    assert!(first.unused(&[]).is_empty(), "{:?}", first.unused(&[]));
+    first.server_exhausted();
     assert!(h.drain().await.errors.is_empty());
     let prefix = "tracker:acme.shop-issues:";
     assert_eq!(h.urns(prefix).await.len(), 3);
@@ -44,7 +34,7 @@ async fn github_pages_skip_pull_requests_and_the_cursor_makes_the_next_poll_incr
 
     // Second poll, against the recording made two days later: only #12, with its new comment.
     let second = Replay::start(&["github-incremental.json"]).await;
-    github(&h, &second).await;
+    h.register_github(&second, json!({})).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["issues"], 1, "{report}");
     assert!(second.unmatched().is_empty(), "{:?}", second.unmatched());
@@ -80,7 +70,7 @@ async fn github_pages_skip_pull_requests_and_the_cursor_makes_the_next_poll_incr
 async fn a_429_waits_as_asked_and_a_500_retries_without_losing_or_duplicating() {
     let h = harness().await;
     let limited = Replay::start(&["github-rate-limited.json"]).await;
-    let id = github(&h, &limited).await;
+    let id = h.register_github(&limited, json!({})).await;
     let err = h.poll(&id).await.expect_err("rate limited");
     match &err {
         PollError::RateLimited { retry_after_ms, .. } => assert_eq!(*retry_after_ms, 7000),
@@ -93,15 +83,14 @@ async fn a_429_waits_as_asked_and_a_500_retries_without_losing_or_duplicating() 
     h.clock.advance(7_000);
     let report = h.poll(&id).await.expect("after the wait");
     assert_eq!(report["issues"], 2);
-    assert!(limited.unmatched().is_empty());
-    assert!(limited.unused(&[]).is_empty(), "{:?}", limited.unused(&[]));
+    limited.server_exhausted();
     let d = h.drain().await;
     assert!(d.errors.is_empty());
     assert_eq!(d.done, 2);
 
     let h = harness().await;
     let failing = Replay::start(&["github-server-error.json"]).await;
-    let id = github(&h, &failing).await;
+    let id = h.register_github(&failing, json!({})).await;
     let err = h.poll(&id).await.expect_err("500").to_string();
     assert!(
         err.contains("HTTP 500") && err.contains("Server Error"),
@@ -120,7 +109,7 @@ async fn a_429_waits_as_asked_and_a_500_retries_without_losing_or_duplicating() 
 async fn html_where_json_belongs_is_an_error_that_says_what_came_back() {
     let h = harness().await;
     let proxy = Replay::start(&["github-html-instead-of-json.json"]).await;
-    let id = github(&h, &proxy).await;
+    let id = h.register_github(&proxy, json!({})).await;
     let err = h.poll(&id).await.expect_err("html").to_string();
     assert!(err.to_lowercase().contains("html"), "{err}");
     assert!(
@@ -147,8 +136,7 @@ async fn gitlab_issues_bring_notes_and_state_events() {
         .await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["issues"], 3, "{report}");
-    assert!(replay.unmatched().is_empty(), "{:?}", replay.unmatched());
-    assert!(replay.unused(&[]).is_empty(), "{:?}", replay.unused(&[]));
+    replay.server_exhausted();
     assert!(h.drain().await.errors.is_empty());
     assert_eq!(h.urns("tracker:acme.shop-gl:").await.len(), 3);
     let pack = h.retrieve("variant rows are filtered out", &[]).await;
@@ -161,13 +149,7 @@ async fn gitlab_issues_bring_notes_and_state_events() {
 async fn jira_pages_by_start_at_links_issues_and_honours_its_rate_limit() {
     let h = harness().await;
     let replay = Replay::start(&["jira-search-paged.json"]).await;
-    let id = h
-        .register_paged(
-            "jira",
-            &replay,
-            json!({"id": "acme.shop-jira", "project": "SHOP"}),
-        )
-        .await;
+    let id = h.register_jira(&replay, json!({})).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["issues"], 3, "{report}");
     assert_eq!(report["pages"], 2);
@@ -182,13 +164,7 @@ async fn jira_pages_by_start_at_links_issues_and_honours_its_rate_limit() {
 
     let h = harness().await;
     let limited = Replay::start(&["jira-rate-limited.json"]).await;
-    let id = h
-        .register_paged(
-            "jira",
-            &limited,
-            json!({"id": "acme.shop-jira", "project": "SHOP"}),
-        )
-        .await;
+    let id = h.register_jira(&limited, json!({})).await;
     match h.poll(&id).await.expect_err("429") {
         PollError::RateLimited { retry_after_ms, .. } => assert_eq!(retry_after_ms, 3000),
         other => panic!("{other}"),
@@ -215,8 +191,8 @@ async fn a_jira_without_the_classic_search_says_which_setting_to_change() {
 async fn a_confluence_page_deleted_upstream_is_purged() {
     let h = harness().await;
     let first = Replay::start(&["confluence-pages-paged.json"]).await;
-    let settings = |base: &str| json!({"id": "acme.eng", "baseUrl": format!("{base}/wiki"), "space": "ENG", "limit": 2, "deletionCheckHours": 0});
-    let id = h.register("confluence", settings(&first.base)).await.id;
+    let settings = json!({"deletionCheckHours": 0});
+    let id = h.register_confluence(&first, settings.clone()).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(
         (report["pages"].as_u64(), report["deleted"].as_u64()),
@@ -227,15 +203,14 @@ async fn a_confluence_page_deleted_upstream_is_purged() {
     assert_eq!(h.urns("wiki:acme.eng:").await.len(), 4);
 
     let second = Replay::start(&["confluence-deleted.json"]).await;
-    h.register("confluence", settings(&second.base)).await;
+    h.register_confluence(&second, settings).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(
         (report["pages"].as_u64(), report["deleted"].as_u64()),
         (Some(0), Some(1)),
         "{report}"
     );
-    assert!(second.unmatched().is_empty(), "{:?}", second.unmatched());
-    assert!(second.unused(&[]).is_empty(), "{:?}", second.unused(&[]));
+    second.server_exhausted();
     assert!(h.drain().await.errors.is_empty());
     let urns = h.urns("wiki:acme.eng:").await;
     assert_eq!(urns.len(), 3, "the rota is gone, the rest stays: {urns:?}");
@@ -255,22 +230,20 @@ async fn a_confluence_page_deleted_upstream_is_purged() {
 async fn a_confluence_attachment_added_without_a_page_edit_is_indexed() {
     let h = harness().await;
     let first = Replay::start(&["confluence-pages-paged.json"]).await;
-    let settings = |base: &str| json!({"id": "acme.eng", "baseUrl": format!("{base}/wiki"), "space": "ENG", "limit": 2});
-    let id = h.register("confluence", settings(&first.base)).await.id;
+    let id = h.register_confluence(&first, json!({})).await;
     h.poll(&id).await.expect("poll");
     assert!(h.drain().await.errors.is_empty());
     assert_eq!(h.urns("wiki:acme.eng:").await.len(), 4);
 
     let second = Replay::start(&["confluence-attachment-added.json"]).await;
-    h.register("confluence", settings(&second.base)).await;
+    h.register_confluence(&second, json!({})).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(
         (report["pages"].as_u64(), report["attachments"].as_u64()),
         (Some(1), Some(1)),
         "{report}"
     );
-    assert!(second.unmatched().is_empty(), "{:?}", second.unmatched());
-    assert!(second.unused(&[]).is_empty(), "{:?}", second.unused(&[]));
+    second.server_exhausted();
     assert!(h.drain().await.errors.is_empty());
     assert_eq!(h.urns("wiki:acme.eng:").await.len(), 5);
     let pack = h
@@ -292,38 +265,25 @@ async fn a_confluence_attachment_added_without_a_page_edit_is_indexed() {
 
     // The next poll sees the same attachment (CQL is by the minute) and leaves it alone.
     let third = Replay::start(&["confluence-attachment-seen.json"]).await;
-    h.register("confluence", settings(&third.base)).await;
+    h.register_confluence(&third, json!({})).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(
         (report["pages"].as_u64(), report["attachments"].as_u64()),
         (Some(0), Some(0)),
         "{report}"
     );
-    assert!(third.unmatched().is_empty(), "{:?}", third.unmatched());
-    assert!(third.unused(&[]).is_empty(), "{:?}", third.unused(&[]));
+    third.server_exhausted();
 }
 
 #[tokio::test]
 async fn confluence_pages_hierarchy_attachments_and_an_incremental_poll() {
     let h = harness().await;
     let first = Replay::start(&["confluence-pages-paged.json"]).await;
-    let register = |base: String| {
-        let h = &h;
-        async move {
-            h.register(
-                "confluence",
-                json!({"id": "acme.eng", "baseUrl": format!("{base}/wiki"), "space": "ENG", "limit": 2}),
-            )
-            .await
-            .id
-        }
-    };
-    let id = register(first.base.clone()).await;
+    let id = h.register_confluence(&first, json!({})).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["pages"], 3, "{report}");
     assert_eq!(report["attachments"], 1);
-    assert!(first.unmatched().is_empty(), "{:?}", first.unmatched());
-    assert!(first.unused(&[]).is_empty(), "{:?}", first.unused(&[]));
+    first.server_exhausted();
     let d = h.drain().await;
     assert!(d.errors.is_empty(), "{:?}", d.errors);
     let urns = h.urns("wiki:acme.eng:").await;
@@ -361,7 +321,7 @@ async fn confluence_pages_hierarchy_attachments_and_an_incremental_poll() {
 
     // Later: CQL since the newest version seen; the unchanged rota is recognised.
     let second = Replay::start(&["confluence-incremental.json"]).await;
-    register(second.base.clone()).await;
+    h.register_confluence(&second, json!({})).await;
     let report = h.poll(&id).await.expect("poll");
     assert_eq!(report["pages"], 1, "{report}");
     assert_eq!(report["unchanged"], 1);

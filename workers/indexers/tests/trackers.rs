@@ -12,14 +12,10 @@ use support::{Harness, Replay, harness};
 
 const PREFIX: &str = "tracker:acme.shop-issues:";
 
+/// Registers `acme/shop`, pull requests included or not, polled every five minutes.
 async fn github(h: &Harness, replay: &Replay, prs: bool) -> String {
-    h.register_paged(
-        "github",
-        replay,
-        json!({"id": "acme.shop-issues", "repo": "acme/shop", "includePullRequests": prs,
-               "intervalSecs": 300}),
-    )
-    .await
+    let settings = json!({"includePullRequests": prs, "intervalSecs": 300});
+    h.register_github(replay, settings).await
 }
 
 async fn cursor(h: &Harness, id: &str) -> Option<Value> {
@@ -251,13 +247,7 @@ async fn gitlab_429_and_a_spent_budget_delay_the_next_poll() {
 async fn jira_near_its_limit_stops_before_the_next_page() {
     let h = harness().await;
     let replay = Replay::start(&["jira-near-limit.json"]).await;
-    let id = h
-        .register_paged(
-            "jira",
-            &replay,
-            json!({"id": "acme.shop-jira", "project": "SHOP"}),
-        )
-        .await;
+    let id = h.register_jira(&replay, json!({})).await;
     let (ms, why) = wait_of(&h.poll(&id).await.expect_err("near limit"));
     assert_eq!(ms, 60_000);
     assert!(why.contains("nearlimit"), "{why}");

@@ -11,9 +11,7 @@ use crate::app::*;
 async fn subjects_are_kept_apart_the_same_subject_updates_and_writes_are_audited() {
     let app = App::new().await;
     // A single-client token: clientId is filled in.
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
 
     let first = app
         .call(
@@ -149,9 +147,7 @@ async fn subjects_are_kept_apart_the_same_subject_updates_and_writes_are_audited
 async fn calls_are_refused_as_rest_refuses_them() {
     let app = App::new().await;
     let reader = app.token("reader", Grant::client("acme", Role::Read)).await;
-    let writer = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let writer = app.writer().await;
 
     // No token, a bad token: 401 before any MCP handling.
     let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" });
@@ -162,44 +158,8 @@ async fn calls_are_refused_as_rest_refuses_them() {
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     assert_eq!(body["code"], "invalid_token");
 
-    // A role too low for the tool.
-    let e = app
-        .call_err(
-            &reader,
-            "store_knowledge",
-            json!({ "subject": "x", "content": "y" }),
-        )
-        .await;
-    assert_eq!(e["data"]["code"], "forbidden_role", "{e}");
-    assert_eq!(e["data"]["status"], 403);
-    let e = app
-        .call_err(
-            &reader,
-            "memory_put",
-            json!({ "sessionId": "s", "key": "k", "value": 1 }),
-        )
-        .await;
-    assert_eq!(e["data"]["code"], "forbidden_role", "{e}");
-
-    // Another client's data.
-    let e = app
-        .call_err(
-            &writer,
-            "search",
-            json!({ "query": "x", "clientId": "globex" }),
-        )
-        .await;
-    assert_eq!(e["data"]["code"], "forbidden_scope", "{e}");
-    let e = app
-        .rpc(
-            &writer,
-            "resources/read",
-            json!({ "uri": "evident://chunk/abc?clientId=globex" }),
-        )
-        .await;
-    assert_eq!(e["error"]["data"]["code"], "forbidden_scope", "{e}");
-
-    // A narrowed token writes only into its project.
+    // Refused as REST refuses them, with the API's codes: a role too low for the tool,
+    // another client's data, a narrowed token outside its project; a missing node.
     let narrowed = app
         .token(
             "p1-writer",
@@ -211,26 +171,58 @@ async fn calls_are_refused_as_rest_refuses_them() {
             },
         )
         .await;
-    let e = app
-        .call_err(
+    for (token, tool, args, code) in [
+        (
+            &reader,
+            "store_knowledge",
+            json!({ "subject": "x", "content": "y" }),
+            "forbidden_role",
+        ),
+        (
+            &reader,
+            "memory_put",
+            json!({ "sessionId": "s", "key": "k", "value": 1 }),
+            "forbidden_role",
+        ),
+        (
+            &writer,
+            "search",
+            json!({ "query": "x", "clientId": "globex" }),
+            "forbidden_scope",
+        ),
+        (
             &narrowed,
             "store_knowledge",
             json!({ "subject": "x", "content": "y" }),
+            "forbidden_scope",
+        ),
+        (
+            &writer,
+            "get_node",
+            json!({ "key": "service:nowhere" }),
+            "not_found",
+        ),
+    ] {
+        let e = app.call_err(token, tool, args.clone()).await;
+        assert_eq!(e["data"]["code"], code, "{tool} {args}: {e}");
+        if code.starts_with("forbidden") {
+            assert_eq!(e["data"]["status"], 403, "{tool} {args}: {e}");
+        }
+    }
+    let e = app
+        .rpc(
+            &writer,
+            "resources/read",
+            json!({ "uri": "evident://chunk/abc?clientId=globex" }),
         )
         .await;
-    assert_eq!(e["data"]["code"], "forbidden_scope", "{e}");
+    assert_eq!(e["error"]["data"]["code"], "forbidden_scope", "{e}");
     app.call(
         &narrowed,
         "store_knowledge",
         json!({ "subject": "x", "content": "y", "projectId": "p1" }),
     )
     .await;
-
-    // Errors carry the API's code.
-    let e = app
-        .call_err(&writer, "get_node", json!({ "key": "service:nowhere" }))
-        .await;
-    assert_eq!(e["data"]["code"], "not_found", "{e}");
 
     // Refused writes are audited too.
     let audit = app.audit_of("reader").await;

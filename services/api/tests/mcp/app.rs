@@ -8,7 +8,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use evident_ai::{EmbedError, Embedder, HashingEmbedder, Priority};
-use evident_core::access::{Grant, token_hash};
+use evident_core::access::{Grant, Role, token_hash};
 use evident_store::VectorSpace;
 use evident_store::access::{AuditFilter, TokenRecord};
 use evident_store_embedded::{EmbeddedOptions, EmbeddedStore};
@@ -114,6 +114,12 @@ impl App {
         secret
     }
 
+    /// The token `writer`: write access to client `acme`.
+    pub(crate) async fn writer(&self) -> String {
+        self.token("writer", Grant::client("acme", Role::Write))
+            .await
+    }
+
     /// POSTs one JSON-RPC message; the HTTP status and the JSON answer.
     pub(crate) async fn post(&self, token: Option<&str>, body: Value) -> (StatusCode, Value) {
         let mut req = Request::builder()
@@ -148,15 +154,15 @@ impl App {
         v
     }
 
+    /// `tools/call` of `tool` with `args`: the JSON-RPC answer, result or error.
+    async fn tools_call(&self, token: &str, tool: &str, args: Value) -> Value {
+        let params = json!({ "name": tool, "arguments": args });
+        self.rpc(token, "tools/call", params).await
+    }
+
     /// `tools/call` → the result (panics on a JSON-RPC error).
     pub(crate) async fn call(&self, token: &str, tool: &str, args: Value) -> Value {
-        let v = self
-            .rpc(
-                token,
-                "tools/call",
-                json!({ "name": tool, "arguments": args }),
-            )
-            .await;
+        let v = self.tools_call(token, tool, args).await;
         assert!(v.get("error").is_none(), "{tool}: {v}");
         assert_ne!(v["result"]["isError"], true, "{tool}: {v}");
         v["result"].clone()
@@ -164,14 +170,16 @@ impl App {
 
     /// `tools/call` expected to fail → the JSON-RPC error.
     pub(crate) async fn call_err(&self, token: &str, tool: &str, args: Value) -> Value {
-        let v = self
-            .rpc(
-                token,
-                "tools/call",
-                json!({ "name": tool, "arguments": args }),
-            )
-            .await;
+        let v = self.tools_call(token, tool, args).await;
         assert!(v.get("error").is_some(), "{tool} should fail: {v}");
         v["error"].clone()
+    }
+
+    /// `tools/call` refused as REST refuses it: a JSON-RPC error with HTTP status 403 in its
+    /// data; the error.
+    pub(crate) async fn forbidden(&self, token: &str, tool: &str, args: Value) -> Value {
+        let e = self.call_err(token, tool, args).await;
+        assert_eq!(e["data"]["status"], 403, "{tool}: {e}");
+        e
     }
 }

@@ -8,9 +8,7 @@ use crate::app::*;
 #[tokio::test]
 async fn user_knowledge_by_category_and_the_prefetch() {
     let app = App::new().await;
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
     let stored = app
         .call(
             &w,
@@ -61,18 +59,14 @@ async fn user_knowledge_by_category_and_the_prefetch() {
     let outsider = app
         .token("outsider", Grant::client("globex", Role::Read))
         .await;
-    let e = app
-        .call_err(&outsider, "get_user_context", json!({ "clientId": "acme" }))
+    app.forbidden(&outsider, "get_user_context", json!({ "clientId": "acme" }))
         .await;
-    assert_eq!(e["data"]["status"], 403, "{e}");
 }
 
 #[tokio::test]
 async fn outcomes_are_filtered_queued_and_checked_against_the_grant() {
     let app = App::new().await;
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
     let refused = app
         .call(
             &w,
@@ -99,22 +93,18 @@ async fn outcomes_are_filtered_queued_and_checked_against_the_grant() {
     assert_eq!(s["ingested"], true, "{kept}");
     assert_eq!(s["sourceUrn"], "task-outcome:T-2");
     let reader = app.token("reader", Grant::client("acme", Role::Read)).await;
-    let e = app
-        .call_err(
-            &reader,
-            "record_outcome",
-            json!({ "taskId": "T-3", "category": "epic", "finalResult": "x", "summary": "y" }),
-        )
-        .await;
-    assert_eq!(e["data"]["status"], 403, "{e}");
+    app.forbidden(
+        &reader,
+        "record_outcome",
+        json!({ "taskId": "T-3", "category": "epic", "finalResult": "x", "summary": "y" }),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn the_session_log_is_appended_and_read_per_project() {
     let app = App::new().await;
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
     for (i, project) in ["p1", "p1", "p2"].iter().enumerate() {
         let e = app
             .call(
@@ -154,19 +144,15 @@ async fn the_session_log_is_appended_and_read_per_project() {
             },
         )
         .await;
-    let e = app
-        .call_err(&narrowed, "session_recent", json!({ "projectId": "p1" }))
+    app.forbidden(&narrowed, "session_recent", json!({ "projectId": "p1" }))
         .await;
-    assert_eq!(e["data"]["status"], 403, "{e}");
 }
 
 // Long on purpose: one scenario told in order, each step reading the state the last left.
 #[tokio::test]
 async fn claims_are_learned_recalled_changed_and_audited_through_mcp() {
     let app = App::new().await;
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
     let e = app
         .call_err(
             &w,

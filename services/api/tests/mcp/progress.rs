@@ -7,7 +7,6 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use evident_ai::HashingEmbedder;
-use evident_core::access::{Grant, Role};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -87,9 +86,7 @@ fn progress_of(messages: &[Value]) -> Vec<(f64, Option<f64>, String)> {
 #[tokio::test]
 async fn long_calls_report_progress_at_their_stages_when_asked() {
     let app = App::new().await;
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
     // A large document: well over one embedding batch of new chunks.
     let content: String = (0..150)
         .map(|i| {
@@ -189,9 +186,7 @@ async fn a_cancelled_store_stops_before_writing_anything() {
         entered: tokio::sync::Notify::new(),
     });
     let app = App::with_embedder(embedder.clone()).await;
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
     let call = tokio::spawn(post_messages(
         app.router.clone(),
         w.clone(),

@@ -2,7 +2,6 @@
 //! question first where plain fusion prefers the text that repeats its words; a `rerank`
 //! that is not a boolean is refused (the tool's error result).
 
-use evident_core::access::{Grant, Role};
 use serde_json::{Value, json};
 
 use crate::app::*;
@@ -19,9 +18,7 @@ fn urns(found: &Value) -> Vec<String> {
 #[tokio::test]
 async fn search_rerank_puts_the_titled_chunk_first() {
     let app = App::new().await;
-    let w = app
-        .token("writer", Grant::client("acme", Role::Write))
-        .await;
+    let w = app.writer().await;
     for (subject, content) in [
         (
             "Weekly note",

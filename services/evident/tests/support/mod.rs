@@ -74,8 +74,13 @@ impl Server {
 
     /// Runs `evident CMD REST…` like [`Server::ok`] and asserts it failed; its stderr.
     pub fn refused(&self, cmd: &str, rest: &[&str]) -> String {
+        self.refused_in(cmd, rest, None)
+    }
+
+    /// [`Server::refused`] with `stdin` written to the CLI.
+    pub fn refused_in(&self, cmd: &str, rest: &[&str], stdin: Option<&str>) -> String {
         let args = argv(cmd, rest);
-        let (ok, out, err) = self.cli(&args, None);
+        let (ok, out, err) = self.cli(&args, stdin);
         assert!(
             !ok,
             "`evident {}` should fail; it said: {out}",

@@ -34,16 +34,22 @@ fn ref_keys(text: &str) -> Vec<String> {
 
 // --- normalisation: the table of reference-behaviour §1 ---
 
+/// Normalises each `(raw, want)`; a failure names the input.
+fn assert_norms(cases: &[(&str, &str)]) {
+    for (raw, want) in cases {
+        assert_eq!(norm(raw), *want, "{raw}");
+    }
+}
+
 #[test]
 fn reference_table_rows() {
-    assert_eq!(norm("User:John  Smith"), "user:john_smith");
-    assert_eq!(norm("JIRA:TASK-123"), "jira:task-123");
-    assert_eq!(norm("order:order_530798957"), "order:530798957");
-    assert_eq!(
-        norm("user:john.doe@example.com"),
-        "user:john_doe_example_com"
-    );
-    assert_eq!(norm("Ž:Příliš žluťoučký"), "ž:příliš_žluťoučký");
+    assert_norms(&[
+        ("User:John  Smith", "user:john_smith"),
+        ("JIRA:TASK-123", "jira:task-123"),
+        ("order:order_530798957", "order:530798957"),
+        ("user:john.doe@example.com", "user:john_doe_example_com"),
+        ("Ž:Příliš žluťoučký", "ž:příliš_žluťoučký"),
+    ]);
 }
 
 #[test]
@@ -74,28 +80,28 @@ fn unicode_fix_ascii_fold() {
 
 #[test]
 fn normalisation_details() {
-    assert_eq!(norm("John Smith"), "entity:john_smith");
-    assert_eq!(norm("User:"), "user");
-    assert_eq!(norm("User:  !!! "), "user");
-    assert_eq!(norm(":foo"), "entity:foo");
-    assert_eq!(norm("!!!:foo"), "entity:foo");
-    assert_eq!(normalize_ref(""), None);
-    assert_eq!(normalize_ref("   "), None);
-    assert_eq!(normalize_ref("!!!"), None);
-    assert_eq!(normalize_ref(":"), None);
-    assert_eq!(normalize_ref("---"), None);
-    assert_eq!(norm("order:order_order_5"), "order:5");
-    assert_eq!(norm("order:order_"), "order:order");
-    assert_eq!(norm("user:__a__b__"), "user:a_b");
-    assert_eq!(norm("file:src/main/Service.kt"), "file:src_main_service_kt");
-    assert_eq!(norm("file:C:\\x\\y.rs"), "file:c_x_y_rs");
-    assert_eq!(norm("User Name:John\tSmith"), "username:john_smith");
-    assert_eq!(norm("entity_foo"), "entity:foo");
-    // Entity-type alias applies to the namespace, and its prefix is dropped too.
-    assert_eq!(norm("Person:John"), "user:john");
-    assert_eq!(norm("person:person_jan"), "user:jan");
-    assert_eq!(norm("Ticket:ABC-1"), "jira:abc-1");
-    assert_eq!(norm("ΟΔΟΣ:Σοφία"), "οδος:σοφία");
+    assert_norms(&[
+        ("John Smith", "entity:john_smith"),
+        ("User:", "user"),
+        ("User:  !!! ", "user"),
+        (":foo", "entity:foo"),
+        ("!!!:foo", "entity:foo"),
+        ("order:order_order_5", "order:5"),
+        ("order:order_", "order:order"),
+        ("user:__a__b__", "user:a_b"),
+        ("file:src/main/Service.kt", "file:src_main_service_kt"),
+        ("file:C:\\x\\y.rs", "file:c_x_y_rs"),
+        ("User Name:John\tSmith", "username:john_smith"),
+        ("entity_foo", "entity:foo"),
+        // Entity-type alias applies to the namespace, and its prefix is dropped too.
+        ("Person:John", "user:john"),
+        ("person:person_jan", "user:jan"),
+        ("Ticket:ABC-1", "jira:abc-1"),
+        ("ΟΔΟΣ:Σοφία", "οδος:σοφία"),
+    ]);
+    for nothing in ["", "   ", "!!!", ":", "---"] {
+        assert_eq!(normalize_ref(nothing), None, "{nothing:?}");
+    }
 }
 
 #[test]
@@ -186,71 +192,101 @@ fn relation_aliases_and_fixes() {
 
 // --- explicit relationships ---
 
+/// Parses each `(input, want)` with `main` as the main node; a failure names the input.
+fn assert_parses(main: Option<&NodeKey>, cases: &[(&str, (&str, &str, &str))]) {
+    for (input, (from, edge, to)) in cases {
+        assert_eq!(
+            parse_relationship(input, main),
+            Some(rel(from, edge, to)),
+            "{input}"
+        );
+    }
+}
+
 #[test]
 fn parses_the_three_formats() {
-    assert_eq!(
-        parse_relationship("jira:TASK-123|MENTIONS|user:john", None),
-        Some(rel("jira:task-123", "mentions", "user:john"))
-    );
-    assert_eq!(
-        parse_relationship("file:Service.kt->MODIFIED_BY->commit:abc123", None),
-        Some(rel("file:service_kt", "modified_by", "commit:abc123"))
-    );
-    assert_eq!(
-        parse_relationship("class:UserService -[CALLS]-> method:authenticate", None),
-        Some(rel("class:userservice", "calls", "method:authenticate"))
-    );
-    assert_eq!(
-        parse_relationship("\"user:John Smith | authored_by | doc:Guide\"", None),
-        Some(rel("user:john_smith", "authored_by", "confluence:guide"))
-    );
-    assert_eq!(
-        parse_relationship("a -> depends on -> b", None),
-        Some(rel("entity:a", "depends_on", "entity:b"))
+    assert_parses(
+        None,
+        &[
+            (
+                "jira:TASK-123|MENTIONS|user:john",
+                ("jira:task-123", "mentions", "user:john"),
+            ),
+            (
+                "file:Service.kt->MODIFIED_BY->commit:abc123",
+                ("file:service_kt", "modified_by", "commit:abc123"),
+            ),
+            (
+                "class:UserService -[CALLS]-> method:authenticate",
+                ("class:userservice", "calls", "method:authenticate"),
+            ),
+            (
+                "\"user:John Smith | authored_by | doc:Guide\"",
+                ("user:john_smith", "authored_by", "confluence:guide"),
+            ),
+            (
+                "a -> depends on -> b",
+                ("entity:a", "depends_on", "entity:b"),
+            ),
+        ],
     );
 }
 
 #[test]
 fn shorthand_expands_to_the_main_node() {
-    let main = key("jira:task-123");
-    assert_eq!(
-        parse_relationship("TASK-123|MENTIONS|user:john", Some(&main)),
-        Some(rel("jira:task-123", "mentions", "user:john"))
-    );
-    assert_eq!(
-        parse_relationship("file:Service.kt|RELATED_TO|task-123", Some(&main)),
-        Some(rel("file:service_kt", "related_to", "jira:task-123"))
-    );
-    assert_eq!(
-        parse_relationship("OTHER-9|RELATED_TO|TASK-123", Some(&main)),
-        Some(rel("entity:other-9", "related_to", "jira:task-123"))
+    assert_parses(
+        Some(&key("jira:task-123")),
+        &[
+            (
+                "TASK-123|MENTIONS|user:john",
+                ("jira:task-123", "mentions", "user:john"),
+            ),
+            (
+                "file:Service.kt|RELATED_TO|task-123",
+                ("file:service_kt", "related_to", "jira:task-123"),
+            ),
+            (
+                "OTHER-9|RELATED_TO|TASK-123",
+                ("entity:other-9", "related_to", "jira:task-123"),
+            ),
+        ],
     );
     // Without a main node a bare id is an entity.
-    assert_eq!(
-        parse_relationship("TASK-123|MENTIONS|user:john", None),
-        Some(rel("entity:task-123", "mentions", "user:john"))
+    assert_parses(
+        None,
+        &[(
+            "TASK-123|MENTIONS|user:john",
+            ("entity:task-123", "mentions", "user:john"),
+        )],
     );
     // A non-canonical main key still matches.
-    let raw_main = key("JIRA:TASK-123");
-    assert_eq!(
-        parse_relationship("TASK-123|MENTIONS|user:john", Some(&raw_main)),
-        Some(rel("jira:task-123", "mentions", "user:john"))
+    assert_parses(
+        Some(&key("JIRA:TASK-123")),
+        &[(
+            "TASK-123|MENTIONS|user:john",
+            ("jira:task-123", "mentions", "user:john"),
+        )],
     );
 }
 
 #[test]
 fn blocked_by_is_reversed() {
-    assert_eq!(
-        parse_relationship("jira:A-1|BLOCKED_BY|jira:B-2", None),
-        Some(rel("jira:b-2", "blocks", "jira:a-1"))
-    );
-    assert_eq!(
-        parse_relationship("jira:A-1|blocks|jira:B-2", None),
-        Some(rel("jira:a-1", "blocks", "jira:b-2"))
-    );
-    assert_eq!(
-        parse_relationship("jira:A-1 -[blocked-by]-> jira:B-2", None),
-        Some(rel("jira:b-2", "blocks", "jira:a-1"))
+    assert_parses(
+        None,
+        &[
+            (
+                "jira:A-1|BLOCKED_BY|jira:B-2",
+                ("jira:b-2", "blocks", "jira:a-1"),
+            ),
+            (
+                "jira:A-1|blocks|jira:B-2",
+                ("jira:a-1", "blocks", "jira:b-2"),
+            ),
+            (
+                "jira:A-1 -[blocked-by]-> jira:B-2",
+                ("jira:b-2", "blocks", "jira:a-1"),
+            ),
+        ],
     );
 }
 

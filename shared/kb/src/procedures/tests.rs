@@ -39,6 +39,11 @@ fn scored(p: Procedure, cosine: f32) -> ScoredProcedure {
     }
 }
 
+/// Ranks `candidates` for the task "task" at `T0` (half-life 30 days, five answers).
+fn rank_at_t0(candidates: Vec<ScoredProcedure>) -> ProcedureMatches {
+    rank(candidates, "task", T0, 30.0, 5)
+}
+
 fn order(m: &ProcedureMatches) -> Vec<&str> {
     m.procedures
         .iter()
@@ -56,47 +61,29 @@ fn a_user_defined_procedure_always_outranks_a_learned_one() {
         (0.6, (1, 0), 0.55, (0, 0)),
     ];
     for (lc, (lw, ll), uc, (uw, ul)) in cases {
-        let m = rank(
-            vec![
-                scored(stored("learned", "x", Learned, lw, ll), lc),
-                scored(stored("told", "y", UserDefined, uw, ul), uc),
-            ],
-            "task",
-            T0,
-            30.0,
-            5,
-        );
+        let m = rank_at_t0(vec![
+            scored(stored("learned", "x", Learned, lw, ll), lc),
+            scored(stored("told", "y", UserDefined, uw, ul), uc),
+        ]);
         assert_eq!(order(&m), ["told", "learned"], "{lc} {uc}");
         assert!(m.closest.is_empty());
     }
     // …but only when it matches: a user-defined one below the threshold is not returned.
-    let m = rank(
-        vec![
-            scored(stored("learned", "x", Learned, 1, 0), 0.9),
-            scored(stored("told", "y", UserDefined, 0, 0), 0.3),
-        ],
-        "task",
-        T0,
-        30.0,
-        5,
-    );
+    let m = rank_at_t0(vec![
+        scored(stored("learned", "x", Learned, 1, 0), 0.9),
+        scored(stored("told", "y", UserDefined, 0, 0), 0.3),
+    ]);
     assert_eq!(order(&m), ["learned"]);
 }
 
 #[test]
 fn a_higher_success_rate_outranks_a_lower_one_of_equal_similarity() {
     use ProcedureSource::Learned;
-    let m = rank(
-        vec![
-            scored(stored("often-fails", "x", Learned, 2, 8), 0.7),
-            scored(stored("untried", "x", Learned, 0, 0), 0.7),
-            scored(stored("reliable", "x", Learned, 9, 1), 0.7),
-        ],
-        "task",
-        T0,
-        30.0,
-        5,
-    );
+    let m = rank_at_t0(vec![
+        scored(stored("often-fails", "x", Learned, 2, 8), 0.7),
+        scored(stored("untried", "x", Learned, 0, 0), 0.7),
+        scored(stored("reliable", "x", Learned, 9, 1), 0.7),
+    ]);
     assert_eq!(order(&m), ["reliable", "untried", "often-fails"]);
     let scores: Vec<f64> = m.procedures.iter().map(|p| p.score).collect();
     let sim = 0.8 * 0.7;

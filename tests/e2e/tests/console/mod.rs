@@ -72,16 +72,15 @@ pub fn enc(s: &str) -> String {
     evident_api::ui::layout::url_enc(s)
 }
 
+/// The login form posted with `headers` added (`token=…&next=…`).
+pub async fn login_form(app: &TestApp, headers: &[(&str, &str)], form: &str) -> Resp {
+    send(app, "POST", "/ui/login", headers, Some(form)).await
+}
+
 /// Logs in with `token`; the `Cookie` header value of the session.
 pub async fn login(app: &TestApp, token: &str) -> String {
-    let r = send(
-        app,
-        "POST",
-        "/ui/login",
-        &[],
-        Some(&format!("token={}&next=%2Fui", enc(token))),
-    )
-    .await;
+    let form = format!("token={}&next=%2Fui", enc(token));
+    let r = login_form(app, &[], &form).await;
     assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
     let cookie = r.header(header::SET_COOKIE);
     cookie.split(';').next().expect("name=value").to_string()
@@ -90,4 +89,9 @@ pub async fn login(app: &TestApp, token: &str) -> String {
 /// A page fetched in the session `cookie` (the `Cookie` header value [`login`] returns).
 pub async fn page(app: &TestApp, uri: &str, cookie: &str) -> Resp {
     send(app, "GET", uri, &[("cookie", cookie)], None).await
+}
+
+/// A form posted to `uri` in the session `cookie`.
+pub async fn submit(app: &TestApp, uri: &str, cookie: &str, form: &str) -> Resp {
+    send(app, "POST", uri, &[("cookie", cookie)], Some(form)).await
 }

@@ -95,19 +95,15 @@ fn github_12() -> Issue {
     let path = "/repos/acme/shop/issues";
     let mut issues =
         github_issues(&ok_body(GITHUB_INCREMENTAL, path, 0), "acme/shop").expect("issues");
-    let mut issue = issues.remove(0);
-    issue.comments = github_comments(&ok_body(
-        GITHUB_INCREMENTAL,
-        "/repos/acme/shop/issues/12/comments",
-        0,
-    ))
-    .expect("comments");
-    issue.history = github_events(&ok_body(
-        GITHUB_INCREMENTAL,
-        "/repos/acme/shop/issues/12/events",
-        0,
-    ))
-    .expect("events");
+    with_thread(issues.remove(0), GITHUB_INCREMENTAL, 12)
+}
+
+/// `issue` (acme/shop #`number`) with its comments and events from the recording `fixture`.
+fn with_thread(mut issue: Issue, fixture: &str, number: u64) -> Issue {
+    let path = format!("/repos/acme/shop/issues/{number}");
+    issue.comments =
+        github_comments(&ok_body(fixture, &format!("{path}/comments"), 0)).expect("comments");
+    issue.history = github_events(&ok_body(fixture, &format!("{path}/events"), 0)).expect("events");
     issue
 }
 

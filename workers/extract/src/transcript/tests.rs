@@ -40,6 +40,15 @@ fn cue_rows(t: &Transcript) -> Vec<CueRow<'_>> {
 // Positions (`cues[137]`) are 0-based indices into that block list; times were converted by
 // hand from the timing lines quoted next to them.
 
+/// `cue` has the identifier, times, speaker and text of its block in the fixture (a failure
+/// names the identifier).
+fn assert_cue(cue: &Cue, id: &str, times: (u64, u64), speaker: Option<&str>, text: &str) {
+    assert_eq!(cue.id.as_deref(), Some(id));
+    assert_eq!((cue.start_ms, cue.end_ms), times, "{id}");
+    assert_eq!(cue.speaker.as_deref(), speaker, "{id}");
+    assert_eq!(cue.text, text, "{id}");
+}
+
 #[test]
 fn fixture_ac_encoding() {
     let t = parse_vtt(AC_ENCODING).expect("ac_encoding.vtt parses");
@@ -50,30 +59,31 @@ fn fixture_ac_encoding() {
     assert_eq!(t.title, None);
 
     // "slide-1 / 0:00:08.160 --> 0:00:10.320": one-digit hours.
-    let first = &t.cues[0];
-    assert_eq!(first.id.as_deref(), Some("slide-1"));
-    assert_eq!((first.start_ms, first.end_ms), (8_160, 10_320));
-    assert_eq!(first.speaker, None);
-    assert_eq!(first.text, "Hello everybody, my name is Anita Chen");
+    assert_cue(
+        &t.cues[0],
+        "slide-1",
+        (8_160, 10_320),
+        None,
+        "Hello everybody, my name is Anita Chen",
+    );
 
     // "slide-14 / 0:09:15.640 --> 0:09:27.360".
-    let last = t.cues.last().expect("a last cue");
-    assert_eq!(last.id.as_deref(), Some("slide-14"));
-    assert_eq!((last.start_ms, last.end_ms), (555_640, 567_360));
-    assert_eq!(last.speaker, None);
-    assert_eq!(
-        last.text,
-        "Thank you for watching my presentation and have a nice day!"
+    assert_cue(
+        t.cues.last().expect("a last cue"),
+        "slide-14",
+        (555_640, 567_360),
+        None,
+        "Thank you for watching my presentation and have a nice day!",
     );
 
     // "148 / 0:07:33.400 --> 0:07:36.560 / … image &amp; video processing," — the entity
     // is decoded.
-    let cue = &t.cues[137];
-    assert_eq!(cue.id.as_deref(), Some("148"));
-    assert_eq!((cue.start_ms, cue.end_ms), (453_400, 456_560));
-    assert_eq!(
-        cue.text,
-        "which is geared towards image & video processing,"
+    assert_cue(
+        &t.cues[137],
+        "148",
+        (453_400, 456_560),
+        None,
+        "which is geared towards image & video processing,",
     );
     // Curly apostrophes (UTF-8) pass through untouched.
     assert_eq!(t.cues[106].id.as_deref(), Some("115"));
@@ -93,26 +103,24 @@ fn fixture_ay_tensorflow() {
 
     // "slide-1 / 0:00:09.800 --> 0:00:10.840 / <v ->Slide one.</v>": a voice span whose
     // name is the placeholder "-", which names nobody.
-    let first = &t.cues[0];
-    assert_eq!(first.id.as_deref(), Some("slide-1"));
-    assert_eq!((first.start_ms, first.end_ms), (9_800, 10_840));
-    assert_eq!(first.speaker, None);
-    assert_eq!(first.text, "Slide one.");
+    assert_cue(&t.cues[0], "slide-1", (9_800, 10_840), None, "Slide one.");
 
     // "189 / 0:08:49.900 --> 0:08:50.183".
-    let last = t.cues.last().expect("a last cue");
-    assert_eq!(last.id.as_deref(), Some("189"));
-    assert_eq!((last.start_ms, last.end_ms), (529_900, 530_183));
-    assert_eq!(last.speaker, None);
-    assert_eq!(last.text, "Thank you very much.");
+    assert_cue(
+        t.cues.last().expect("a last cue"),
+        "189",
+        (529_900, 530_183),
+        None,
+        "Thank you very much.",
+    );
 
     // "2 / 0:00:10.840 --> 0:00:14.710 line:15%": cue settings after the end time.
-    let cue = &t.cues[1];
-    assert_eq!(cue.id.as_deref(), Some("2"));
-    assert_eq!((cue.start_ms, cue.end_ms), (10_840, 14_710));
-    assert_eq!(
-        cue.text,
-        "Hi, my name is Ann, and I'm a software engineer at Google."
+    assert_cue(
+        &t.cues[1],
+        "2",
+        (10_840, 14_710),
+        None,
+        "Hi, my name is Ann, and I'm a software engineer at Google.",
     );
     // "slide-10 / 0:07:31.650 --> 0:07:35.200".
     let cue = &t.cues[160];
@@ -134,32 +142,40 @@ fn fixture_kd_speech() {
     assert_eq!(t.cues.len(), 112);
 
     // "slide-1 / 00:00:09.226 --> 00:00:10.726 / <v Kelly>Hello.</v>".
-    let first = &t.cues[0];
-    assert_eq!(first.id.as_deref(), Some("slide-1"));
-    assert_eq!((first.start_ms, first.end_ms), (9_226, 10_726));
-    assert_eq!(first.speaker.as_deref(), Some("Kelly"));
-    assert_eq!(first.text, "Hello.");
+    assert_cue(
+        &t.cues[0],
+        "slide-1",
+        (9_226, 10_726),
+        Some("Kelly"),
+        "Hello.",
+    );
 
     // "112 / 00:06:50.086 --> 00:06:51.136": no voice tag, and the speaker is not carried
     // over from the first cue.
-    let last = t.cues.last().expect("a last cue");
-    assert_eq!(last.id.as_deref(), Some("112"));
-    assert_eq!((last.start_ms, last.end_ms), (410_086, 411_136));
-    assert_eq!(last.speaker, None);
-    assert_eq!(last.text, "Thanks for listening.");
+    assert_cue(
+        t.cues.last().expect("a last cue"),
+        "112",
+        (410_086, 411_136),
+        None,
+        "Thanks for listening.",
+    );
 
     // "5 / 00:00:17.126 --> 00:00:21.366" and "83 / 00:04:57.496 --> 00:04:59.039": lines
     // ending in a colon that must not become speakers.
-    let cue = &t.cues[4];
-    assert_eq!(cue.id.as_deref(), Some("5"));
-    assert_eq!((cue.start_ms, cue.end_ms), (17_126, 21_366));
-    assert_eq!(cue.text, "is Wreck a Nice Beach in the Browser:");
-    assert_eq!(cue.speaker, None);
-    let cue = &t.cues[82];
-    assert_eq!(cue.id.as_deref(), Some("83"));
-    assert_eq!((cue.start_ms, cue.end_ms), (297_496, 299_039));
-    assert_eq!(cue.text, "Privacy and security:");
-    assert_eq!(cue.speaker, None);
+    assert_cue(
+        &t.cues[4],
+        "5",
+        (17_126, 21_366),
+        None,
+        "is Wreck a Nice Beach in the Browser:",
+    );
+    assert_cue(
+        &t.cues[82],
+        "83",
+        (297_496, 299_039),
+        None,
+        "Privacy and security:",
+    );
 
     assert_eq!(t.speakers(), vec!["Kelly".to_string()]);
     assert_eq!(t.duration_ms(), 411_136);

@@ -6,15 +6,14 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use evident_ai::Priority;
 use evident_code::chunks::CodeChunking;
 use evident_core::{NodeKey, Scope, Visibility};
 use evident_indexers::access::Access;
 use evident_indexers::git::{GitPoller, GitReport, GitSourceConfig, GitTasks};
-use evident_kb::{Kb, TaskHandlers, TaskSubmitter};
-use evident_qualifier::{Qualifier, QueueConfig};
+use evident_kb::{Kb, TaskHandlers};
+use evident_qualifier::Qualifier;
 use evident_store::indexers::{IndexerSource, PollStatus};
-use evident_store::queue::{Clock, ManualClock, PriorityBand};
+use evident_store::queue::{Clock, ManualClock};
 use evident_store::{Direction, TraverseOptions};
 use evident_store_embedded::EmbeddedStore;
 use git2::{Repository, Signature};
@@ -52,27 +51,12 @@ pub async fn harness_in(dir: tempfile::TempDir) -> Harness {
         access: test_access(),
     }
     .register(&mut handlers);
-    let queue = kb.stores().queue.clone();
     let poller = GitPoller {
-        ctx: evident_indexers::poll::PollContext {
-            indexers: kb.stores().indexers.clone(),
-            tasks: TaskSubmitter::new(kb.stores().queue.clone()),
-            owner: "test-poller".into(),
-            clock: clock.clone(),
-            priority: Priority::DEFAULT,
-            access: test_access(),
-        },
+        ctx: super::poll_context(&kb, clock.clone(), "test-poller", test_access()),
         mirrors,
         batches: Default::default(),
     };
-    let qualifier = Qualifier {
-        queue,
-        handlers,
-        clock: clock.clone(),
-        config: QueueConfig::default(),
-        worker_id: "test-worker".into(),
-        band: PriorityBand::ALL,
-    };
+    let qualifier = super::qualifier(&kb, handlers, clock.clone());
     Harness {
         store,
         kb,
@@ -167,15 +151,7 @@ impl Harness {
     }
 
     pub async fn source_urns(&self, prefix: &str) -> Vec<String> {
-        self.kb
-            .stores()
-            .sources
-            .list_prefix("acme", prefix, None, 100_000)
-            .await
-            .expect("list")
-            .into_iter()
-            .map(|r| r.source_urn)
-            .collect()
+        super::source_urns(&self.kb, prefix).await
     }
 }
 
@@ -232,6 +208,14 @@ pub fn commit(
 }
 
 pub const LIB_RS: &str = "//! Shop.\nuse std::collections::HashMap;\n\npub struct Cart {\n    items: HashMap<String, u32>,\n}\n\nimpl Cart {\n    pub fn total(&self) -> u32 {\n        self.items.values().sum()\n    }\n}\n";
+
+/// Makes `branch` HEAD and checks its tree out (whatever the work tree held).
+pub fn checkout(repo: &Repository, branch: &str) {
+    repo.set_head(&format!("refs/heads/{branch}"))
+        .expect("head");
+    repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+        .expect("checkout");
+}
 
 pub fn init_repo(dir: &Path) -> Repository {
     let repo = Repository::init(dir).expect("init");

@@ -62,6 +62,31 @@ pub async fn open_kb(dir: &std::path::Path) -> (EmbeddedStore, Kb) {
     (store, kb)
 }
 
+/// What a poller of `kb` runs with, as the service builds it (the default priority),
+/// leasing sources as `owner`.
+pub fn poll_context(kb: &Kb, clock: Arc<dyn Clock>, owner: &str, access: Access) -> PollContext {
+    PollContext {
+        indexers: kb.stores().indexers.clone(),
+        tasks: TaskSubmitter::new(kb.stores().queue.clone()),
+        owner: owner.into(),
+        clock,
+        priority: Priority::DEFAULT,
+        access,
+    }
+}
+
+/// The queue consumer of `kb`'s queue running `handlers`, every band, the default settings.
+pub fn qualifier(kb: &Kb, handlers: TaskHandlers, clock: Arc<dyn Clock>) -> Qualifier {
+    Qualifier {
+        queue: kb.stores().queue.clone(),
+        handlers,
+        clock,
+        config: QueueConfig::default(),
+        worker_id: "test-worker".into(),
+        band: PriorityBand::ALL,
+    }
+}
+
 pub async fn harness() -> Harness {
     // Fixtures live under the test's folder; fake servers listen on loopback.
     harness_with(Access::for_tests).await
@@ -72,14 +97,7 @@ pub async fn harness_with(access: impl FnOnce(&std::path::Path) -> Access) -> Ha
     let dir = tempfile::tempdir().expect("tmp");
     let (store, kb) = open_kb(dir.path()).await;
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
-    let ctx = PollContext {
-        indexers: kb.stores().indexers.clone(),
-        tasks: TaskSubmitter::new(kb.stores().queue.clone()),
-        owner: "test-indexer".into(),
-        clock: clock.clone(),
-        priority: Priority::DEFAULT,
-        access: access(dir.path()),
-    };
+    let ctx = poll_context(&kb, clock.clone(), "test-indexer", access(dir.path()));
     let chunking = Default::default();
     let mut handlers = TaskHandlers::new(&kb);
     ItemTasks {
@@ -124,14 +142,7 @@ pub async fn harness_with(access: impl FnOnce(&std::path::Path) -> Access) -> Ha
     add(Arc::new(
         documents::WebPoller::new(ctx.clone()).expect("crawler"),
     ));
-    let qualifier = Qualifier {
-        queue: kb.stores().queue.clone(),
-        handlers,
-        clock: clock.clone(),
-        config: QueueConfig::default(),
-        worker_id: "test-worker".into(),
-        band: PriorityBand::ALL,
-    };
+    let qualifier = qualifier(&kb, handlers, clock.clone());
     Harness {
         store,
         kb,
@@ -151,6 +162,32 @@ impl Harness {
         settings["baseUrl"] = json!(replay.base);
         settings["perPage"] = json!(2);
         self.register(kind, settings).await.id
+    }
+
+    /// Registers the GitHub repository `acme/shop` as `acme.shop-issues` reading from
+    /// `replay`, two issues a page, with `settings` besides; the source's id.
+    pub async fn register_github(&self, replay: &Replay, mut settings: Value) -> String {
+        settings["id"] = json!("acme.shop-issues");
+        settings["repo"] = json!("acme/shop");
+        self.register_paged("github", replay, settings).await
+    }
+
+    /// Registers the Jira project `SHOP` as `acme.shop-jira` reading from `replay`, two
+    /// issues a page, with `settings` besides; the source's id.
+    pub async fn register_jira(&self, replay: &Replay, mut settings: Value) -> String {
+        settings["id"] = json!("acme.shop-jira");
+        settings["project"] = json!("SHOP");
+        self.register_paged("jira", replay, settings).await
+    }
+
+    /// Registers the Confluence space `ENG` as `acme.eng` reading from `replay`, two pages a
+    /// request, with `settings` besides; the source's id.
+    pub async fn register_confluence(&self, replay: &Replay, mut settings: Value) -> String {
+        settings["id"] = json!("acme.eng");
+        settings["baseUrl"] = json!(format!("{}/wiki", replay.base));
+        settings["space"] = json!("ENG");
+        settings["limit"] = json!(2);
+        self.register("confluence", settings).await.id
     }
 
     /// Registers a source of `kind` from its API body (`clientId` defaults to `acme`).
@@ -222,19 +259,23 @@ impl Harness {
 
     /// Sources stored under a URN prefix.
     pub async fn urns(&self, prefix: &str) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .kb
-            .stores()
-            .sources
-            .list_prefix("acme", prefix, None, 100_000)
-            .await
-            .expect("list")
-            .into_iter()
-            .map(|r| r.source_urn)
-            .collect();
-        v.sort();
-        v
+        source_urns(&self.kb, prefix).await
     }
+}
+
+/// The sources of client `acme` stored under a URN prefix, sorted.
+pub async fn source_urns(kb: &Kb, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = kb
+        .stores()
+        .sources
+        .list_prefix("acme", prefix, None, 100_000)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|r| r.source_urn)
+        .collect();
+    v.sort();
+    v
 }
 
 /// The locator's fields as JSON (for assertions that read like the API).

@@ -13,20 +13,7 @@ fn old_shape() -> (Issue, Issue) {
     )
     .expect("issues");
     let pr = issues.remove(1);
-    let mut issue = issues.remove(0);
-    issue.comments = github_comments(&ok_body(
-        GITHUB_OLD_SHAPE,
-        "/repos/acme/shop/issues/3/comments",
-        0,
-    ))
-    .expect("comments");
-    issue.history = github_events(&ok_body(
-        GITHUB_OLD_SHAPE,
-        "/repos/acme/shop/issues/3/events",
-        0,
-    ))
-    .expect("events");
-    (issue, pr)
+    (with_thread(issues.remove(0), GITHUB_OLD_SHAPE, 3), pr)
 }
 
 #[test]
