@@ -206,7 +206,6 @@ async fn measure(spec: &Spec, repo_dir: &Path, dir: &Path, qs: &[Vec<&Question>;
     out.insert("ingest_s".into(), json!(ingest_s));
     out.insert("drain_s".into(), json!(drain_s));
     out.insert("query_embed_ms".into(), json!({"p50": e50, "p99": e99}));
-    drop(asker);
     indexer.store.close().expect("close");
     drop(indexer);
     std::fs::remove_dir_all(dir).expect("remove the store");
@@ -256,11 +255,14 @@ mod tests {
         })
     }
 
+    /// The specs a case should parse to, or a part of its error message.
+    type Want = Result<Option<Vec<Spec>>, &'static str>;
+
     #[test]
     fn specs_from_flags() {
         let url = Some("http://127.0.0.1:11435");
         let m = Some("all-minilm");
-        let cases: Vec<(Flags, Result<Option<Vec<Spec>>, &str>)> = vec![
+        let cases: Vec<(Flags, Want)> = vec![
             (flags(None, None, None, None), Ok(None)),
             (
                 flags(Some("static"), None, None, None),
