@@ -160,6 +160,9 @@ def embed_request(enc: Encoder, body: dict, legacy: bool) -> dict:
 def make_handler(enc: Encoder, quiet: bool):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes; with Nagle on, the body waits for the
+        # client's delayed ACK of the headers (~40 ms on Linux) on a kept-alive connection.
+        disable_nagle_algorithm = True
         encoder = enc
 
         def send_json(self, status: int, value: dict) -> None:
