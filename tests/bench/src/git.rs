@@ -208,9 +208,18 @@ pub(crate) async fn indexer(dir: &Path) -> Indexer {
 /// The indexer with `writes` concurrent ingests per task and bulk writes in flight
 /// (`[git] parallel_ingests` and `[kb] bulk` of a server; default 16 both).
 pub(crate) async fn indexer_with(dir: &Path, writes: usize) -> Indexer {
+    indexer_embedding(dir, writes, Arc::new(StaticEmbedder::builtin())).await
+}
+
+/// [`indexer_with`] embedding through `embedder` (the `quality` embedder comparison).
+pub(crate) async fn indexer_embedding(
+    dir: &Path,
+    writes: usize,
+    embedder: Arc<dyn Embedder>,
+) -> Indexer {
     let (store, kb) = open_kb_with(
         &dir.join("data"),
-        Arc::new(StaticEmbedder::builtin()),
+        embedder,
         PoolConfig {
             bulk: writes,
             ..PoolConfig::default()

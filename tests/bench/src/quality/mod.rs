@@ -15,7 +15,11 @@
 //! graph), hybrid + graph (the default request) and hybrid + graph + rerank, with the
 //! fusion weights chosen on the even-numbered questions and reported on the odd ones
 //! (plain RRF beside them), and ends with one JSON line.
+//!
+//! `--embedders static,ollama --ollama-url URL --ollama-model NAME --ollama-dim N` replaces
+//! the repository sets' run by the embedder comparison of [`embedders`].
 
+mod embedders;
 mod judged;
 mod okapi;
 mod repo;
@@ -189,8 +193,27 @@ pub async fn run(args: &Args) {
         .expect("scratch dir");
     let repo_path = args.path("repo").unwrap_or_else(default_repo);
     let mut json = serde_json::Map::new();
-    let repo_figures = repo::run(&repo_path, args.value("at"), scratch.path()).await;
-    json.insert("repo".into(), repo_figures);
+    let flags = embedders::Flags {
+        embedders: args.value("embedders"),
+        url: args.value("ollama-url"),
+        model: args.value("ollama-model"),
+        dim: args.value("ollama-dim"),
+    };
+    match flags.specs() {
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2)
+        }
+        Ok(Some(specs)) => {
+            let figures =
+                embedders::compare(&specs, &repo_path, args.value("at"), scratch.path()).await;
+            json.insert("embedders".into(), figures);
+        }
+        Ok(None) => {
+            let repo_figures = repo::run(&repo_path, args.value("at"), scratch.path()).await;
+            json.insert("repo".into(), repo_figures);
+        }
+    }
     let mut judged_json = serde_json::Map::new();
     for spec in args
         .value("collections")

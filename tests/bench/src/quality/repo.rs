@@ -20,7 +20,7 @@ pub struct Question {
     pub commit: Option<String>,
 }
 
-fn questions(text: &str) -> Vec<Question> {
+pub(super) fn questions(text: &str) -> Vec<Question> {
     let all: Vec<Value> = serde_json::from_str(text).expect("question file");
     all.iter()
         .map(|v| Question {
@@ -50,7 +50,7 @@ impl Question {
 }
 
 /// Ranks of the right answer for `qs` under `mode` and `tuning`, with the retrieve times.
-async fn ranks(
+pub(super) async fn ranks(
     asker: &Asker<'_>,
     mode: Mode,
     tuning: Tuning,
@@ -89,7 +89,7 @@ async fn ranks(
     (out, times)
 }
 
-fn rate(ranks: &[Option<usize>], within: usize) -> f64 {
+pub(super) fn rate(ranks: &[Option<usize>], within: usize) -> f64 {
     ranks
         .iter()
         .filter(|r| r.is_some_and(|r| r < within))
@@ -98,7 +98,7 @@ fn rate(ranks: &[Option<usize>], within: usize) -> f64 {
 }
 
 /// The questions whose id has parity `parity` (0: the tuning half, 1: the reported half).
-fn half<'a>(qs: &[&'a Question], parity: u64) -> Vec<&'a Question> {
+pub(super) fn half<'a>(qs: &[&'a Question], parity: u64) -> Vec<&'a Question> {
     qs.iter().copied().filter(|q| q.id % 2 == parity).collect()
 }
 
@@ -117,7 +117,11 @@ async fn objective(
 
 /// The fusion parameters of the grid that do best on the even-numbered questions (hybrid +
 /// graph), then the reranker's weights that do best with them (hybrid + graph + rerank).
-async fn choose(asker: &Asker<'_>, files: &[&Question], commits: &[&Question]) -> Tuning {
+pub(super) async fn choose(
+    asker: &Asker<'_>,
+    files: &[&Question],
+    commits: &[&Question],
+) -> Tuning {
     let (files, commits) = (half(files, 0), half(commits, 0));
     let mut best = (f64::MIN, Tuning::default());
     for fusion in fusion_grid() {
@@ -220,7 +224,7 @@ fn baselines(repo: &Path, files: &[&Question], commits: &[&Question]) -> (f64, f
 pub const PINNED: &str = "f7b24f2010b77d9d1adb0c7fbc3fa9a31b94484c";
 
 /// A clone of `repo` whose one branch is at `commit`.
-fn pinned_clone(repo: &Path, commit: &str, scratch: &Path) -> std::path::PathBuf {
+pub(super) fn pinned_clone(repo: &Path, commit: &str, scratch: &Path) -> std::path::PathBuf {
     let dest = scratch.join("pinned");
     let git = |args: &[&str]| {
         let ok = std::process::Command::new("git")
