@@ -239,9 +239,10 @@ async fn channels(
     (bm25, vector)
 }
 
-/// Memory by structure: the store's structures from their lengths and capacities, SQLite's
-/// page caches as filled, the allocator's free-but-kept bytes, and what is left of the RSS
-/// (code, stacks, the embedder's table, usearch's own mappings); disk per chunk.
+/// Memory by structure: the store's structures from their lengths and capacities (the
+/// HNSW figure is usearch's own, which includes arena space reserved but not yet touched),
+/// SQLite's page caches as filled, what is left of the RSS (code, the embedder's table,
+/// stacks, buffers, allocator slack), and the allocator's own view; disk per chunk.
 pub fn memory_and_disk(store: &EmbeddedStore, chunks: usize) -> serde_json::Value {
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let m = store.vector_index().memory();
@@ -250,12 +251,9 @@ pub fn memory_and_disk(store: &EmbeddedStore, chunks: usize) -> serde_json::Valu
     let (rss, peak) = crate::rss_mib();
     let disk = dir_bytes(store.dir());
     let structures = u.text_postings + u.text_rows + u.row_map + u.vectors + p.sqlite_cache_used;
-    // Heap bytes in use that no structure accounts for (buffers, other SQLite memory, the
-    // embedder's table, tokio) and what RSS holds outside the allocator's view.
-    let heap_other = p.heap_in_use.saturating_sub(structures);
-    let outside = rss - mib(p.heap_in_use + p.heap_free);
+    let rest = rss - mib(structures);
     println!(
-        "memory: RSS {rss:.0} MiB (peak {peak:.0}) = BM25 postings {:.0} + BM25 rows {:.0} + row map {:.0} + HNSW graph {:.0} + vector tail {:.0} + SQLite caches {:.0} (bound {:.0}; SQLite in all {:.0}) + other heap {:.0} + allocator free {:.0} + outside the heap {outside:.0} (heap mmapped {:.0}); data dir {:.0} MiB = {:.0} bytes per chunk",
+        "memory: RSS {rss:.0} MiB (peak {peak:.0}) = BM25 postings {:.0} + BM25 rows {:.0} + row map {:.0} + HNSW graph {:.0} + vector tail {:.0} + SQLite page caches {:.0} (bound {:.0}; all of SQLite {:.0}) + rest {rest:.0}; allocator: {:.0} in use, {:.0} free in its arenas; data dir {:.0} MiB = {:.0} bytes per chunk",
         mib(u.text_postings),
         mib(u.text_rows),
         mib(m.row_map as u64),
@@ -264,9 +262,8 @@ pub fn memory_and_disk(store: &EmbeddedStore, chunks: usize) -> serde_json::Valu
         mib(p.sqlite_cache_used),
         mib(u.sqlite_cache),
         mib(p.sqlite_total),
-        mib(heap_other),
+        mib(p.heap_in_use),
         mib(p.heap_free),
-        mib(p.heap_mmapped),
         mib(disk),
         disk as f64 / chunks.max(1) as f64
     );
@@ -278,7 +275,7 @@ pub fn memory_and_disk(store: &EmbeddedStore, chunks: usize) -> serde_json::Valu
         "sqlite_cache_used_mib": mib(p.sqlite_cache_used), "sqlite_cache_bound_mib": mib(u.sqlite_cache),
         "sqlite_total_mib": mib(p.sqlite_total),
         "heap_in_use_mib": mib(p.heap_in_use), "heap_free_mib": mib(p.heap_free),
-        "heap_other_mib": mib(heap_other), "outside_heap_mib": outside,
+        "rest_mib": rest,
         "bytes_per_chunk_in_memory": {
             "bm25_postings": per_chunk(u.text_postings), "bm25_rows": per_chunk(u.text_rows),
             "row_map": per_chunk(m.row_map as u64), "hnsw": per_chunk(m.graph as u64),
