@@ -6,10 +6,12 @@
 //! them to disk would turn a 5 ms query into a disk-bound one without saying so. A write that
 //! adds chunks past the budget fails with `capacity_exceeded` (HTTP 507, retryable: it succeeds
 //! once data is purged or the budget raised); deletes, purges and every other write go on, so
-//! the way back under the budget stays open. The SQLite page cache is sized from the budget
-//! (a tenth of it over the connections, at most 64 MiB each) and counted at its configured
-//! size. What is not counted: the process's own code and buffers, request working memory, the
-//! transient copy of a save — `docs/capacity.md` says how much to leave for those.
+//! the way back under the budget stays open. The SQLite page caches are sized here: 8 MiB per
+//! connection without a budget, and with one a tenth of it over the connections, between
+//! 1 MiB and those 8 MiB each; they are counted at that configured size (SQLite keeps a
+//! connection's cache within it). What is not counted: the process's own code and buffers,
+//! request working memory, the allocator's free-but-kept pages, the transient copy of a
+//! save — `docs/capacity.md` says how much to leave for those.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -22,8 +24,15 @@ use crate::Inner;
 /// Measurements are refreshed at most this often by writes (a measurement walks the term
 /// list and the row map: ~10 ms at a million chunks).
 const REMEASURE: Duration = Duration::from_secs(1);
-/// Largest SQLite page cache per connection.
-const MAX_CACHE_PER_CONNECTION: u64 = 64 << 20;
+/// SQLite page cache per connection without a budget, and the most a budget gives one.
+/// Measured (`docs/benchmarks.md`, 2026-11-27 memory section): at 300k chunks 8 MiB instead
+/// of 64 MiB per connection left retrieve as fast (p50/p99 5.30/14.94 → 4.96/13.88 ms) and
+/// ingest no slower, and took 274 MiB off the RSS — the five caches had filled their 320 MiB.
+/// A miss reads the page from the OS page cache (a copy, not a disk read), which holds the
+/// database file outside the process's RSS; a larger cache only moved those pages inside it.
+pub(crate) const DEFAULT_CACHE_PER_CONNECTION: u64 = 8 << 20;
+/// Smallest page cache a budget sizes a connection to.
+const MIN_CACHE_PER_CONNECTION: u64 = 1 << 20;
 
 /// Bytes held by each in-memory structure of the embedded store (estimated from lengths and
 /// capacities, not from the allocator).
@@ -62,16 +71,34 @@ impl Budget {
     }
 }
 
-/// The SQLite page cache per connection for a budget (`None`: keep the default).
-pub(crate) fn cache_per_connection(limit: u64, connections: usize) -> Option<u64> {
-    (limit > 0).then(|| (limit / 10 / connections as u64).clamp(1 << 20, MAX_CACHE_PER_CONNECTION))
+/// The SQLite page cache per connection for a budget (0: none): a tenth of the budget over
+/// the connections, between 1 MiB and the default.
+pub(crate) fn cache_per_connection(limit: u64, connections: usize) -> u64 {
+    if limit == 0 {
+        return DEFAULT_CACHE_PER_CONNECTION;
+    }
+    (limit / 10 / connections.max(1) as u64)
+        .clamp(MIN_CACHE_PER_CONNECTION, DEFAULT_CACHE_PER_CONNECTION)
+}
+
+/// `PRAGMA cache_size` for `bytes` (negative: KiB rather than pages).
+pub(crate) fn cache_size_pragma(bytes: u64) -> i64 {
+    -((bytes >> 10) as i64)
 }
 
 /// Sets the budget and sizes every connection's page cache from it.
 pub(crate) fn configure(inner: &Inner, limit: u64) -> Result<()> {
     let connections = inner.readers.len() + 1;
-    let per = cache_per_connection(limit, connections).unwrap_or(MAX_CACHE_PER_CONNECTION);
-    let kib = -((per >> 10) as i64);
+    let per = cache_per_connection(limit, connections);
+    set_page_caches(inner, per)?;
+    inner.budget.limit.store(limit, Ordering::Relaxed);
+    *inner.budget.last.lock() = None;
+    Ok(())
+}
+
+/// Sizes every connection's page cache to `per` bytes (lowering it frees pages at once).
+fn set_page_caches(inner: &Inner, per: u64) -> Result<()> {
+    let kib = cache_size_pragma(per);
     for conn in std::iter::once(&inner.writer).chain(&inner.readers) {
         conn.lock()
             .pragma_update(None, "cache_size", kib)
@@ -81,7 +108,6 @@ pub(crate) fn configure(inner: &Inner, limit: u64) -> Result<()> {
         .budget
         .cache_per_connection
         .store(per, Ordering::Relaxed);
-    inner.budget.limit.store(limit, Ordering::Relaxed);
     *inner.budget.last.lock() = None;
     Ok(())
 }
@@ -90,7 +116,7 @@ pub(crate) fn configure(inner: &Inner, limit: u64) -> Result<()> {
 pub(crate) fn measure(inner: &Inner) -> MemoryUsage {
     let (text_postings, text_rows) = inner.text.heap_bytes();
     let per = match inner.budget.cache_per_connection.load(Ordering::Relaxed) {
-        0 => MAX_CACHE_PER_CONNECTION,
+        0 => DEFAULT_CACHE_PER_CONNECTION, // no budget configured yet: the open's size
         n => n,
     };
     // One walk of the row map for both of the vector side's figures.
@@ -109,7 +135,8 @@ pub(crate) fn measure(inner: &Inner) -> MemoryUsage {
 /// What `chunks` new chunks of `dim`-d vectors and `text_bytes` of text will add, roughly: the
 /// vector in the graph with its links, the row's entries, postings of its distinct terms.
 fn incoming(chunks: usize, dim: usize, text_bytes: usize) -> u64 {
-    (chunks * (dim * 4 + 160 + 200) + text_bytes * 2) as u64
+    // The graph holds i8 vectors with a scale (`dim + 4`) and ~540 B of links per vector.
+    (chunks * (dim + 4 + 540 + 200) + text_bytes * 2) as u64
 }
 
 /// Refuses a write that adds chunks when the store would outgrow its budget.

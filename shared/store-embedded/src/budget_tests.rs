@@ -5,7 +5,7 @@ use evident_core::{Scope, Visibility};
 use evident_store::conformance::{DIM, axis, chunk, vector_space};
 use evident_store::{ChunkFilter, ChunkStore, ErrorKind, RecordUpdate, SourceWrite, SourceWriter};
 
-use super::cache_per_connection;
+use super::{cache_per_connection, cache_size_pragma};
 use crate::{EmbeddedOptions, EmbeddedStore};
 
 fn write(urn: &str, n: usize) -> SourceWrite {
@@ -30,15 +30,53 @@ fn write(urn: &str, n: usize) -> SourceWrite {
 
 #[test]
 fn the_page_cache_is_a_tenth_of_the_budget_within_bounds() {
-    let cases: [(u64, Option<u64>); 4] = [
-        (0, None),
-        (10 << 20, Some(1 << 20)), // floor: 1 MiB
-        (5 << 30, Some(64 << 20)), // ceiling: 64 MiB
-        (500 << 20, Some((500 << 20) / 10 / 5)),
+    let cases: [(u64, usize, u64); 6] = [
+        (0, 5, 8 << 20),                  // no budget: the default
+        (10 << 20, 5, 1 << 20),           // floor: 1 MiB
+        (5 << 30, 5, 8 << 20),            // ceiling: the default, whatever the budget
+        (200 << 20, 5, (200 << 20) / 50), // a tenth over five connections: 4 MiB
+        (200 << 20, 1, 8 << 20),          // one connection gets the ceiling
+        (200 << 20, 0, 8 << 20),          // no connections: no division by zero
     ];
-    for (limit, want) in cases {
-        assert_eq!(cache_per_connection(limit, 5), want, "{limit}");
+    for (limit, connections, want) in cases {
+        assert_eq!(
+            cache_per_connection(limit, connections),
+            want,
+            "{limit} over {connections}"
+        );
     }
+    assert_eq!(cache_size_pragma(8 << 20), -8192, "KiB, negative");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_caches_are_the_default_without_a_budget_and_sized_by_one() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let store = EmbeddedStore::open(EmbeddedOptions {
+        dir: dir.path().to_path_buf(),
+        vector_space: vector_space(),
+        background_indexer: false,
+    })
+    .expect("open");
+    let pragma = |store: &EmbeddedStore| -> Vec<i64> {
+        let inner = &store.inner;
+        std::iter::once(&inner.writer)
+            .chain(&inner.readers)
+            .map(|c| {
+                c.lock()
+                    .query_row("PRAGMA cache_size", [], |r| r.get(0))
+                    .expect("pragma")
+            })
+            .collect()
+    };
+    assert_eq!(pragma(&store), vec![-8192; 5], "opened at the default");
+    assert_eq!(store.memory_usage().sqlite_cache, 5 * (8 << 20));
+    store.set_memory_budget(200 << 20).expect("budget");
+    assert_eq!(pragma(&store), vec![-4096; 5]);
+    assert_eq!(store.memory_usage().sqlite_cache, 5 * (4 << 20));
+    store.set_memory_budget(0).expect("no budget");
+    assert_eq!(pragma(&store), vec![-8192; 5]);
+    // The caches as filled stay within their bound (a fresh store has read little).
+    assert!(store.process_memory().sqlite_cache_used <= 5 * (8 << 20));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,6 +28,7 @@ mod graph_write;
 mod indexers;
 mod integrity;
 mod memory;
+mod memory_stats;
 mod options;
 mod procedures;
 mod queue;
@@ -54,6 +55,7 @@ use rusqlite::Connection;
 
 pub use budget::MemoryUsage;
 pub use integrity::IntegrityReport;
+pub use memory_stats::{ProcessMemory, release_free_memory};
 pub use restart::TextIndexOrigin;
 use vectors::VectorIndex;
 
@@ -287,6 +289,21 @@ impl EmbeddedStore {
     /// Bytes held by each in-memory structure, measured now.
     pub fn memory_usage(&self) -> MemoryUsage {
         budget::measure(&self.inner)
+    }
+
+    /// What SQLite and the allocator hold now (page caches as filled, free arena bytes):
+    /// the part of the RSS `memory_usage` does not measure from lengths.
+    pub fn process_memory(&self) -> ProcessMemory {
+        let conns = std::iter::once(&self.inner.writer).chain(&self.inner.readers);
+        let sqlite_cache_used = conns.map(|c| memory_stats::cache_used(&c.lock())).sum();
+        let (heap_in_use, heap_free, heap_mmapped) = memory_stats::heap();
+        ProcessMemory {
+            sqlite_cache_used,
+            sqlite_total: memory_stats::sqlite_total(),
+            heap_in_use,
+            heap_free,
+            heap_mmapped,
+        }
     }
 
     /// Live chunk rows.

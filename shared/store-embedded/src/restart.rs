@@ -384,8 +384,12 @@ pub(crate) fn start_saver(inner: &Arc<Inner>) -> Result<()> {
                 }
                 // Holds the store only while saving, so dropping it is never held up by a wait.
                 let Some(inner) = weak.upgrade() else { return };
-                if let Err(e) = save(&inner) {
-                    tracing::warn!(error = %e, "text index save failed; will retry");
+                match save(&inner) {
+                    // A save copies the row table (~100 B per chunk) and writes through
+                    // buffers: hand what it freed, and what the writes since freed, back.
+                    Ok(Some(_)) => crate::memory_stats::trim_after("text index save"),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(error = %e, "text index save failed; will retry"),
                 }
             }
         })

@@ -351,7 +351,8 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "busy_timeout", 10_000)?;
-    conn.pragma_update(None, "cache_size", -65_536)?; // 64 MiB page cache
+    let cache = crate::budget::DEFAULT_CACHE_PER_CONNECTION; // resized by `[store] memory_budget`
+    conn.pragma_update(None, "cache_size", crate::budget::cache_size_pragma(cache))?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "wal_autocheckpoint", 8000)?;
     // rusqlite keeps 16 prepared statements by default; one source write alone runs more

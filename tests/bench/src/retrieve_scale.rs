@@ -239,27 +239,48 @@ async fn channels(
     (bm25, vector)
 }
 
-/// Memory by structure (what the store can measure of its own; the rest of the RSS is the
-/// BM25 postings, SQLite's page caches and the allocator) and disk per chunk.
+/// Memory by structure: the store's structures from their lengths and capacities (the
+/// HNSW figure is usearch's own, which includes arena space reserved but not yet touched),
+/// SQLite's page caches as filled, what is left of the RSS (code, the embedder's table,
+/// stacks, buffers, allocator slack), and the allocator's own view; disk per chunk.
 pub fn memory_and_disk(store: &EmbeddedStore, chunks: usize) -> serde_json::Value {
-    let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let m = store.vector_index().memory();
+    let u = store.memory_usage();
+    let p = store.process_memory();
     let (rss, peak) = crate::rss_mib();
-    let rest = rss - mib(m.graph + m.row_map + m.tail);
     let disk = dir_bytes(store.dir());
+    let structures = u.text_postings + u.text_rows + u.row_map + u.vectors + p.sqlite_cache_used;
+    let rest = rss - mib(structures);
     println!(
-        "memory: RSS {rss:.0} MiB (peak {peak:.0}) = HNSW graph {:.0} + row map {:.0} + vector tail {:.0} + rest {rest:.0} (BM25 postings, SQLite page caches ≤ 5 × 64 MiB, allocator); data dir {:.0} MiB = {:.0} bytes per chunk",
-        mib(m.graph),
-        mib(m.row_map),
-        mib(m.tail),
-        mib(disk as usize),
+        "memory: RSS {rss:.0} MiB (peak {peak:.0}) = BM25 postings {:.0} + BM25 rows {:.0} + row map {:.0} + HNSW graph {:.0} + vector tail {:.0} + SQLite page caches {:.0} (bound {:.0}; all of SQLite {:.0}) + rest {rest:.0}; allocator: {:.0} in use, {:.0} free in its arenas; data dir {:.0} MiB = {:.0} bytes per chunk",
+        mib(u.text_postings),
+        mib(u.text_rows),
+        mib(m.row_map as u64),
+        mib(m.graph as u64),
+        mib(m.tail as u64),
+        mib(p.sqlite_cache_used),
+        mib(u.sqlite_cache),
+        mib(p.sqlite_total),
+        mib(p.heap_in_use),
+        mib(p.heap_free),
+        mib(disk),
         disk as f64 / chunks.max(1) as f64
     );
+    let per_chunk = |b: u64| (b as f64 / chunks.max(1) as f64).round();
     serde_json::json!({
         "rss_mib": rss, "peak_rss_mib": peak,
-        "hnsw_mib": mib(m.graph), "row_map_mib": mib(m.row_map), "tail_mib": mib(m.tail),
+        "bm25_postings_mib": mib(u.text_postings), "bm25_rows_mib": mib(u.text_rows),
+        "hnsw_mib": mib(m.graph as u64), "row_map_mib": mib(m.row_map as u64), "tail_mib": mib(m.tail as u64),
+        "sqlite_cache_used_mib": mib(p.sqlite_cache_used), "sqlite_cache_bound_mib": mib(u.sqlite_cache),
+        "sqlite_total_mib": mib(p.sqlite_total),
+        "heap_in_use_mib": mib(p.heap_in_use), "heap_free_mib": mib(p.heap_free),
         "rest_mib": rest,
-        "data_dir_mib": mib(disk as usize),
+        "bytes_per_chunk_in_memory": {
+            "bm25_postings": per_chunk(u.text_postings), "bm25_rows": per_chunk(u.text_rows),
+            "row_map": per_chunk(m.row_map as u64), "hnsw": per_chunk(m.graph as u64),
+        },
+        "data_dir_mib": mib(disk),
         "bytes_per_chunk": disk as f64 / chunks.max(1) as f64,
     })
 }

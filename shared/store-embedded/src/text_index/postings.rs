@@ -36,6 +36,20 @@ impl Postings {
         }
     }
 
+    /// Room for one more posting, growing a full list by a quarter (at least 4) instead of
+    /// `Vec`'s doubling: the lists are most of the index's bytes, and doubling left them ~40%
+    /// empty on average (860 against 608 bytes per chunk at 1M chunks; at 300k, 254 → 198 MiB
+    /// with a quarter). Still amortised O(1) per posting (each byte is copied ~4 times over a
+    /// list's growth rather than ~once).
+    pub(super) fn reserve_one(&mut self) {
+        let len = self.rids.len();
+        if len == self.rids.capacity() {
+            let more = (len / 4).max(4);
+            self.rids.reserve_exact(more);
+            self.tfs.reserve_exact(more);
+        }
+    }
+
     pub(super) fn df_in(&self, parts: &[u32]) -> u32 {
         parts
             .iter()
@@ -190,6 +204,7 @@ impl Inner {
             let id = self.term_id(term);
             let p = &mut self.postings[id as usize];
             p.unsorted |= p.rids.last().is_some_and(|last| *last > rid);
+            p.reserve_one();
             p.rids.push(rid);
             p.tfs.push(n);
             p.df_add(part, 1);
@@ -214,5 +229,34 @@ impl Inner {
         let rows =
             self.doc_len.heap_bytes() + self.row_part.heap_bytes() + self.title_hash.heap_bytes();
         (postings + terms, rows)
+    }
+}
+
+#[cfg(test)]
+mod growth_tests {
+    use super::Postings;
+
+    /// A list grows by a quarter: never more than a quarter (or 4) empty, the same capacity
+    /// for row ids and term frequencies, and few enough regrowths to stay amortised O(1).
+    #[test]
+    fn a_full_list_grows_by_a_quarter() {
+        let mut p = Postings::default();
+        let mut growths = 0;
+        for rid in 0..200_000u32 {
+            let before = p.rids.capacity();
+            p.reserve_one();
+            if p.rids.capacity() != before {
+                growths += 1;
+                let len = p.rids.len();
+                assert!(p.rids.capacity() <= len + (len / 4).max(4), "{len}");
+            }
+            p.rids.push(rid);
+            p.tfs.push(1);
+            assert_eq!(p.rids.capacity(), p.tfs.capacity());
+        }
+        let len = p.rids.len();
+        assert!(p.rids.capacity() * 4 <= len * 5 + 16, "slack ≤ a quarter");
+        // log_1.25(200,000 / 4) ≈ 49 growths, plus the first few of 4.
+        assert!((40..=60).contains(&growths), "{growths} growths");
     }
 }

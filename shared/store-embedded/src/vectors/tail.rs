@@ -205,6 +205,8 @@ impl VectorIndex {
                     if dirty > 0 && last_save.elapsed() > Duration::from_secs(30) {
                         self.save_logged();
                         last_save = Instant::now();
+                        // The backlog is drained: its insertion buffers are free now.
+                        crate::memory_stats::trim_after("vector backlog drained");
                     }
                     let mut tail = self.tail.lock();
                     if tail.pending.is_empty() && !self.stop.load(Ordering::Acquire) {
