@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use evident_core::{EdgeWrite, Evidence, NodeKey, NodeWrite};
 use evident_store::Result;
-use rusqlite::{Connection, OptionalExtension};
 use rusqlite::types::ToSql;
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value as Json};
 
 use crate::{json_err, now_millis, sqlite_err};
