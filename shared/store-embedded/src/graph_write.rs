@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use evident_core::{EdgeWrite, Evidence, NodeKey, NodeWrite};
 use evident_store::Result;
-use rusqlite::Connection;
 use rusqlite::types::ToSql;
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value as Json};
 
 use crate::{json_err, now_millis, sqlite_err};
@@ -115,6 +115,17 @@ fn ensure_node(
     key: &NodeKey,
     described: Option<(&str, &str)>,
 ) -> Result<i64> {
+    // An existing node is only read: the upsert's no-op UPDATE rewrote its row, a WAL page
+    // per node per write for nothing.
+    if let Some(nid) = conn
+        .prepare_cached("SELECT nid FROM nodes WHERE partition = ?1 AND key = ?2")
+        .map_err(sqlite_err)?
+        .query_row(rusqlite::params![partition, key.as_str()], |r| r.get(0))
+        .optional()
+        .map_err(sqlite_err)?
+    {
+        return Ok(nid);
+    }
     let mut stmt = conn
         .prepare_cached(
             "INSERT INTO nodes(partition, key, type, label, props, updated_at) VALUES (?1, ?2, ?3, ?4, '{}', ?5) \
@@ -143,6 +154,26 @@ fn upsert_edge(conn: &Connection, partition: &str, e: &EdgeWrite) -> Result<i64>
             e.from, e.edge_type, e.to
         )));
     }
+    let props = props_json(&e.props)?;
+    // An existing edge whose props would not change is only read (the upsert's UPDATE would
+    // rewrite the row to the same values: a WAL page per edge per write for nothing).
+    let stored: Option<(i64, String)> = conn
+        .prepare_cached(
+            "SELECT eid, props FROM edges \
+             WHERE partition = ?1 AND from_key = ?2 AND edge_type = ?3 AND to_key = ?4",
+        )
+        .map_err(sqlite_err)?
+        .query_row(
+            rusqlite::params![partition, e.from.as_str(), e.edge_type, e.to.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()
+        .map_err(sqlite_err)?;
+    if let Some((eid, stored)) = stored
+        && (props == "{}" || props == stored)
+    {
+        return Ok(eid);
+    }
     conn.prepare_cached(
         "INSERT INTO edges(partition, from_key, edge_type, to_key, props) VALUES (?1, ?2, ?3, ?4, ?5) \
          ON CONFLICT(partition, from_key, edge_type, to_key) DO UPDATE SET \
@@ -156,7 +187,7 @@ fn upsert_edge(conn: &Connection, partition: &str, e: &EdgeWrite) -> Result<i64>
             e.from.as_str(),
             e.edge_type,
             e.to.as_str(),
-            props_json(&e.props)?
+            props
         ],
         |r| r.get(0),
     )

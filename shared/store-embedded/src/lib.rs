@@ -1,7 +1,9 @@
 //! Evident's embedded backend: everything in one data directory, no servers.
 //!
-//! - `evident.db`: SQLite in WAL mode with `synchronous=FULL` — the system of record for
-//!   chunks (with their embeddings), the graph, aliases, sources and the task queue.
+//! - `evident.db`: SQLite in WAL mode — the system of record for chunks (with their
+//!   embeddings), the graph, aliases, sources and the task queue. Group commits append to the
+//!   WAL with `synchronous=NORMAL` and are answered after the syncer thread's fsync of the
+//!   WAL ([`durable`], ADR 0009); every other write commits with `synchronous=FULL`.
 //! - In memory, updated at every commit: the BM25 text index and the row map (visibility and
 //!   kind per chunk row) that every search filters with. `text.index` holds both, saved in the
 //!   background and at close and loaded at open (see [`restart`]); without a usable file
@@ -21,6 +23,7 @@ mod budget;
 mod chunks;
 mod claims;
 mod dense;
+mod durable;
 mod gaps;
 mod graph;
 mod graph_traverse;
@@ -87,6 +90,10 @@ pub(crate) struct Inner {
     /// Source writes go to the group-commit thread through this channel.
     pub(crate) writes: Mutex<Option<std::sync::mpsc::Sender<write::Job>>>,
     committer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Fsyncs the WAL: the syncer thread for group commits, inline for saves of derived state.
+    pub(crate) durability: Arc<durable::Durability>,
+    /// The syncer thread (ends after the committer, once every group it sent is answered).
+    syncer: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Held until `close` (or drop): one process per data directory.
     lock: Mutex<Option<std::fs::File>>,
     /// Every procedure with its vector, derived from SQLite (matching reads only this).
@@ -192,6 +199,14 @@ impl EmbeddedStore {
         let text = text_index::TextIndex::default();
         let persisted = restart::open_derived(&writer, &opts.dir, &vectors, &text)?;
         let procedures = Arc::new(procedures::ProcedureIndex::load(&writer)?);
+        let durability = Arc::new(durable::Durability::new(Arc::new(durable::WalFile::new(
+            &opts.dir,
+        ))));
+        {
+            // A saved graph may hold only durable rows (row ids of lost commits are reused).
+            let d = durability.clone();
+            vectors.set_durable_barrier(Box::new(move || d.sync_now()));
+        }
 
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
@@ -212,6 +227,8 @@ impl EmbeddedStore {
                 indexer: Mutex::new(None),
                 writes: Mutex::new(None),
                 committer: Mutex::new(None),
+                durability,
+                syncer: Mutex::new(None),
                 lock: Mutex::new(Some(lock)),
                 procedures,
                 budget: budget::Budget::default(),
@@ -227,9 +244,11 @@ impl EmbeddedStore {
     fn start_threads(&self, background_indexer: bool) -> Result<()> {
         let (tx, rx) = std::sync::mpsc::channel();
         let weak = Arc::downgrade(&self.inner);
+        let (durable, syncer) = durable::start(self.inner.durability.clone())?;
+        *self.inner.syncer.lock() = Some(syncer);
         let committer = std::thread::Builder::new()
             .name("evident-group-commit".into())
-            .spawn(move || write::run_writer(weak, rx))
+            .spawn(move || write::run_writer(weak, rx, durable))
             .map_err(|e| StoreError::unavailable(format!("starting writer: {e}")))?;
         *self.inner.writes.lock() = Some(tx);
         *self.inner.committer.lock() = Some(committer);
@@ -341,6 +360,10 @@ impl EmbeddedStore {
         // Stop taking writes; the committer finishes what it has and exits.
         drop(self.inner.writes.lock().take());
         if let Some(h) = self.inner.committer.lock().take() {
+            let _ = h.join();
+        }
+        // Every group the committer sent is answered once durable.
+        if let Some(h) = self.inner.syncer.lock().take() {
             let _ = h.join();
         }
         aliases::flush_seen(&self.inner)?;

@@ -325,7 +325,12 @@ pub(crate) fn save(inner: &Arc<Inner>) -> Result<Option<Saved>> {
     };
     let done = inner
         .text
-        .save(&p.path, rows, &m)
+        .save(&p.path, rows, &m, &|| {
+            inner
+                .durability
+                .sync_now()
+                .map_err(|e| std::io::Error::other(e.to_string()))
+        })
         .map_err(|e| StoreError::unavailable(format!("saving the text index: {e}")))?;
     *saved = Some((high_water, changes_seq));
     prune(&inner.writer.lock(), changes_seq)?;

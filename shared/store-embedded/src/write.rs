@@ -1,15 +1,18 @@
 //! The transactional SourceWriter with group commit.
 //!
 //! Every write waiting at the moment is committed in one transaction — one fsync for many
-//! ingests (`synchronous=FULL` makes the fsync the dominant cost of a small write). Source
+//! ingests. The group commits with `synchronous=NORMAL` and its answers go to the syncer
+//! thread, which fsyncs the WAL and only then answers them (`durable`, ADR 0009): the writer
+//! applies the next group while the previous one's fsync runs. Source
 //! writes run first and, optimistically, without savepoints: a savepoint per member journals
 //! every page the member touches and frees that journal on release, which was a fifth of the
 //! writer's time on large groups. If a source write fails (rare: a contract violation), the
 //! attempt rolls back and the group runs again with each member in its own SAVEPOINT, so the
 //! failure touches none of its neighbours. Small ops always run under a savepoint (their
-//! closures run once). The caller is answered only after COMMIT, so acknowledgement still
-//! means durable. The vector index is updated after the commit, in the
-//! same writer critical section, so its tail receives row ids in commit order.
+//! closures run once). The caller is answered only after an fsync that started after the
+//! COMMIT, so acknowledgement still means durable. The in-memory indexes are updated after
+//! the commit, in the same writer critical section (ops' publish hooks too), so they receive
+//! changes in commit order.
 
 use std::sync::mpsc;
 
@@ -43,7 +46,11 @@ pub(crate) enum Job {
 /// A write that rides in a group commit. `apply` keeps its own result until `answer`.
 pub(crate) trait GroupOp: Send {
     fn apply(&mut self, conn: &Connection) -> Result<()>;
-    /// Answers the caller: with the op's own result when the group committed, else `Err`.
+    /// After the group committed, on the writer thread: publishes the op's result to derived
+    /// in-memory state (in commit order, before any later group applies).
+    fn publish(&mut self);
+    /// Answers the caller: with the op's own result when the group committed and is durable,
+    /// else `Err`.
     fn answer(self: Box<Self>, committed: Result<()>);
 }
 
@@ -76,6 +83,12 @@ where
         ok
     }
 
+    fn publish(&mut self) {
+        if let (Some(Ok(v)), Some(publish)) = (&self.out, self.publish.take()) {
+            publish(v);
+        }
+    }
+
     fn answer(mut self: Box<Self>, committed: Result<()>) {
         let answer = match committed {
             Ok(()) => self
@@ -84,9 +97,6 @@ where
                 .unwrap_or_else(|| Err(StoreError::corrupt("group op never ran"))),
             Err(e) => Err(e),
         };
-        if let (Ok(v), Some(publish)) = (&answer, self.publish.take()) {
-            publish(v);
-        }
         if let Some(reply) = self.reply.take() {
             let _ = reply.send(answer);
         }
@@ -173,12 +183,13 @@ fn publish(
     retrack(conn, inner, &w.relocate_chunks)
 }
 
-/// An answer to send once the store is let go of.
-type Reply = Box<dyn FnOnce() + Send>;
+/// An answer to send once the store is let go of and the group is durable; called with the
+/// outcome of the fsync.
+type Reply = crate::durable::Ack;
 
 fn reply<T: Send + 'static>(to: oneshot::Sender<Result<T>>, answer: Result<T>) -> Reply {
-    Box::new(move || {
-        let _ = to.send(answer);
+    Box::new(move |durable: Result<()>| {
+        let _ = to.send(durable.and(answer));
     })
 }
 
@@ -296,6 +307,14 @@ fn apply_group(
 /// really releases it).
 fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
     let mut conn = inner.writer.lock();
+    // Pages written outside group commits (direct writes) are not this group's.
+    crate::writer_stats::take_pages_written(&conn);
+    // COMMIT appends without fsync; the syncer's fsync makes the group durable before any of
+    // its writes is answered. Every other write on this connection keeps `FULL`.
+    let pipelined = conn
+        .pragma_update(None, "synchronous", "NORMAL")
+        .map_err(|e| tracing::warn!(error = %e, "group commit stays synchronous=FULL"))
+        .is_ok();
     // Source writes first: they can be applied again, an op's closure only once. The members
     // of a group were submitted concurrently and none is answered before the commit, so their
     // order within it is not observable.
@@ -322,6 +341,11 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
             },
         },
     };
+    if pipelined && let Err(e) = conn.pragma_update(None, "synchronous", "FULL") {
+        // Left at NORMAL, a direct write's commit would not be durable when it returns.
+        tracing::error!(error = %e, "restoring synchronous=FULL failed");
+    }
+    crate::writer_stats::wal_pages(crate::writer_stats::take_pages_written(&conn));
     let publishing = std::time::Instant::now();
     let replies = match committed {
         Ok(()) => ran
@@ -332,7 +356,10 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
                     publish(&conn, inner, write, analyzed, &a).map(|_| a.removed),
                 ),
                 Ran::Source(_, _, to, Err(e)) => reply(to, Err(e)),
-                Ran::Op(op) => Box::new(move || op.answer(Ok(()))) as Reply,
+                Ran::Op(mut op) => {
+                    op.publish();
+                    Box::new(move |durable| op.answer(durable)) as Reply
+                }
             })
             .collect(),
         Err(e) => {
@@ -344,14 +371,14 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
                     Ran::Source(_, _, to, _) => reply(to, Err(e.clone())),
                     Ran::Op(op) => {
                         let e = e.clone();
-                        Box::new(move || op.answer(Err(e))) as Reply
+                        Box::new(move |_| op.answer(Err(e))) as Reply
                     }
                 })
                 .chain(pending.into_iter().map(|job| match job {
                     Job::Source { reply: to, .. } => reply(to, Err(e.clone())),
                     Job::Op(op) => {
                         let e = e.clone();
-                        Box::new(move || op.answer(Err(e))) as Reply
+                        Box::new(move |_| op.answer(Err(e))) as Reply
                     }
                 }))
                 .collect()
@@ -361,8 +388,13 @@ fn commit_group(inner: &Inner, jobs: Vec<Job>) -> Vec<Reply> {
     replies
 }
 
-/// The writer thread: takes every waiting write and commits them together.
-pub(crate) fn run_writer(inner: std::sync::Weak<Inner>, jobs: mpsc::Receiver<Job>) {
+/// The writer thread: takes every waiting write and commits them together, then hands the
+/// group's answers to the syncer (`durable`), which releases them once an fsync covers them.
+pub(crate) fn run_writer(
+    inner: std::sync::Weak<Inner>,
+    jobs: mpsc::Receiver<Job>,
+    durable: mpsc::Sender<Vec<Reply>>,
+) {
     while let Ok(first) = jobs.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -375,8 +407,12 @@ pub(crate) fn run_writer(inner: std::sync::Weak<Inner>, jobs: mpsc::Receiver<Job
             let Some(inner) = inner.upgrade() else { return };
             commit_group(&inner, group)
         };
-        for answer in replies {
-            answer();
+        if let Err(mpsc::SendError(replies)) = durable.send(replies) {
+            for answer in replies {
+                answer(Err(StoreError::unavailable(
+                    "the WAL syncer stopped; the write may not be durable",
+                )));
+            }
         }
     }
 }
@@ -703,7 +739,7 @@ mod tests {
             })),
         );
         for answer in commit_group(&store.inner, jobs) {
-            answer();
+            answer(Ok(()));
         }
         let mut results = Vec::new();
         for rx in answers {
@@ -772,7 +808,7 @@ mod tests {
             answers.push(rx);
         }
         for answer in commit_group(&store.inner, jobs) {
-            answer();
+            answer(Ok(()));
         }
         let mut ok = Vec::new();
         for rx in answers {

@@ -190,8 +190,9 @@ impl TextIndex {
         path: &std::path::Path,
         rows: crate::vectors::RowsExport,
         marks: &Marks,
+        durable: &dyn Fn() -> std::io::Result<()>,
     ) -> std::io::Result<Saved> {
-        persist::save(path, self, rows, marks)
+        persist::save(path, self, rows, marks, durable)
     }
 
     /// Loads a saved index into this (empty) one; returns the row map to install and the

@@ -116,11 +116,14 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 
 /// Writes `text` and the exported row map (rows ≤ `marks.high_water`) to `path` atomically
 /// (temporary file, fsync, rename). Holds the index's read lock only in short stretches.
+/// `durable` runs before the rename: everything the file holds was published, so committed,
+/// before it; it makes those commits durable (ADR 0009: published is not yet durable).
 pub(crate) fn save(
     path: &Path,
     text: &TextIndex,
     rows: RowsExport,
     marks: &Marks,
+    durable: &dyn Fn() -> std::io::Result<()>,
 ) -> std::io::Result<Saved> {
     // Per row: (terms, partition, title hash); rows the text index no longer holds (removed
     // after the export: a later change, replayed at load) are left out.
@@ -173,6 +176,7 @@ pub(crate) fn save(
     file.sync_all()?;
     let bytes = file.metadata()?.len();
     drop(file);
+    durable()?;
     std::fs::rename(&tmp, path)?;
     if let Some(dir) = path.parent() {
         // The rename is durable only once the directory is.

@@ -73,7 +73,12 @@ pub struct VectorIndex {
     backlog_waits: AtomicU64,
     /// Admitted-row count below which searches score exactly (`usize::MAX`: [`exact_limit`]).
     exact_override: AtomicUsize,
+    /// Makes every commit so far durable; run by `save` before it writes the graph (ADR 0009).
+    durable: std::sync::OnceLock<DurableBarrier>,
 }
+
+/// See [`VectorIndex::set_durable_barrier`].
+pub(crate) type DurableBarrier = Box<dyn Fn() -> Result<(), StoreError> + Send + Sync>;
 
 /// Sizes of the vector side's in-memory structures, in bytes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -218,6 +223,7 @@ impl VectorIndex {
             indexer_failing: AtomicBool::new(false),
             backlog_waits: AtomicU64::new(0),
             exact_override: AtomicUsize::new(usize::MAX),
+            durable: std::sync::OnceLock::new(),
         })
     }
 
@@ -228,6 +234,13 @@ impl VectorIndex {
     /// Whether the graph was loaded from disk or is being rebuilt (decided at open).
     pub fn origin(&self) -> &GraphOrigin {
         &self.origin
+    }
+
+    /// Commits are answered after an fsync that may still be running when their rows are
+    /// published here; a saved graph must not hold rows a power loss could take back (their
+    /// row ids would be given again). `save` runs `barrier` once the graph is frozen.
+    pub(crate) fn set_durable_barrier(&self, barrier: DurableBarrier) {
+        let _ = self.durable.set(barrier);
     }
 
     /// Time open spent on the graph (checksum, load) and the tail (stored embeddings above the

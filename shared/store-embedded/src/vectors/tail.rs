@@ -168,6 +168,11 @@ impl VectorIndex {
     pub fn save(&self) -> Result<(), StoreError> {
         let _no_additions = self.indexing.lock();
         let hnsw = self.hnsw.read();
+        // The graph is frozen (no additions, no removals): everything in it was committed
+        // before now, so an fsync of the WAL from here makes it durable (ADR 0009).
+        if let Some(barrier) = self.durable.get() {
+            barrier()?;
+        }
         let high_water = {
             let mut tail = self.tail.lock();
             tail.added_since_save = 0;
