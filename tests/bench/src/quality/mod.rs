@@ -73,6 +73,8 @@ pub struct Hit {
     pub source_urn: String,
     pub path: Option<String>,
     pub commit: Option<String>,
+    /// For a retrieval mode: the item's score and channel scores (printed with the misses).
+    pub note: String,
 }
 
 fn is_history(kind: &str) -> bool {
@@ -95,6 +97,7 @@ fn hit_of(c: &Chunk) -> Hit {
         source_urn: c.source_urn.clone(),
         path,
         commit,
+        note: String::new(),
     }
 }
 
@@ -149,7 +152,15 @@ impl Asker<'_> {
                 let took = t.elapsed();
                 let ids: Vec<String> = pack.items.iter().map(|i| i.chunk_id.clone()).collect();
                 let got = chunks.get(&vis, &ids).await.expect("get");
-                return (got.iter().map(hit_of).collect(), took);
+                let hits = got
+                    .iter()
+                    .zip(&pack.items)
+                    .map(|(c, i)| Hit {
+                        note: note_of(i),
+                        ..hit_of(c)
+                    })
+                    .collect();
+                return (hits, took);
             }
         };
         let took = t.elapsed();
@@ -157,6 +168,20 @@ impl Asker<'_> {
         let got = chunks.get(&vis, &ids).await.expect("get");
         (got.iter().map(hit_of).collect(), took)
     }
+}
+
+/// An item's score and channel scores, as printed beside a miss.
+fn note_of(i: &evident_kb::retrieve::EvidenceItem) -> String {
+    let s = &i.scores;
+    let f = |v: Option<f32>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    format!(
+        "{:.4} [bm25 {} vec {} graph {} ent {}]",
+        i.score,
+        f(s.bm25),
+        f(s.vector),
+        f(s.graph),
+        f(s.entity)
+    )
 }
 
 /// The fusion weights tried on the tuning half (λ, BM25/vector weights, entity weight).

@@ -61,13 +61,15 @@ pub(super) async fn ranks(
     for q in qs {
         let (hits, took) = asker.ask(mode, &q.q, 10, tuning).await;
         let rank = q.rank(&hits);
-        if show && rank.is_none_or(|r| r >= 3) {
+        let wanted = if q.commit.is_some() { 3 } else { 5 };
+        if show && rank.is_none_or(|r| r >= wanted) {
             let top: Vec<String> = hits
                 .iter()
-                .take(3)
+                .take(wanted + 1)
                 .map(|h| {
                     format!(
-                        "{} {}",
+                        "{} {} {}",
+                        h.note,
                         h.kind,
                         h.path
                             .as_deref()
@@ -77,11 +79,17 @@ pub(super) async fn ranks(
                 })
                 .collect();
             println!(
-                "  miss #{} {:?} at {rank:?}: {}",
+                "  miss #{} {:?} at {rank:?} (want {:?}):\n    {}",
                 q.id,
                 q.q,
-                top.join(" | ")
+                q.files,
+                top.join("\n    ")
             );
+            // Where the answer is in a deeper page, with its scores.
+            let (deep, _) = asker.ask(mode, &q.q, 50, tuning).await;
+            if let Some(r) = q.rank(&deep) {
+                println!("    answer at {r} of 50: {}", deep[r].note);
+            }
         }
         out.push(rank);
         times.push(took);
@@ -137,10 +145,52 @@ pub(super) async fn choose(
     let fusion = best.1.fusion;
     best.0 = f64::MIN;
     for rerank in rerank_grid() {
-        let tuning = Tuning { fusion, rerank };
+        let tuning = Tuning {
+            fusion,
+            rerank,
+            ..Default::default()
+        };
         let score = objective(asker, Mode::Rerank, tuning, &files, &commits).await;
         if score > best.0 + 1e-9 {
             best = (score, tuning);
+        }
+    }
+    // The pack's per-source diversity, on both requests (with and without the reranker).
+    let chosen = best.1;
+    best.0 = f64::MIN;
+    for diversity in DIVERSITY_GRID {
+        let tuning = Tuning {
+            diversity,
+            ..chosen
+        };
+        let mut score = 0.0;
+        for mode in [Mode::HybridGraph, Mode::Rerank] {
+            score += objective(asker, mode, tuning, &files, &commits).await;
+        }
+        if score > best.0 + 1e-9 {
+            best = (score, tuning);
+        }
+    }
+    // The reranker's file-name weight and depth (the request without the reranker does not
+    // change with them).
+    let plain = objective(asker, Mode::HybridGraph, best.1, &files, &commits).await;
+    for name in NAME_GRID {
+        for rerank_depth in DEPTH_GRID {
+            let tuning = Tuning {
+                rerank: evident_kb::retrieve::RerankWeights {
+                    name,
+                    ..best.1.rerank
+                },
+                rerank_depth,
+                ..best.1
+            };
+            if tuning == best.1 {
+                continue;
+            }
+            let score = plain + objective(asker, Mode::Rerank, tuning, &files, &commits).await;
+            if score > best.0 + 1e-9 {
+                best = (score, tuning);
+            }
         }
     }
     println!(
@@ -148,6 +198,41 @@ pub(super) async fn choose(
         best.1, best.0
     );
     best.1
+}
+
+/// The reranker's file-name weights and depths tried on the tuning half.
+const NAME_GRID: [f32; 4] = [0.0, 0.5, 1.0, 2.0];
+const DEPTH_GRID: [usize; 3] = [30, 50, 80];
+
+/// The pack's per-source diversity factors tried on the tuning half (1: none).
+const DIVERSITY_GRID: [f32; 6] = [1.0, 0.85, 0.7, 0.55, 0.4, 0.25];
+
+/// The shipped tuning, with the fields named in `EVIDENT_QUALITY_SET` (`diversity=0.5,
+/// fields=2`…) changed: for trying a weight before choosing it on the even half.
+fn shipped() -> Tuning {
+    let mut t = Tuning::default();
+    let set = std::env::var("EVIDENT_QUALITY_SET").unwrap_or_default();
+    for (k, v) in set.split(',').filter_map(|kv| kv.split_once('=')) {
+        let v: f32 = v.parse().expect("EVIDENT_QUALITY_SET value");
+        let w = &mut t.rerank;
+        match k {
+            "diversity" => t.diversity = v,
+            "lambda" => t.fusion.lambda = v,
+            "bm25" => t.fusion.bm25 = v,
+            "vector" => t.fusion.vector = v,
+            "graph" => t.fusion.graph = v,
+            "entity" => t.fusion.entity = v,
+            "fields" => w.fields = v,
+            "coverage" => w.coverage = v,
+            "proximity" => w.proximity = v,
+            "lexical" => w.bm25 = v,
+            "linked" => w.graph = v,
+            "name" => w.name = v,
+            "depth" => t.rerank_depth = v as usize,
+            _ => panic!("EVIDENT_QUALITY_SET: unknown {k}"),
+        }
+    }
+    t
 }
 
 /// The reranker weights tried on the tuning half.
@@ -162,6 +247,7 @@ fn rerank_grid() -> Vec<evident_kb::retrieve::RerankWeights> {
                     proximity: 0.5,
                     bm25,
                     graph: 0.2,
+                    name: evident_kb::retrieve::rerank::NAME_WEIGHT,
                 });
             }
         }
@@ -334,7 +420,14 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
     };
     let all_files: Vec<&Question> = files.iter().collect();
     let all_commits: Vec<&Question> = commits.iter().collect();
-    let chosen = choose(&asker, &all_files, &all_commits).await;
+    // EVIDENT_QUALITY_QUICK: the shipped weights only (no choice on the even half, no plain
+    // RRF), for trying a change before the full run.
+    let quick = std::env::var_os("EVIDENT_QUALITY_QUICK").is_some();
+    let chosen = if quick {
+        shipped()
+    } else {
+        choose(&asker, &all_files, &all_commits).await
+    };
     let (test_files, test_commits) = (half(&all_files, 1), half(&all_commits, 1));
     let mut out = serde_json::Map::new();
     let (b1, b5, bh) = baselines(repo, &all_files, &all_commits);
@@ -358,7 +451,8 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
         ("all", all_files.as_slice(), all_commits.as_slice()),
         ("odd", test_files.as_slice(), test_commits.as_slice()),
     ];
-    report(&asker, &tunings, &splits, &mut out).await;
+    let tunings = if quick { &tunings[2..] } else { &tunings[..] };
+    report(&asker, tunings, &splits, &mut out).await;
     let mut cost = rerank_cost(&asker, &all_files).await;
     cost.sort();
     let (c50, c99) = (
