@@ -51,11 +51,9 @@ fn the_page_cache_is_a_tenth_of_the_budget_within_bounds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_caches_are_the_default_without_a_budget_and_sized_by_one() {
     let dir = tempfile::tempdir().expect("tmp");
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: false,
-    })
+    let store = EmbeddedStore::open(
+        EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+    )
     .expect("open");
     let pragma = |store: &EmbeddedStore| -> Vec<i64> {
         let inner = &store.inner;
@@ -82,11 +80,9 @@ async fn the_page_caches_are_the_default_without_a_budget_and_sized_by_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_past_the_budget_are_refused_whole_and_deletes_still_go_through() {
     let dir = tempfile::tempdir().expect("tmp");
-    let store = EmbeddedStore::open(EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: false,
-    })
+    let store = EmbeddedStore::open(
+        EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+    )
     .expect("open");
     store.apply(write("doc:first", 200)).await.expect("first");
     let used = store.memory_usage();

@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::SyncWal;
 use crate::EmbeddedStore;
 use crate::write::Job;
+use crate::write::tests::source;
 
 /// A syncer that says when an fsync starts and finishes it only when told to (or fails it).
 struct Held {
@@ -46,27 +47,6 @@ fn hold(store: &EmbeddedStore) -> (mpsc::Receiver<()>, mpsc::Sender<std::io::Res
         release: Mutex::new(release_rx),
     }));
     (entered, release)
-}
-
-fn source(i: usize) -> SourceWrite {
-    let scope = evident_core::Scope::client("c");
-    let urn = format!("urn:d{i}");
-    SourceWrite {
-        partition: "c".into(),
-        source_urn: urn.clone(),
-        upsert_chunks: vec![(
-            chunk(
-                &scope,
-                &urn,
-                &format!("d{i}"),
-                "doc",
-                &format!("text {i}"),
-                0,
-            ),
-            axis(DIM, i, 0.0),
-        )],
-        ..Default::default()
-    }
 }
 
 fn send(

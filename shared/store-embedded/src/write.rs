@@ -659,12 +659,13 @@ fn move_in(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use evident_store::ChunkStore;
     use evident_store::conformance::{DIM, axis, chunk, vector_space};
 
-    fn source(i: usize) -> SourceWrite {
+    /// One small document source (`urn:d{i}`, one chunk) of client `c`; `durable_tests` too.
+    pub(crate) fn source(i: usize) -> SourceWrite {
         let scope = evident_core::Scope::client("c");
         let urn = format!("urn:d{i}");
         SourceWrite {

@@ -72,11 +72,9 @@ mod partition_tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_clients_scores_are_unchanged_by_another_clients_ingest_and_purge() {
         let dir = tempfile::tempdir().expect("tmp");
-        let store = EmbeddedStore::open(EmbeddedOptions {
-            dir: dir.path().to_path_buf(),
-            vector_space: vector_space(),
-            background_indexer: false,
-        })
+        let store = EmbeddedStore::open(
+            EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+        )
         .expect("open");
         let (a, b) = (Scope::client("a"), Scope::client("b"));
         let a_docs: Vec<String> = (0..6)
@@ -136,11 +134,9 @@ mod partition_tests {
         // A reopened store rebuilds the index from SQLite (A's own stale posting is gone, so
         // only A's history can move A's statistics): the same rows are found.
         drop(store);
-        let store = EmbeddedStore::open(EmbeddedOptions {
-            dir: dir.path().to_path_buf(),
-            vector_space: vector_space(),
-            background_indexer: false,
-        })
+        let store = EmbeddedStore::open(
+            EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+        )
         .expect("reopen");
         let ids = |v: Vec<(String, u32)>| {
             let mut ids: Vec<String> = v.into_iter().map(|s| s.0).collect();
@@ -153,11 +149,9 @@ mod partition_tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_relocated_chunk_is_counted_once() {
         let dir = tempfile::tempdir().expect("tmp");
-        let store = EmbeddedStore::open(EmbeddedOptions {
-            dir: dir.path().to_path_buf(),
-            vector_space: vector_space(),
-            background_indexer: false,
-        })
+        let store = EmbeddedStore::open(
+            EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+        )
         .expect("open");
         let a = Scope::client("a");
         let docs: Vec<String> = vec!["ledger invoice".into(), "other words".into()];
@@ -190,11 +184,9 @@ mod partition_tests {
         let retitled = scores(&store, &vis, "ledger").await;
         // The same as an index built from scratch with the new title.
         drop(store);
-        let store = EmbeddedStore::open(EmbeddedOptions {
-            dir: dir.path().to_path_buf(),
-            vector_space: vector_space(),
-            background_indexer: false,
-        })
+        let store = EmbeddedStore::open(
+            EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+        )
         .expect("reopen");
         assert_eq!(scores(&store, &vis, "ledger").await, retitled);
         assert_ne!(retitled, before);
