@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::mpsc;
 
-use evident_store::conformance::{DIM, axis, chunk, vector_space};
+use evident_store::conformance::vector_space;
 use evident_store::{ChunkStore, SourceWrite};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
