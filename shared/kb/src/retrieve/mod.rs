@@ -264,6 +264,9 @@ impl Kb {
 
     /// [`Kb::retrieve`] reporting its stages (channels searched, entities matched, graph
     /// expanded) to `watch`. A read: the caller may drop it at any point.
+    /// Long because it is the pipeline itself, each step a named function (candidates,
+    /// fusion, entities, expansion, window, rerank, current-first, pack): splitting it would
+    /// hand a dozen intermediate results from one half to the other.
     #[tracing::instrument(skip_all, fields(max_results = req.max_results))]
     pub async fn retrieve_watched(
         &self,

@@ -8,6 +8,9 @@ fn counts(nodes: u64, edges: u64) -> GraphCounts {
     GraphCounts { nodes, edges }
 }
 
+/// Long because it is one fixture's story: four writes in four scopes, then what each reader
+/// counts (checked against the listing), then the counts once one chunk's evidence is removed —
+/// each step reads what the steps before left.
 pub async fn graph_counts_follow_visibility(h: &Harness) {
     let global = Scope::global();
     let p1 = Scope::client("c1").with_project("p1");
