@@ -30,12 +30,8 @@ impl SyncWal for Held {
 }
 
 fn open(dir: &std::path::Path) -> EmbeddedStore {
-    EmbeddedStore::open(crate::EmbeddedOptions {
-        dir: dir.to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: false,
-    })
-    .expect("open")
+    EmbeddedStore::open(crate::EmbeddedOptions::new(dir, vector_space()).background_indexer(false))
+        .expect("open")
 }
 
 /// Holds the store's fsyncs: returns (fsync started, finish the fsync with this result).

@@ -54,11 +54,9 @@ fn job(write: SourceWrite) -> (Job, oneshot::Receiver<Result<RemovedCounts>>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_write_in_a_group_fails_alone() {
     let dir = tempfile::tempdir().expect("tmp");
-    let store = EmbeddedStore::open(crate::EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: false,
-    })
+    let store = EmbeddedStore::open(
+        crate::EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+    )
     .expect("open");
     let (mut jobs, mut answers) = (Vec::new(), Vec::new());
     for w in [source(1), source(2), bad(), source(3)] {
@@ -112,11 +110,9 @@ async fn a_source_and_its_aliases_are_stored_together_or_not_at_all() {
     use evident_store::{AliasRegistry, SourceRegistry};
     let k = evident_core::NodeKey::from_canonical;
     let dir = tempfile::tempdir().expect("tmp");
-    let store = EmbeddedStore::open(crate::EmbeddedOptions {
-        dir: dir.path().to_path_buf(),
-        vector_space: vector_space(),
-        background_indexer: false,
-    })
+    let store = EmbeddedStore::open(
+        crate::EmbeddedOptions::new(dir.path(), vector_space()).background_indexer(false),
+    )
     .expect("open");
     store
         .register("c", &k("a:1"), &k("b:1"))
