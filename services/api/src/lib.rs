@@ -128,7 +128,11 @@ pub async fn serve(
     router: Router,
     cancel: CancellationToken,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move { cancel.cancelled().await })
-        .await
+    // The peer's address reaches the guard (failed authentications are counted per address).
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { cancel.cancelled().await })
+    .await
 }

@@ -237,6 +237,12 @@ fn write_private(path: &Path, secret: &str) -> anyhow::Result<()> {
     let mut f = options
         .open(&tmp)
         .with_context(|| format!("writing {}", tmp.display()))?;
+    // `mode` applies only to a file it creates: a leftover temp file is narrowed too.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
     f.write_all(secret.as_bytes())?;
     f.sync_all()?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;

@@ -17,7 +17,19 @@ mod token_cmd;
 
 use clap::Parser;
 
+/// Everything the process creates — the data directory, its database and indexes, the local
+/// token, git mirrors, transcription scratch files — is readable by its owner only.
+#[allow(unsafe_code)] // umask(2): see SAFETY below.
+fn private_umask() {
+    // SAFETY: umask only swaps the process's file-mode creation mask and cannot fail; it is
+    // called first thing in main, before any thread that creates files exists.
+    unsafe {
+        libc::umask(0o077);
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    private_umask();
     let args = cli::Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -40,6 +40,10 @@ pub enum KbError {
     PolicyRefused { code: &'static str, message: String },
     #[error("{0}")]
     Invalid(String),
+    /// A malformed request with its own stable `code` (`command_not_allowed`,
+    /// `unknown_command`): 400.
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String },
     /// Well-formed but refused as it stands (`evidence_required`, `evidence_not_visible`):
     /// 422 with the stable `code`.
     #[error("{message}")]
@@ -77,7 +81,9 @@ impl KbError {
             KbError::ScopeConflict { .. } => "scope_conflict",
             KbError::PolicyRefused { code, .. } => code,
             KbError::Invalid(_) => "invalid_request",
-            KbError::Unprocessable { code, .. } | KbError::Conflict { code, .. } => code,
+            KbError::Unprocessable { code, .. }
+            | KbError::Conflict { code, .. }
+            | KbError::BadRequest { code, .. } => code,
             KbError::Store(e) => e.code(),
             KbError::Embed(e) => e.code(),
             KbError::Cancelled => "cancelled",
@@ -88,7 +94,10 @@ impl KbError {
 
     pub fn http_status(&self) -> u16 {
         match self {
-            KbError::Field(_) | KbError::InvalidRelationship { .. } | KbError::Invalid(_) => 400,
+            KbError::Field(_)
+            | KbError::InvalidRelationship { .. }
+            | KbError::Invalid(_)
+            | KbError::BadRequest { .. } => 400,
             KbError::CredentialDetected { .. } => 422,
             KbError::NotFound { .. } => 404,
             KbError::PolicyRefused { .. } => 403,
@@ -122,7 +131,7 @@ impl KbError {
 }
 
 /// `client=acme project=p1 group=g1` (`global` for global data).
-pub(crate) fn describe(scope: &evident_core::Scope) -> String {
+pub fn describe(scope: &evident_core::Scope) -> String {
     if scope.is_global() {
         return "global".into();
     }

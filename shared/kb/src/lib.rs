@@ -45,7 +45,7 @@ use evident_ai::Embedder;
 use evident_core::chunking::ChunkingConfig;
 use evident_store::{Stores, VectorSpace};
 
-pub use error::{KbError, Result};
+pub use error::{KbError, Result, describe as describe_scope};
 pub use graph::{NodeView, TraverseQuery};
 pub use ingest::{Document, IngestOutcome, IngestStatus, PurgeOutcome};
 pub use knowledge::knowledge_urn;

@@ -255,11 +255,16 @@ impl TaskSubmitter {
 /// Executes the task bodies of the kinds it is registered for. Implementations must be
 /// idempotent: a task processed twice (a crash after its write, before its acknowledgement)
 /// leaves the same state as once.
+///
+/// `scope` is the queued task's scope: the client (and project, group) it was queued for. A
+/// body naming a source by id alone (`sourceId`) means that client's source: ids are unique
+/// per client only.
 #[async_trait::async_trait]
 pub trait TaskHandler: Send + Sync {
     async fn execute(
         &self,
         payload: &serde_json::Value,
+        scope: &evident_core::Scope,
         priority: Priority,
     ) -> std::result::Result<(), TaskError>;
 }
@@ -297,6 +302,7 @@ impl TaskHandlers {
     pub async fn execute(
         &self,
         payload: &serde_json::Value,
+        scope: &evident_core::Scope,
         priority: Priority,
     ) -> std::result::Result<(), TaskError> {
         let kind = payload
@@ -306,7 +312,7 @@ impl TaskHandlers {
         let handler = self.by_kind.get(kind).ok_or_else(|| {
             TaskError::Permanent(format!("no handler for tasks of type `{kind}`"))
         })?;
-        handler.execute(payload, priority).await
+        handler.execute(payload, scope, priority).await
     }
 }
 
@@ -316,6 +322,7 @@ impl TaskHandler for Kb {
     async fn execute(
         &self,
         payload: &serde_json::Value,
+        _scope: &evident_core::Scope,
         priority: Priority,
     ) -> std::result::Result<(), TaskError> {
         let body: TaskBody = serde_json::from_value(payload.clone())
@@ -388,7 +395,7 @@ mod tests {
             TaskBody::Ingest { v: 3, ref document } if document.source_urn == "doc:old"
         ));
         TaskHandlers::new(&kb)
-            .execute(&stored, Priority::DEFAULT)
+            .execute(&stored, &evident_core::Scope::global(), Priority::DEFAULT)
             .await
             .expect("the v1 task runs");
         let scope = Scope::client("acme");
@@ -427,7 +434,7 @@ mod tests {
         let mut future = stored;
         future["v"] = 9.into();
         match TaskHandlers::new(&kb)
-            .execute(&future, Priority::DEFAULT)
+            .execute(&future, &evident_core::Scope::global(), Priority::DEFAULT)
             .await
         {
             Err(TaskError::Permanent(m)) => assert!(m.contains("version"), "{m}"),
@@ -452,7 +459,7 @@ mod tests {
             }
         });
         TaskHandlers::new(&kb)
-            .execute(&v2, Priority::DEFAULT)
+            .execute(&v2, &evident_core::Scope::global(), Priority::DEFAULT)
             .await
             .expect("the v2 task runs");
         let mut v3 = v2.clone();
@@ -462,7 +469,7 @@ mod tests {
         v3["document"]["infoType"] = "context".into();
         v3["document"]["entity"] = "user:Alice".into();
         TaskHandlers::new(&kb)
-            .execute(&v3, Priority::DEFAULT)
+            .execute(&v3, &evident_core::Scope::global(), Priority::DEFAULT)
             .await
             .expect("the v3 task runs");
         let vis = evident_core::Visibility::of(Scope::client("acme"));

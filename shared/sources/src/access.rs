@@ -14,6 +14,9 @@ use std::sync::{Arc, RwLock};
 use evident_egress::{EgressError, EgressPolicy};
 use evident_kb::KbError;
 
+use crate::commands::Commands;
+use crate::credentials::CredentialRules;
+
 /// Why access was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AccessError {
@@ -23,6 +26,13 @@ pub enum AccessError {
     /// The egress policy refused a URL.
     #[error("{0}")]
     Egress(EgressError),
+    /// A source names a command the server's configuration does not define.
+    #[error("{0}")]
+    UnknownCommand(String),
+    /// A source names an environment variable the operator did not allow it
+    /// ([`crate::credentials`]).
+    #[error("{0}")]
+    CredentialNotAllowed(String),
 }
 
 impl AccessError {
@@ -31,15 +41,24 @@ impl AccessError {
         match self {
             AccessError::PathNotAllowed(_) => "path_not_allowed",
             AccessError::Egress(_) => "egress_refused",
+            AccessError::UnknownCommand(_) => "unknown_command",
+            AccessError::CredentialNotAllowed(_) => "credential_not_allowed",
         }
     }
 }
 
 impl From<AccessError> for KbError {
     fn from(e: AccessError) -> KbError {
-        KbError::PolicyRefused {
-            code: e.code(),
-            message: e.to_string(),
+        match e {
+            // A name that resolves to nothing is a bad request, not a policy decision.
+            AccessError::UnknownCommand(message) => KbError::BadRequest {
+                code: "unknown_command",
+                message,
+            },
+            e => KbError::PolicyRefused {
+                code: e.code(),
+                message: e.to_string(),
+            },
         }
     }
 }
@@ -156,16 +175,37 @@ impl SourceRoots {
     }
 }
 
-/// The egress policy and the filesystem roots, as sources see them.
+/// The egress policy, the filesystem roots, the operator's commands and the credentials
+/// sources may name, as sources see them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Access {
     pub egress: EgressPolicy,
     pub roots: SourceRoots,
+    /// The programs sources may have run, by name (`[transcription.commands]`).
+    pub commands: Commands,
+    /// The environment variables sources may name (`[sources.credentials]`).
+    pub credentials: CredentialRules,
 }
 
 impl Access {
+    /// No commands, no credentials.
     pub fn new(egress: EgressPolicy, roots: SourceRoots) -> Access {
-        Access { egress, roots }
+        Access {
+            egress,
+            roots,
+            commands: Commands::default(),
+            credentials: CredentialRules::default(),
+        }
+    }
+
+    pub fn with_commands(mut self, commands: Commands) -> Access {
+        self.commands = commands;
+        self
+    }
+
+    pub fn with_credentials(mut self, credentials: CredentialRules) -> Access {
+        self.credentials = credentials;
+        self
     }
 
     /// Nothing internal reachable, no local path readable.
@@ -173,11 +213,14 @@ impl Access {
         Access::default()
     }
 
-    /// Tests: loopback fake servers reachable, and local paths under `root`.
+    /// Tests: loopback fake servers reachable, local paths under `root`, any credential
+    /// variable (no commands: a test adds its own).
     pub fn for_tests(root: &Path) -> Access {
         Access {
             egress: EgressPolicy::allow_loopback_for_tests(),
             roots: SourceRoots::new([root]),
+            commands: Commands::default(),
+            credentials: CredentialRules::any_for_tests(),
         }
     }
 

@@ -9,7 +9,7 @@
 use evident_ai::Priority;
 use evident_core::{Visibility, validate};
 use evident_kb::{Kb, KbError, TaskSubmitter};
-use evident_store::indexers::{IndexerSource, PollStatus};
+use evident_store::indexers::{IndexerSource, PollStatus, SourceKey};
 use evident_store::queue::{Millis, TaskRecord};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -38,6 +38,17 @@ pub trait SourceConfig: DeserializeOwned + Serialize {
     fn remote_urls(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The operator's transcription commands it names ([`crate::commands`]): each must be
+    /// configured.
+    fn commands(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The environment variables it names for credentials, with their setting's name
+    /// (`("tokenEnv", "GITHUB_TOKEN")`): each must be allowed for the source's client and
+    /// hosts ([`crate::credentials`]).
+    fn credential_envs(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Settings that passed their kind's checks, with what access they need.
@@ -46,6 +57,61 @@ struct Checked {
     name: String,
     paths: Vec<std::path::PathBuf>,
     urls: Vec<String>,
+    commands: Vec<String>,
+    envs: Vec<(&'static str, String)>,
+}
+
+impl Checked {
+    /// Every check of [`Access`] but the resolution of host names: paths under the roots,
+    /// URL literals, commands configured, credential variables allowed for `client`.
+    fn check_local(&self, access: &Access, client: &str) -> Result<(), AccessError> {
+        for p in &self.paths {
+            access.path(p)?;
+        }
+        for u in &self.urls {
+            access.url_literal(u)?;
+        }
+        self.check_named(access, client)
+    }
+
+    /// The commands configured, the credential variables allowed for `client`.
+    fn check_named(&self, access: &Access, client: &str) -> Result<(), AccessError> {
+        for c in &self.commands {
+            access.commands.transcription(c)?;
+        }
+        for (field, env) in &self.envs {
+            access.credentials.check(field, env, client, &self.urls)?;
+        }
+        Ok(())
+    }
+}
+
+/// Settings that make the server run a program, by kind (JSON paths into the settings). A
+/// source may only name one of the operator's commands there (a string); a program and its
+/// arguments are refused for every role, whatever the kind's own parsing would say.
+const PROGRAM_SETTINGS: &[(&str, &[&str])] = &[("transcripts", &["recordings", "command"])];
+
+/// Refuses a program (anything but a command's name) in `config`'s program settings.
+pub fn refuse_programs(kind: &str, config: &Map<String, Value>) -> Result<(), KbError> {
+    for (k, path) in PROGRAM_SETTINGS {
+        if *k != kind {
+            continue;
+        }
+        let mut at = config.get(path[0]);
+        for key in &path[1..] {
+            at = at.and_then(|v| v.get(key));
+        }
+        if at.is_some_and(|v| !v.is_string()) {
+            let field = path.join(".");
+            return Err(KbError::BadRequest {
+                code: "command_not_allowed",
+                message: format!(
+                    "`{field}` names one of the server's transcription commands (a string); a program and its arguments are never accepted from a request or a source's settings: the operator defines commands in the server's configuration ([transcription.commands.NAME])"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A registrable kind: its names and how its settings are checked.
@@ -58,11 +124,24 @@ pub struct KindInfo {
 fn check<C: SourceConfig>(config: Value) -> Result<Checked, String> {
     let c: C = serde_json::from_value(config).map_err(|e| e.to_string())?;
     c.validate()?;
+    // No file name holds a NUL byte: refused here rather than failing at every poll.
+    if let Some(p) = c
+        .local_paths()
+        .iter()
+        .find(|p| p.as_os_str().as_encoded_bytes().contains(&0))
+    {
+        return Err(format!(
+            "the path `{}` contains a NUL byte",
+            p.display().to_string().escape_debug()
+        ));
+    }
     Ok(Checked {
         config: serde_json::to_value(&c).map_err(|e| e.to_string())?,
         name: c.name(),
         paths: c.local_paths(),
         urls: c.remote_urls(),
+        commands: c.commands(),
+        envs: c.credential_envs(),
     })
 }
 
@@ -186,18 +265,23 @@ pub fn camel_case(key: &str) -> String {
     out
 }
 
-/// The registered source `id`, or `None` once it was unregistered (its tasks are then dropped
-/// as done: the purge task cleans up).
+/// The source `id` of the client a task was queued for (`scope`), or `None` once it was
+/// unregistered (its tasks are then dropped as done: the purge task cleans up).
 pub async fn registered(
     indexers: &dyn evident_store::indexers::IndexerStore,
+    scope: &evident_core::Scope,
     id: &str,
 ) -> Result<Option<IndexerSource>, evident_kb::TaskError> {
+    let Some(client) = scope.client_id.as_deref() else {
+        tracing::info!(source_id = %id, "task of a source without a client; dropped as done");
+        return Ok(None);
+    };
     let found = indexers
-        .get_source(id)
+        .get_source(&SourceKey::new(client, id))
         .await
         .map_err(|e| evident_kb::TaskError::from(KbError::from(e)))?;
     if found.is_none() {
-        tracing::info!(source_id = %id, "source no longer registered; task dropped as done");
+        tracing::info!(client_id = %client, source_id = %id, "source no longer registered; task dropped as done");
     }
     Ok(found)
 }
@@ -264,32 +348,24 @@ impl SourceRequest {
         Ok(self.checked(kind, now)?.0)
     }
 
-    /// [`Self::to_source`], and its local paths under `[sources] roots` and its URLs' schemes
+    /// [`Self::to_source`], and its local paths under `[sources] roots`, its URLs' schemes
     /// and IP literals allowed by the egress policy (host names are resolved and checked by
-    /// [`register_with`]).
+    /// [`register_with`]), the commands it names configured and its credential variables
+    /// allowed.
     pub fn to_source_with(
         &self,
         kind: &str,
         now: Millis,
         access: &Access,
     ) -> Result<IndexerSource, KbError> {
-        let (source, paths, urls) = self.checked(kind, now)?;
-        for p in &paths {
-            access.path(p)?;
-        }
-        for u in &urls {
-            access.url_literal(u)?;
-        }
+        let (source, checked) = self.checked(kind, now)?;
+        let client = source.scope.client_id.as_deref().unwrap_or_default();
+        checked.check_local(access, client)?;
         Ok(source)
     }
 
-    /// The source, the paths and the URLs it needs.
-    #[allow(clippy::type_complexity)]
-    fn checked(
-        &self,
-        kind: &str,
-        now: Millis,
-    ) -> Result<(IndexerSource, Vec<std::path::PathBuf>, Vec<String>), KbError> {
+    /// The source, and what it needs.
+    fn checked(&self, kind: &str, now: Millis) -> Result<(IndexerSource, Checked), KbError> {
         let info = kind_info(kind).ok_or_else(|| KbError::NotFound {
             what: format!(
                 "source kind `{kind}` (known: {})",
@@ -301,30 +377,26 @@ impl SourceRequest {
             self.project_id.as_deref(),
             self.group_id.as_deref(),
         )?;
-        let Checked {
-            config,
-            name,
-            paths,
-            urls,
-        } = (info.check)(Value::Object(self.config.clone()))
+        refuse_programs(kind, &self.config)?;
+        let checked = (info.check)(Value::Object(self.config.clone()))
             .map_err(|r| invalid("source", format!("{kind}: {r}")))?;
         let id = match &self.id {
             Some(id) => id.clone(),
-            None => format!("{}.{}", slug(client), slug(&name)),
+            None => format!("{}.{}", slug(client), slug(&checked.name)),
         };
         check_id(&id)?;
         let source = IndexerSource {
             id,
             kind: kind.to_string(),
             scope,
-            config,
+            config: checked.config.clone(),
             interval_secs: check_interval(self.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS))?,
             enabled: self.enabled.unwrap_or(true),
             created_at: now,
             updated_at: now,
             status: PollStatus::default(),
         };
-        Ok((source, paths, urls))
+        Ok((source, checked))
     }
 }
 
@@ -338,32 +410,53 @@ pub fn reads_local_files(kind: &str, req: &SourceRequest) -> bool {
 }
 
 /// Checks what a stored source may reach — its local paths under `[sources] roots`, its
-/// URLs (resolved) under the egress policy — as registration does.
+/// URLs (resolved) under the egress policy, the commands it names, its credential
+/// variables — as registration does.
 ///
-/// Settings that no longer parse pass here: the source's poll reports them.
+/// Settings that no longer parse pass here: the source's poll reports them (it cannot run
+/// anything it cannot read).
 pub async fn check_access(source: &IndexerSource, access: &Access) -> Result<(), AccessError> {
     let Some(checked) = kind_info(&source.kind).and_then(|k| (k.check)(source.config.clone()).ok())
     else {
         return Ok(());
     };
-    for p in &checked.paths {
-        access.path(p)?;
-    }
+    let client = source.scope.client_id.as_deref().unwrap_or_default();
+    checked.check_local(access, client)?;
     for u in &checked.urls {
         access.url(u).await?;
     }
     Ok(())
 }
 
-/// Stores a checked source. An id taken by another client or kind is refused.
+/// Checks the commands and the credential variables a stored source names, as registration
+/// did (no I/O). Settings that no longer parse pass here: the poll reports them.
+pub fn check_named(source: &IndexerSource, access: &Access) -> Result<(), AccessError> {
+    match kind_info(&source.kind).and_then(|k| (k.check)(source.config.clone()).ok()) {
+        Some(c) => c.check_named(
+            access,
+            source.scope.client_id.as_deref().unwrap_or_default(),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Stores a checked source. Ids belong to their client: the same id in another client is
+/// another source, never a conflict (nothing here reads or reveals another client's ids). An
+/// id this client already uses for another kind or another of its scopes is refused (409
+/// `source_id_in_use`, naming only this client's source).
 pub async fn put(kb: &Kb, source: IndexerSource, now: Millis) -> Result<IndexerSource, KbError> {
-    if let Some(existing) = kb.stores().indexers.get_source(&source.id).await?
+    if let Some(existing) = kb.stores().indexers.get_source(&source.key()).await?
         && (existing.scope.partition() != source.scope.partition() || existing.kind != source.kind)
     {
-        return Err(KbError::Store(evident_store::StoreError::new(
-            evident_store::ErrorKind::Conflict,
-            format!("source id `{}` is taken", source.id),
-        )));
+        return Err(KbError::Conflict {
+            code: "source_id_in_use",
+            message: format!(
+                "this client already has a {} source `{}` in scope {}; unregister it or choose another id",
+                existing.kind,
+                source.id,
+                evident_kb::describe_scope(&existing.scope)
+            ),
+        });
     }
     Ok(kb.stores().indexers.put_source(&source, now).await?)
 }
@@ -416,14 +509,17 @@ pub async fn get(
     kind: Option<&str>,
     id: &str,
 ) -> Result<IndexerSource, KbError> {
+    let not_found = || KbError::NotFound {
+        what: format!("{} source `{id}`", kind.unwrap_or("a")),
+    };
+    // Sources belong to clients: only the reader's client's source of that id is looked at.
+    let client = vis.reader().client_id.as_deref().ok_or_else(not_found)?;
     kb.stores()
         .indexers
-        .get_source(id)
+        .get_source(&SourceKey::new(client, id))
         .await?
         .filter(|s| kind.is_none_or(|k| s.kind == k) && vis.admits(&s.scope))
-        .ok_or_else(|| KbError::NotFound {
-            what: format!("{} source `{id}`", kind.unwrap_or("a")),
-        })
+        .ok_or_else(not_found)
 }
 
 /// Unregisters a source and queues the removal of everything it wrote.
@@ -446,7 +542,7 @@ pub async fn unregister(
             now,
         )
         .await?;
-    kb.stores().indexers.delete_source(&source.id).await?;
+    kb.stores().indexers.delete_source(&source.key()).await?;
     Ok(task)
 }
 

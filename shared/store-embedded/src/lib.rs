@@ -33,6 +33,7 @@ mod integrity;
 mod memory;
 mod memory_stats;
 mod options;
+mod private;
 mod procedures;
 mod queue;
 mod recall;
@@ -47,6 +48,7 @@ mod write;
 pub mod writer_stats;
 
 use std::collections::HashMap;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -155,15 +157,15 @@ pub(crate) fn now_millis() -> i64 {
         .unwrap_or(0)
 }
 
-/// Creates the data directory and takes its `LOCK` file: one Evident process per directory.
+/// Creates the data directory (owner only, [`private`]) and takes its `LOCK` file: one
+/// Evident process per directory.
 fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        StoreError::unavailable(format!("creating data dir {}: {e}", dir.display()))
-    })?;
+    private::secure_dir(dir)?;
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(private::FILE_MODE)
         .open(dir.join("LOCK"))
         .map_err(|e| {
             StoreError::unavailable(format!("opening {}: {e}", dir.join("LOCK").display()))
@@ -182,9 +184,10 @@ impl EmbeddedStore {
     pub fn open(opts: EmbeddedOptions) -> Result<EmbeddedStore> {
         let lock = lock_data_dir(&opts.dir)?;
         let db_path = opts.dir.join("evident.db");
+        private::create_database(&db_path)?;
         let writer = Connection::open(&db_path).map_err(sqlite_err)?;
         schema::configure(&writer).map_err(sqlite_err)?;
-        writer.execute_batch(schema::DDL).map_err(sqlite_err)?;
+        schema::create(&writer).map_err(sqlite_err)?;
 
         check_meta(&writer, &opts.vector_space)?;
 

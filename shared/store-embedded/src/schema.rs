@@ -1,10 +1,11 @@
 //! The SQLite schema. One file per data directory is the system of record for chunks,
 //! graph, aliases, sources and the queue; the text and vector indexes are derived state.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
-/// Bump when the schema changes incompatibly; `open` refuses a newer file.
-pub const SCHEMA_VERSION: i64 = 1;
+/// Bump when the schema changes incompatibly; `open` refuses a newer file and migrates an
+/// older one ([`migrate`]). 2: polled sources keyed by (client, id), not by id alone.
+pub const SCHEMA_VERSION: i64 = 2;
 
 pub const DDL: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(
@@ -157,26 +158,6 @@ CREATE INDEX IF NOT EXISTS tasks_source_leased ON tasks(partition, source_urn)
 CREATE INDEX IF NOT EXISTS tasks_finished ON tasks(state, updated_at)
     WHERE state IN ('done', 'error');
 
--- Continuously polled sources, their cursors, and which replica polls each (a lease).
-CREATE TABLE IF NOT EXISTS indexer_sources(
-    id               TEXT PRIMARY KEY,
-    kind             TEXT NOT NULL,
-    client_id        TEXT,
-    project_id       TEXT,
-    group_id         TEXT,
-    config           TEXT NOT NULL,
-    interval_secs    INTEGER NOT NULL,
-    enabled          INTEGER NOT NULL,
-    created_at       INTEGER NOT NULL,
-    updated_at       INTEGER NOT NULL,
-    last_poll_at     INTEGER,
-    last_success_at  INTEGER,
-    last_error       TEXT,
-    stats            TEXT NOT NULL,
-    owner            TEXT,
-    lease_expires_at INTEGER
-) WITHOUT ROWID;
-
 -- Session memory: small JSON values per (client, session, key) that expire.
 CREATE TABLE IF NOT EXISTS memory(
     client_id  TEXT NOT NULL,
@@ -313,13 +294,6 @@ CREATE TABLE IF NOT EXISTS procedures(
     UNIQUE(client_id, id)
 );
 
-CREATE TABLE IF NOT EXISTS indexer_cursors(
-    source_id TEXT NOT NULL,
-    key       TEXT NOT NULL,
-    value     TEXT NOT NULL,
-    PRIMARY KEY(source_id, key)
-) WITHOUT ROWID;
-
 -- Chunk rows deleted, or changed in what the in-memory indexes hold, in commit order: the
 -- saved text index and row map (`text.index`) record the sequence they include, and a load
 -- re-reads the rows changed after it (`restart.rs`). Pruned up to a saved sequence.
@@ -341,6 +315,83 @@ BEGIN
     INSERT INTO chunk_changes(rid) VALUES (old.rid);
 END;
 "#;
+
+/// Continuously polled sources, their cursors, and which replica polls each (a lease). A
+/// source is identified by its client and its id within it: the same id in two clients is
+/// two sources.
+pub const INDEXER_DDL: &str = r#"
+CREATE TABLE IF NOT EXISTS indexer_sources(
+    client_id        TEXT NOT NULL,
+    id               TEXT NOT NULL,
+    kind             TEXT NOT NULL,
+    project_id       TEXT,
+    group_id         TEXT,
+    config           TEXT NOT NULL,
+    interval_secs    INTEGER NOT NULL,
+    enabled          INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL,
+    last_poll_at     INTEGER,
+    last_success_at  INTEGER,
+    last_error       TEXT,
+    stats            TEXT NOT NULL,
+    owner            TEXT,
+    lease_expires_at INTEGER,
+    PRIMARY KEY(client_id, id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS indexer_cursors(
+    client_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    value     TEXT NOT NULL,
+    PRIMARY KEY(client_id, source_id, key)
+) WITHOUT ROWID;
+"#;
+
+/// Creates what is missing and brings an older data dir up to [`SCHEMA_VERSION`].
+pub fn create(conn: &Connection) -> rusqlite::Result<()> {
+    migrate(conn)?;
+    conn.execute_batch(DDL)?;
+    conn.execute_batch(INDEXER_DDL)
+}
+
+/// Schema 1 → 2: `indexer_sources` keyed by `id` alone becomes keyed by `(client_id, id)`,
+/// and each cursor takes its source's client. Every row is kept (a source always had a
+/// client; one without would be kept under the empty client). One transaction: a crash
+/// leaves schema 1, and the next open migrates again.
+pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let pk_of_client: Option<i64> = conn
+        .query_row(
+            "SELECT pk FROM pragma_table_info('indexer_sources') WHERE name = 'client_id'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if pk_of_client.is_none_or(|pk| pk > 0) {
+        return Ok(()); // a new data dir, or already keyed by client
+    }
+    let cols = "kind, project_id, group_id, config, interval_secs, enabled, created_at, updated_at,                 last_poll_at, last_success_at, last_error, stats, owner, lease_expires_at";
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(&format!(
+        "ALTER TABLE indexer_sources RENAME TO indexer_sources_v1;
+         ALTER TABLE indexer_cursors RENAME TO indexer_cursors_v1;
+         {INDEXER_DDL}
+         INSERT INTO indexer_sources(client_id, id, {cols})
+             SELECT coalesce(client_id, ''), id, {cols} FROM indexer_sources_v1;
+         INSERT INTO indexer_cursors(client_id, source_id, key, value)
+             SELECT coalesce(s.client_id, ''), c.source_id, c.key, c.value
+             FROM indexer_cursors_v1 c JOIN indexer_sources_v1 s ON s.id = c.source_id;
+         DROP TABLE indexer_cursors_v1;
+         DROP TABLE indexer_sources_v1;
+         UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version';"
+    ))?;
+    tx.commit()?;
+    tracing::info!(
+        "data dir migrated to schema {SCHEMA_VERSION}: polled sources are keyed by client and id"
+    );
+    Ok(())
+}
 
 /// Connection settings. `synchronous=FULL` because a write is acknowledged only once durable.
 /// Prepared statements kept per connection (`prepare_cached`).

@@ -1,9 +1,14 @@
 //! [`IndexerStore`] on MongoDB.
 //!
-//! `indexer_sources`: `_id` (the source id), `kind`, scope fields, `config` and `stats` (JSON
-//! text), `intervalSecs`, `enabled`, `createdAt`, `updatedAt`, `lastPollAt`, `lastSuccessAt`,
+//! `indexer_sources`: `_id: {clientId, id}` (a source is unique per client: the same id in
+//! two clients is two sources), `kind`, scope fields, `config` and `stats` (JSON text),
+//! `intervalSecs`, `enabled`, `createdAt`, `updatedAt`, `lastPollAt`, `lastSuccessAt`,
 //! `lastError`, and the polling lease: `owner`, `leaseExpiresAt`, `leaseEpoch`.
-//! `indexer_cursors`: `_id: {source, key}`, `source`, `key`, `value` (JSON text), `epoch`.
+//! `indexer_cursors`: `_id: {clientId, source, key}`, `clientId`, `source`, `key`, `value`
+//! (JSON text), `epoch`.
+//!
+//! Databases written before sources were keyed by client (`_id` the id alone) are migrated
+//! at open ([`MongoStore::migrate_source_keys`]).
 //!
 //! `acquire` is one conditional update (free, expired or already the owner's), so at most one
 //! owner holds an unexpired lease; each acquisition bumps `leaseEpoch`. Cursor writes check
@@ -16,7 +21,7 @@
 use async_trait::async_trait;
 use bson::{Document, doc};
 use evident_store::Result;
-use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus};
+use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus, SourceKey};
 use evident_store::queue::Millis;
 use serde_json::Value;
 
@@ -25,8 +30,12 @@ use crate::codes;
 use crate::fields::*;
 use crate::schema::{INDEXER_CURSORS, INDEXER_SOURCES};
 
-pub(crate) fn cursor_id(source: &str, key: &str) -> Document {
-    doc! {"source": source, "key": key}
+pub(crate) fn source_id(k: &SourceKey) -> Document {
+    doc! {"clientId": k.client_id.as_str(), "id": k.id.as_str()}
+}
+
+pub(crate) fn cursor_id(k: &SourceKey, key: &str) -> Document {
+    doc! {"clientId": k.client_id.as_str(), "source": k.id.as_str(), "key": key}
 }
 
 /// Registers a source or replaces its settings, keeping status, lease and cursors.
@@ -44,15 +53,15 @@ pub(crate) fn put_source_command(s: &IndexerSource, config: &str, now: Millis) -
     update.insert("$setOnInsert", doc! {"createdAt": now, "stats": "{}"});
     doc! {
         "findAndModify": INDEXER_SOURCES,
-        "query": {"_id": s.id.as_str()},
+        "query": {"_id": source_id(&s.key())},
         "update": update,
         "upsert": true,
         "new": true,
     }
 }
 
-pub(crate) fn get_source_command(id: &str) -> Document {
-    doc! {"find": INDEXER_SOURCES, "filter": {"_id": id}, "limit": 1, "singleBatch": true}
+pub(crate) fn get_source_command(k: &SourceKey) -> Document {
+    doc! {"find": INDEXER_SOURCES, "filter": {"_id": source_id(k)}, "limit": 1, "singleBatch": true}
 }
 
 pub(crate) fn list_sources_command(kind: Option<&str>) -> Document {
@@ -63,21 +72,21 @@ pub(crate) fn list_sources_command(kind: Option<&str>) -> Document {
     doc! {"find": INDEXER_SOURCES, "filter": filter, "sort": {"_id": 1}}
 }
 
-pub(crate) fn delete_cursors_command(id: &str) -> Document {
-    doc! {"delete": INDEXER_CURSORS, "deletes": [{"q": {"source": id}, "limit": 0}]}
+pub(crate) fn delete_cursors_command(k: &SourceKey) -> Document {
+    doc! {"delete": INDEXER_CURSORS, "deletes": [{"q": {"clientId": k.client_id.as_str(), "source": k.id.as_str()}, "limit": 0}]}
 }
 
-pub(crate) fn delete_source_command(id: &str) -> Document {
-    doc! {"delete": INDEXER_SOURCES, "deletes": [{"q": {"_id": id}, "limit": 1}]}
+pub(crate) fn delete_source_command(k: &SourceKey) -> Document {
+    doc! {"delete": INDEXER_SOURCES, "deletes": [{"q": {"_id": source_id(k)}, "limit": 1}]}
 }
 
 /// Takes or renews the lease: free, expired, or already `owner`'s.
-pub(crate) fn acquire_command(id: &str, owner: &str, lease_ms: i64, now: Millis) -> Document {
+pub(crate) fn acquire_command(k: &SourceKey, owner: &str, lease_ms: i64, now: Millis) -> Document {
     doc! {
         "update": INDEXER_SOURCES,
         "updates": [{
             "q": {
-                "_id": id,
+                "_id": source_id(k),
                 "$or": [
                     {"owner": null},
                     {"owner": owner},
@@ -92,18 +101,18 @@ pub(crate) fn acquire_command(id: &str, owner: &str, lease_ms: i64, now: Millis)
     }
 }
 
-pub(crate) fn release_command(id: &str, owner: &str) -> Document {
+pub(crate) fn release_command(k: &SourceKey, owner: &str) -> Document {
     doc! {
         "update": INDEXER_SOURCES,
         "updates": [{
-            "q": {"_id": id, "owner": owner},
+            "q": {"_id": source_id(k), "owner": owner},
             "u": {"$unset": {"owner": "", "leaseExpiresAt": ""}},
         }],
     }
 }
 
 pub(crate) fn record_poll_command(
-    id: &str,
+    k: &SourceKey,
     owner: &str,
     now: Millis,
     error: Option<&str>,
@@ -122,52 +131,66 @@ pub(crate) fn record_poll_command(
     }
     doc! {
         "update": INDEXER_SOURCES,
-        "updates": [{"q": {"_id": id, "owner": owner}, "u": set_unset(set, unset)}],
+        "updates": [{"q": {"_id": source_id(k), "owner": owner}, "u": set_unset(set, unset)}],
     }
 }
 
 /// The lease epoch of `owner` if it holds the source's lease.
-pub(crate) fn holder_command(id: &str, owner: &str) -> Document {
+pub(crate) fn holder_command(k: &SourceKey, owner: &str) -> Document {
     doc! {
         "find": INDEXER_SOURCES,
-        "filter": {"_id": id, "owner": owner},
+        "filter": {"_id": source_id(k), "owner": owner},
         "projection": {"leaseEpoch": 1},
         "limit": 1,
         "singleBatch": true,
     }
 }
 
-pub(crate) fn get_cursor_command(id: &str, key: &str) -> Document {
-    doc! {"find": INDEXER_CURSORS, "filter": {"_id": cursor_id(id, key)}, "limit": 1, "singleBatch": true}
+pub(crate) fn get_cursor_command(k: &SourceKey, key: &str) -> Document {
+    doc! {"find": INDEXER_CURSORS, "filter": {"_id": cursor_id(k, key)}, "limit": 1, "singleBatch": true}
 }
 
 /// Writes a cursor unless a holder of a newer lease already wrote it.
-pub(crate) fn put_cursor_command(id: &str, key: &str, value: &str, epoch: i64) -> Document {
+pub(crate) fn put_cursor_command(k: &SourceKey, key: &str, value: &str, epoch: i64) -> Document {
     doc! {
         "update": INDEXER_CURSORS,
         "updates": [{
             "q": {
-                "_id": cursor_id(id, key),
+                "_id": cursor_id(k, key),
                 "$or": [{"epoch": {"$lte": epoch}}, {"epoch": {"$exists": false}}],
             },
-            "u": {"$set": {"source": id, "key": key, "value": value, "epoch": epoch}},
+            "u": {"$set": {"clientId": k.client_id.as_str(), "source": k.id.as_str(), "key": key, "value": value, "epoch": epoch}},
             "upsert": true,
         }],
     }
 }
 
-pub(crate) fn list_cursors_command(id: &str) -> Document {
-    doc! {"find": INDEXER_CURSORS, "filter": {"source": id}, "sort": {"key": 1}}
+pub(crate) fn list_cursors_command(k: &SourceKey) -> Document {
+    doc! {"find": INDEXER_CURSORS, "filter": {"clientId": k.client_id.as_str(), "source": k.id.as_str()}, "sort": {"key": 1}}
 }
 
-pub(crate) fn delete_cursor_command(id: &str, key: &str) -> Document {
-    doc! {"delete": INDEXER_CURSORS, "deletes": [{"q": {"_id": cursor_id(id, key)}, "limit": 1}]}
+pub(crate) fn delete_cursor_command(k: &SourceKey, key: &str) -> Document {
+    doc! {"delete": INDEXER_CURSORS, "deletes": [{"q": {"_id": cursor_id(k, key)}, "limit": 1}]}
+}
+
+/// Sources written before they were keyed by client (`_id` the id alone).
+pub(crate) fn legacy_sources_command() -> Document {
+    doc! {"find": INDEXER_SOURCES, "filter": {"_id.clientId": {"$exists": false}}}
+}
+
+/// The cursors of a source written before they were keyed by client.
+pub(crate) fn legacy_cursors_command(id: &str) -> Document {
+    doc! {"find": INDEXER_CURSORS, "filter": {"source": id, "clientId": {"$exists": false}}}
 }
 
 fn source_from_doc(d: &Document) -> Result<IndexerSource> {
     const WHAT: &str = "indexer source";
+    let id = match d.get_document("_id") {
+        Ok(key) => req_str(key, "id", WHAT)?,
+        Err(_) => req_str(d, "_id", WHAT)?, // written before sources were keyed by client
+    };
     Ok(IndexerSource {
-        id: req_str(d, "_id", WHAT)?,
+        id,
         kind: req_str(d, "kind", WHAT)?,
         scope: scope_of(d),
         config: parse_json(d, "config", WHAT)?,
@@ -191,12 +214,76 @@ fn source_from_doc(d: &Document) -> Result<IndexerSource> {
 
 impl MongoStore {
     /// The lease epoch of `owner`, if it holds the source's lease.
-    async fn holder_epoch(&self, id: &str, owner: &str) -> Result<Option<i64>> {
+    async fn holder_epoch(&self, k: &SourceKey, owner: &str) -> Result<Option<i64>> {
         Ok(self
             .db()
-            .find_one("indexer lease", holder_command(id, owner))
+            .find_one("indexer lease", holder_command(k, owner))
             .await?
             .map(|d| opt_i64(&d, "leaseEpoch").unwrap_or(0)))
+    }
+
+    /// Re-keys sources written before they were keyed by client: each source and its cursors
+    /// are copied under `{clientId, …}` keys, then the old documents deleted. Idempotent and
+    /// crash-safe: a copy that exists is a duplicate key (kept), and an old source is deleted
+    /// last, so a crash leaves it to be migrated again at the next open.
+    pub async fn migrate_source_keys(&self) -> Result<usize> {
+        let legacy = self
+            .db()
+            .find_all("migrate sources", legacy_sources_command())
+            .await?;
+        for d in &legacy {
+            let old = req_str(d, "_id", "indexer source")?;
+            let key = SourceKey::new(opt_str(d, "clientId").unwrap_or_default(), old.clone());
+            let mut copy = d.clone();
+            copy.insert("_id", source_id(&key));
+            self.insert_keeping("migrate sources", INDEXER_SOURCES, copy)
+                .await?;
+            let cursors = self
+                .db()
+                .find_all("migrate cursors", legacy_cursors_command(&old))
+                .await?;
+            for c in cursors {
+                let mut copy = c.clone();
+                copy.insert(
+                    "_id",
+                    cursor_id(&key, &req_str(&c, "key", "indexer cursor")?),
+                );
+                copy.insert("clientId", key.client_id.as_str());
+                self.insert_keeping("migrate cursors", INDEXER_CURSORS, copy)
+                    .await?;
+            }
+            self.db()
+                .write(
+                    "migrate cursors",
+                    doc! {"delete": INDEXER_CURSORS, "deletes": [{"q": {"source": old.as_str(), "clientId": {"$exists": false}}, "limit": 0}]},
+                )
+                .await?;
+            self.db()
+                .write(
+                    "migrate sources",
+                    doc! {"delete": INDEXER_SOURCES, "deletes": [{"q": {"_id": old.as_str()}, "limit": 1}]},
+                )
+                .await?;
+        }
+        if !legacy.is_empty() {
+            tracing::info!(
+                sources = legacy.len(),
+                "mongo: polled sources re-keyed by client and id"
+            );
+        }
+        Ok(legacy.len())
+    }
+
+    /// Inserts `d`; one already there (a duplicate key) is kept.
+    async fn insert_keeping(&self, op: &str, collection: &str, d: Document) -> Result<()> {
+        self.db()
+            .write_allowing(
+                op,
+                doc! {"insert": collection, "documents": [d]},
+                &[codes::DUPLICATE_KEY],
+            )
+            .await
+            .map(drop)
     }
 }
 
@@ -211,9 +298,9 @@ impl IndexerStore for MongoStore {
         source_from_doc(&doc)
     }
 
-    async fn get_source(&self, id: &str) -> Result<Option<IndexerSource>> {
+    async fn get_source(&self, k: &SourceKey) -> Result<Option<IndexerSource>> {
         self.db()
-            .find_one("get source", get_source_command(id))
+            .find_one("get source", get_source_command(k))
             .await?
             .map(|d| source_from_doc(&d))
             .transpose()
@@ -225,37 +312,43 @@ impl IndexerStore for MongoStore {
             .await
     }
 
-    async fn delete_source(&self, id: &str) -> Result<bool> {
+    async fn delete_source(&self, k: &SourceKey) -> Result<bool> {
         self.db()
-            .write("delete source", delete_cursors_command(id))
+            .write("delete source", delete_cursors_command(k))
             .await?;
         Ok(self
             .db()
-            .write("delete source", delete_source_command(id))
+            .write("delete source", delete_source_command(k))
             .await?
             .n
             > 0)
     }
 
-    async fn acquire(&self, id: &str, owner: &str, lease_ms: i64, now: Millis) -> Result<bool> {
+    async fn acquire(
+        &self,
+        k: &SourceKey,
+        owner: &str,
+        lease_ms: i64,
+        now: Millis,
+    ) -> Result<bool> {
         Ok(self
             .db()
-            .write("acquire", acquire_command(id, owner, lease_ms, now))
+            .write("acquire", acquire_command(k, owner, lease_ms, now))
             .await?
             .n
             > 0)
     }
 
-    async fn release(&self, id: &str, owner: &str) -> Result<()> {
+    async fn release(&self, k: &SourceKey, owner: &str) -> Result<()> {
         self.db()
-            .write("release source", release_command(id, owner))
+            .write("release source", release_command(k, owner))
             .await
             .map(drop)
     }
 
     async fn record_poll(
         &self,
-        id: &str,
+        k: &SourceKey,
         owner: &str,
         now: Millis,
         error: Option<&str>,
@@ -266,31 +359,37 @@ impl IndexerStore for MongoStore {
             .db()
             .write(
                 "record poll",
-                record_poll_command(id, owner, now, error, &stats),
+                record_poll_command(k, owner, now, error, &stats),
             )
             .await?
             .n
             > 0)
     }
 
-    async fn get_cursor(&self, id: &str, key: &str) -> Result<Option<Value>> {
+    async fn get_cursor(&self, k: &SourceKey, key: &str) -> Result<Option<Value>> {
         self.db()
-            .find_one("get cursor", get_cursor_command(id, key))
+            .find_one("get cursor", get_cursor_command(k, key))
             .await?
             .map(|d| parse_json(&d, "value", "indexer cursor"))
             .transpose()
     }
 
-    async fn put_cursor(&self, id: &str, owner: &str, key: &str, value: &Value) -> Result<bool> {
+    async fn put_cursor(
+        &self,
+        k: &SourceKey,
+        owner: &str,
+        key: &str,
+        value: &Value,
+    ) -> Result<bool> {
         let value = json_text(value)?;
-        let Some(epoch) = self.holder_epoch(id, owner).await? else {
+        let Some(epoch) = self.holder_epoch(k, owner).await? else {
             return Ok(false);
         };
         let s = self
             .db()
             .write_allowing(
                 "put cursor",
-                put_cursor_command(id, key, &value, epoch),
+                put_cursor_command(k, key, &value, epoch),
                 &[codes::DUPLICATE_KEY],
             )
             .await?;
@@ -298,9 +397,9 @@ impl IndexerStore for MongoStore {
         Ok(!s.has_error(codes::DUPLICATE_KEY))
     }
 
-    async fn list_cursors(&self, id: &str) -> Result<Vec<(String, Value)>> {
+    async fn list_cursors(&self, k: &SourceKey) -> Result<Vec<(String, Value)>> {
         self.db()
-            .find_all("list cursors", list_cursors_command(id))
+            .find_all("list cursors", list_cursors_command(k))
             .await?
             .iter()
             .map(|d| {
@@ -312,12 +411,12 @@ impl IndexerStore for MongoStore {
             .collect()
     }
 
-    async fn delete_cursor(&self, id: &str, owner: &str, key: &str) -> Result<bool> {
-        if self.holder_epoch(id, owner).await?.is_none() {
+    async fn delete_cursor(&self, k: &SourceKey, owner: &str, key: &str) -> Result<bool> {
+        if self.holder_epoch(k, owner).await?.is_none() {
             return Ok(false);
         }
         self.db()
-            .write("delete cursor", delete_cursor_command(id, key))
+            .write("delete cursor", delete_cursor_command(k, key))
             .await?;
         Ok(true)
     }
@@ -344,14 +443,18 @@ mod tests {
         }
     }
 
+    fn key(id: &str) -> SourceKey {
+        SourceKey::new("acme", id)
+    }
+
     #[test]
     fn acquire_takes_free_expired_or_own_leases_and_bumps_the_epoch() {
         assert_eq!(
-            acquire_command("s", "a", 1_000, 2_000),
+            acquire_command(&key("s"), "a", 1_000, 2_000),
             doc! {
                 "update": "indexer_sources",
                 "updates": [{
-                    "q": {"_id": "s", "$or": [{"owner": null}, {"owner": "a"}, {"leaseExpiresAt": {"$lte": 2_000i64}}]},
+                    "q": {"_id": {"clientId": "acme", "id": "s"}, "$or": [{"owner": null}, {"owner": "a"}, {"leaseExpiresAt": {"$lte": 2_000i64}}]},
                     "u": {"$set": {"owner": "a", "leaseExpiresAt": 3_000i64}, "$inc": {"leaseEpoch": 1i64}},
                 }],
             }
@@ -367,16 +470,26 @@ mod tests {
             stored.config["$weird.key"], 1,
             "JSON kept as text round-trips any key"
         );
-        assert!(store.acquire("s", "a", 1_000, 2_000).await.expect("a"));
-        // `a` passed the holder check (epoch 1), then lost the lease to `b` who wrote first.
-        assert!(store.acquire("s", "b", 1_000, 3_500).await.expect("b"));
         assert!(
             store
-                .put_cursor("s", "b", "main", &serde_json::json!("c2"))
+                .acquire(&key("s"), "a", 1_000, 2_000)
+                .await
+                .expect("a")
+        );
+        // `a` passed the holder check (epoch 1), then lost the lease to `b` who wrote first.
+        assert!(
+            store
+                .acquire(&key("s"), "b", 1_000, 3_500)
+                .await
+                .expect("b")
+        );
+        assert!(
+            store
+                .put_cursor(&key("s"), "b", "main", &serde_json::json!("c2"))
                 .await
                 .expect("b writes")
         );
-        let stale = put_cursor_command("s", "main", "\"old\"", 1);
+        let stale = put_cursor_command(&key("s"), "main", "\"old\"", 1);
         let s = store
             .db()
             .write_allowing("test", stale, &[codes::DUPLICATE_KEY])
@@ -387,8 +500,50 @@ mod tests {
             "refused by the epoch fence"
         );
         assert_eq!(
-            store.get_cursor("s", "main").await.expect("get"),
+            store.get_cursor(&key("s"), "main").await.expect("get"),
             Some(serde_json::json!("c2"))
         );
+    }
+
+    #[tokio::test]
+    async fn sources_written_before_client_keys_are_migrated_with_their_cursors() {
+        let fake = Arc::new(FakeMongo::new());
+        let store = MongoStore::new(fake.clone(), "evident");
+        let legacy = doc! {
+            "_id": "acme.repo", "kind": "git", "clientId": "acme", "config": "{}",
+            "intervalSecs": 60i64, "enabled": true, "createdAt": 1i64, "updatedAt": 2i64,
+            "stats": "{}", "owner": "r1", "leaseExpiresAt": 9i64, "leaseEpoch": 3i64,
+        };
+        let cursor = doc! {
+            "_id": {"source": "acme.repo", "key": "main"}, "source": "acme.repo", "key": "main",
+            "value": "\"c1\"", "epoch": 3i64,
+        };
+        for (c, d) in [(INDEXER_SOURCES, legacy), (INDEXER_CURSORS, cursor)] {
+            store
+                .db()
+                .write("seed", doc! {"insert": c, "documents": [d]})
+                .await
+                .expect("seed");
+        }
+        assert_eq!(store.migrate_source_keys().await.expect("migrate"), 1);
+        let k = key("acme.repo");
+        let s = store.get_source(&k).await.expect("get").expect("kept");
+        assert_eq!(
+            (s.id.as_str(), s.status.owner.as_deref()),
+            ("acme.repo", Some("r1"))
+        );
+        assert_eq!(
+            store.list_cursors(&k).await.expect("cursors"),
+            vec![("main".to_string(), serde_json::json!("c1"))]
+        );
+        // The lease (and its epoch) came along: the holder still writes, others do not.
+        assert!(
+            store
+                .put_cursor(&k, "r1", "main", &serde_json::json!("c2"))
+                .await
+                .expect("r1")
+        );
+        assert_eq!(store.list_sources(None).await.expect("list").len(), 1);
+        assert_eq!(store.migrate_source_keys().await.expect("again"), 0);
     }
 }

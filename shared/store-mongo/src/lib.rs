@@ -131,7 +131,9 @@ impl MongoStore {
         }
     }
 
-    /// [`MongoStore::new`], then `{ping: 1}` and the `createIndexes` of [`schema::index_commands`].
+    /// [`MongoStore::new`], then `{ping: 1}`, the `createIndexes` of
+    /// [`schema::index_commands`], and the re-keying of sources written before they were
+    /// keyed by client ([`MongoStore::migrate_source_keys`]).
     pub async fn open(
         transport: Arc<dyn Transport>,
         database: impl Into<String>,
@@ -139,6 +141,7 @@ impl MongoStore {
         let store = MongoStore::new(transport, database);
         store.ping().await?;
         store.ensure_indexes().await?;
+        store.migrate_source_keys().await?;
         Ok(store)
     }
 

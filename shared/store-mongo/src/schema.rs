@@ -105,7 +105,7 @@ pub fn index_commands() -> Vec<Document> {
         },
         doc! {
             "createIndexes": INDEXER_CURSORS,
-            "indexes": [{"key": {"source": 1, "key": 1}, "name": "indexer_cursors_source"}],
+            "indexes": [{"key": {"clientId": 1, "source": 1, "key": 1}, "name": "indexer_cursors_client_source"}],
         },
         doc! {
             "createIndexes": MEMORY,

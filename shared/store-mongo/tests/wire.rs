@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use evident_core::{Scope, Visibility};
 use evident_store::conformance::assert_error;
-use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus};
+use evident_store::indexers::{IndexerSource, IndexerStore, PollStatus, SourceKey};
 use evident_store::memory::{MemoryEntry, MemoryStore, SessionEntry, SessionSource};
 use evident_store::queue::*;
 use evident_store::{
@@ -45,6 +45,11 @@ fn token(id: &str, epoch: i64) -> LeaseToken {
         task_id: id.into(),
         epoch,
     }
+}
+
+/// The source the indexer scenarios use.
+fn repo() -> SourceKey {
+    SourceKey::new("acme", "acme.repo")
 }
 
 const T1: &str = "t000000000001";
@@ -491,11 +496,7 @@ async fn put_source_upserts_and_returns_it_as_stored() {
 async fn get_and_list_sources() {
     let (t, store) = fixture("indexers.json", "get_and_list_sources");
     let ix: &dyn IndexerStore = &store;
-    let s = ix
-        .get_source("acme.repo")
-        .await
-        .expect("get")
-        .expect("source");
+    let s = ix.get_source(&repo()).await.expect("get").expect("source");
     assert_eq!(s.status.last_success_at, Some(3_900));
     assert_eq!(s.status.owner.as_deref(), Some("b"));
     assert_eq!(s.status.stats["commits"], 7);
@@ -516,7 +517,7 @@ async fn get_and_list_sources() {
 async fn delete_source_removes_its_cursors_first() {
     let (t, store) = fixture("indexers.json", "delete_source_and_its_cursors");
     let ix: &dyn IndexerStore = &store;
-    assert!(ix.delete_source("acme.repo").await.expect("delete"));
+    assert!(ix.delete_source(&repo()).await.expect("delete"));
     t.assert_done();
 }
 
@@ -524,8 +525,8 @@ async fn delete_source_removes_its_cursors_first() {
 async fn acquire_is_one_conditional_update() {
     let (t, store) = fixture("indexers.json", "acquire_then_refused");
     let ix: &dyn IndexerStore = &store;
-    assert!(ix.acquire("acme.repo", "a", 1_000, 2_000).await.expect("a"));
-    assert!(!ix.acquire("acme.repo", "b", 1_000, 2_500).await.expect("b"));
+    assert!(ix.acquire(&repo(), "a", 1_000, 2_000).await.expect("a"));
+    assert!(!ix.acquire(&repo(), "b", 1_000, 2_500).await.expect("b"));
     t.assert_done();
 }
 
@@ -533,15 +534,15 @@ async fn acquire_is_one_conditional_update() {
 async fn release_and_polls_by_the_holder() {
     let (t, store) = fixture("indexers.json", "release_and_record_polls");
     let ix: &dyn IndexerStore = &store;
-    ix.release("acme.repo", "b").await.expect("release");
+    ix.release(&repo(), "b").await.expect("release");
     // A failed poll, then a successful one.
     for (at, error, commits) in [(3_800, Some("fetch failed"), 0), (3_900, None, 7)] {
         let stats = serde_json::json!({ "commits": commits });
-        let polled = ix.record_poll("acme.repo", "b", at, error, &stats).await;
+        let polled = ix.record_poll(&repo(), "b", at, error, &stats).await;
         assert!(polled.expect("poll"), "{at}");
     }
     assert!(
-        !ix.record_poll("acme.repo", "a", 3_950, None, &serde_json::json!({}))
+        !ix.record_poll(&repo(), "a", 3_950, None, &serde_json::json!({}))
             .await
             .expect("stale")
     );
@@ -553,27 +554,27 @@ async fn cursors_are_written_by_the_holder_and_fenced_by_its_epoch() {
     let (t, store) = fixture("indexers.json", "cursors_by_the_holder_only");
     let ix: &dyn IndexerStore = &store;
     assert!(
-        ix.put_cursor("acme.repo", "b", "main", &serde_json::json!({"tip": "c2"}))
+        ix.put_cursor(&repo(), "b", "main", &serde_json::json!({"tip": "c2"}))
             .await
             .expect("holder")
     );
     assert!(
-        !ix.put_cursor("acme.repo", "a", "main", &serde_json::json!({"tip": "old"}))
+        !ix.put_cursor(&repo(), "a", "main", &serde_json::json!({"tip": "old"}))
             .await
             .expect("not the holder")
     );
     // `a` still looked like the holder (an old epoch), but `b` wrote first: refused.
     assert!(
-        !ix.put_cursor("acme.repo", "a", "main", &serde_json::json!({"tip": "old"}))
+        !ix.put_cursor(&repo(), "a", "main", &serde_json::json!({"tip": "old"}))
             .await
             .expect("fenced")
     );
     assert_eq!(
-        ix.get_cursor("acme.repo", "main").await.expect("get"),
+        ix.get_cursor(&repo(), "main").await.expect("get"),
         Some(serde_json::json!({"tip": "c2"}))
     );
     assert_eq!(
-        ix.list_cursors("acme.repo")
+        ix.list_cursors(&repo())
             .await
             .expect("list")
             .into_iter()
@@ -581,11 +582,7 @@ async fn cursors_are_written_by_the_holder_and_fenced_by_its_epoch() {
             .collect::<Vec<_>>(),
         vec!["dev", "main"]
     );
-    assert!(
-        ix.delete_cursor("acme.repo", "b", "dev")
-            .await
-            .expect("delete")
-    );
+    assert!(ix.delete_cursor(&repo(), "b", "dev").await.expect("delete"));
     t.assert_done();
 }
 

@@ -3,8 +3,10 @@
 //! each one.
 //!
 //! Contract ([`IndexerStore`]):
-//! - Sources are identified by `id`. `put_source` registers one or replaces its settings
-//!   (kind, scope, config, interval, enabled) and keeps its status, lease and cursors.
+//! - Sources are identified by their [`SourceKey`]: the client and the id within it. The same
+//!   id in two clients is two sources, which share nothing (settings, lease, cursors).
+//!   `put_source` registers one or replaces its settings (kind, scope, config, interval,
+//!   enabled) and keeps its status, lease and cursors.
 //! - `acquire` is atomic: at any moment at most one owner holds an unexpired lease on a source.
 //!   The holder renews by acquiring again; an expired lease can be taken by anyone (its holder
 //!   is presumed dead), so polling moves to a live replica.
@@ -39,6 +41,30 @@ pub struct PollStatus {
     pub lease_expires_at: Option<Millis>,
 }
 
+/// A source's identity: its client and its id within that client. Ids are chosen by clients,
+/// so only the pair is unique.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceKey {
+    pub client_id: String,
+    pub id: String,
+}
+
+impl SourceKey {
+    pub fn new(client_id: impl Into<String>, id: impl Into<String>) -> SourceKey {
+        SourceKey {
+            client_id: client_id.into(),
+            id: id.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for SourceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.client_id, self.id)
+    }
+}
+
 /// A registered, continuously polled source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -59,34 +85,57 @@ pub struct IndexerSource {
     pub status: PollStatus,
 }
 
+impl IndexerSource {
+    /// Its identity in the store (a source always has a client).
+    pub fn key(&self) -> SourceKey {
+        SourceKey::new(
+            self.scope.client_id.clone().unwrap_or_default(),
+            self.id.clone(),
+        )
+    }
+}
+
 #[async_trait]
 pub trait IndexerStore: Send + Sync {
-    /// Registers `source` or replaces its settings; returns it as stored (with its status).
+    /// Registers `source` (under [`IndexerSource::key`]) or replaces its settings; returns it
+    /// as stored (with its status).
     async fn put_source(&self, source: &IndexerSource, now: Millis) -> Result<IndexerSource>;
-    async fn get_source(&self, id: &str) -> Result<Option<IndexerSource>>;
-    /// All sources (of one kind when given), by id.
+    async fn get_source(&self, source: &SourceKey) -> Result<Option<IndexerSource>>;
+    /// All sources (of one kind when given), by client and id.
     async fn list_sources(&self, kind: Option<&str>) -> Result<Vec<IndexerSource>>;
     /// Removes a source and its cursors; whether it existed.
-    async fn delete_source(&self, id: &str) -> Result<bool>;
+    async fn delete_source(&self, source: &SourceKey) -> Result<bool>;
     /// Takes or renews the polling lease: `true` when `owner` holds it until `now + lease_ms`
     /// (it was free, expired, or already `owner`'s). `false` for a missing source.
-    async fn acquire(&self, id: &str, owner: &str, lease_ms: i64, now: Millis) -> Result<bool>;
+    async fn acquire(
+        &self,
+        source: &SourceKey,
+        owner: &str,
+        lease_ms: i64,
+        now: Millis,
+    ) -> Result<bool>;
     /// Gives the lease up (only its holder can; otherwise nothing happens).
-    async fn release(&self, id: &str, owner: &str) -> Result<()>;
+    async fn release(&self, source: &SourceKey, owner: &str) -> Result<()>;
     /// Records a finished poll (by the holder): success when `error` is `None`.
     async fn record_poll(
         &self,
-        id: &str,
+        source: &SourceKey,
         owner: &str,
         now: Millis,
         error: Option<&str>,
         stats: &Value,
     ) -> Result<bool>;
-    async fn get_cursor(&self, id: &str, key: &str) -> Result<Option<Value>>;
+    async fn get_cursor(&self, source: &SourceKey, key: &str) -> Result<Option<Value>>;
     /// Sets a cursor (by the holder).
-    async fn put_cursor(&self, id: &str, owner: &str, key: &str, value: &Value) -> Result<bool>;
+    async fn put_cursor(
+        &self,
+        source: &SourceKey,
+        owner: &str,
+        key: &str,
+        value: &Value,
+    ) -> Result<bool>;
     /// Every cursor of a source, by key.
-    async fn list_cursors(&self, id: &str) -> Result<Vec<(String, Value)>>;
+    async fn list_cursors(&self, source: &SourceKey) -> Result<Vec<(String, Value)>>;
     /// Removes a cursor (by the holder).
-    async fn delete_cursor(&self, id: &str, owner: &str, key: &str) -> Result<bool>;
+    async fn delete_cursor(&self, source: &SourceKey, owner: &str, key: &str) -> Result<bool>;
 }

@@ -86,7 +86,7 @@ impl LeasedPoller for DocumentsPoller {
             .rooted_config(source, |c: &mut DocumentsConfig| &mut c.path)?;
         let mut scan = folder::scan(
             &self.ctx,
-            &source.id,
+            &source.key(),
             &cfg.path,
             cfg.max_document_bytes,
             is_document,
@@ -104,7 +104,7 @@ impl LeasedPoller for DocumentsPoller {
                 f.bytes,
             )
             .await?;
-            folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
+            folder::mark(&self.ctx, &source.key(), &f.rel, &f.state).await?;
             queued += 1;
         }
         let folder = folder::settle(&self.ctx, source, scan, queued, |rel| {
@@ -306,7 +306,7 @@ impl WebPoller {
         let key = format!("url:{url}");
         let before: Option<PageState> = self
             .ctx
-            .cursor(&source.id, &key)
+            .cursor(&source.key(), &key)
             .await?
             .and_then(|v| serde_json::from_value(v).ok());
         // Every page (links, redirects): IP literals here, host names by the client's
@@ -383,7 +383,7 @@ impl WebPoller {
                 self.ctx.clock.now_ms(),
             )
             .await?;
-        self.ctx.forget_cursor(&source.id, key).await
+        self.ctx.forget_cursor(&source.key(), key).await
     }
 
     /// A successful answer: its body read (within the size limit), its links followed (HTML),
@@ -458,11 +458,13 @@ impl WebPoller {
             )
             .await?;
             self.ctx
-                .set_cursor(&source.id, &format!("hash:{sha}"), &json!(url.as_str()))
+                .set_cursor(&source.key(), &format!("hash:{sha}"), &json!(url.as_str()))
                 .await?;
             crawl.queued += 1;
         }
-        self.ctx.set_cursor(&source.id, &key, &json!(state)).await
+        self.ctx
+            .set_cursor(&source.key(), &key, &json!(state))
+            .await
     }
 
     /// The other page already stored with this content (content-hash dedup), if any.
@@ -474,7 +476,7 @@ impl WebPoller {
     ) -> Result<Option<String>, PollError> {
         Ok(self
             .ctx
-            .cursor(&source.id, &format!("hash:{sha}"))
+            .cursor(&source.key(), &format!("hash:{sha}"))
             .await?
             .and_then(|v| v.as_str().map(str::to_string))
             .filter(|owner| owner != url.as_str()))

@@ -11,7 +11,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use evident_ai::Priority;
-use evident_store::indexers::IndexerSource;
+use evident_store::indexers::{IndexerSource, SourceKey};
 
 use crate::poll::{PollContext, PollError};
 use crate::report::{FolderReport, Skips};
@@ -102,7 +102,7 @@ pub(crate) fn walk(root: &Path, accept: &dyn Fn(&Path) -> bool) -> Vec<(String, 
 /// pool. Files over `max_bytes` are skipped with the reason.
 pub async fn scan(
     ctx: &PollContext,
-    source_id: &str,
+    source_id: &SourceKey,
     root: &Path,
     max_bytes: u64,
     accept: fn(&Path) -> bool,
@@ -205,7 +205,7 @@ fn compare_file(
 /// Records a file as handled (call once its work is queued).
 pub async fn mark(
     ctx: &PollContext,
-    source_id: &str,
+    source_id: &SourceKey,
     rel: &str,
     state: &FileState,
 ) -> Result<(), PollError> {
@@ -214,7 +214,7 @@ pub async fn mark(
 }
 
 /// Forgets a file that is gone (call once its removal is queued).
-pub async fn forget(ctx: &PollContext, source_id: &str, rel: &str) -> Result<(), PollError> {
+pub async fn forget(ctx: &PollContext, source_id: &SourceKey, rel: &str) -> Result<(), PollError> {
     ctx.forget_cursor(source_id, &format!("{PREFIX}{rel}"))
         .await
 }
@@ -236,7 +236,7 @@ pub async fn settle(
     urn_of: impl Fn(&str) -> String,
 ) -> Result<FolderReport, PollError> {
     for (rel, state) in &scan.touched {
-        mark(ctx, &source.id, rel, state).await?;
+        mark(ctx, &source.key(), rel, state).await?;
     }
     for rel in &scan.removed {
         ctx.tasks
@@ -247,7 +247,7 @@ pub async fn settle(
                 ctx.clock.now_ms(),
             )
             .await?;
-        forget(ctx, &source.id, rel).await?;
+        forget(ctx, &source.key(), rel).await?;
     }
     Ok(FolderReport {
         queued,

@@ -292,12 +292,13 @@ impl TaskHandler for ItemTasks {
     async fn execute(
         &self,
         payload: &serde_json::Value,
+        scope: &evident_core::Scope,
         priority: Priority,
     ) -> Result<(), TaskError> {
         let task: ItemTask = serde_json::from_value(payload.clone())
             .map_err(|e| TaskError::Permanent(format!("unreadable item task: {e}")))?;
         let Some(source) =
-            crate::sources::registered(self.indexers.as_ref(), task.source_id()).await?
+            crate::sources::registered(self.indexers.as_ref(), scope, task.source_id()).await?
         else {
             return Ok(());
         };

@@ -25,7 +25,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use evident_extract::meeting::meeting_urn;
 use evident_extract::transcript::{TranscriptFormat, parse};
-use evident_store::indexers::IndexerSource;
+use evident_store::indexers::{IndexerSource, SourceKey};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -34,6 +34,7 @@ use crate::folder;
 use crate::items::ItemTask;
 use crate::poll::{LeasedPoller, PollContext, PollError, PollReport};
 use crate::report::{RecordingsReport, TranscriptsReport, examples};
+pub use evident_sources::commands::TranscriptionCommand;
 pub use evident_sources::kinds::meetings::{RecordingsConfig, TranscriptsConfig};
 
 /// Transcripts larger than this are not read (a day of speech is ~1 MB of WebVTT).
@@ -130,7 +131,7 @@ impl TranscriptsPoller {
     ) -> Result<TranscriptsReport, PollError> {
         let scan = folder::scan(
             &self.ctx,
-            &source.id,
+            &source.key(),
             &cfg.path,
             MAX_TRANSCRIPT_BYTES,
             is_transcript,
@@ -145,7 +146,7 @@ impl TranscriptsPoller {
             let uri = f.path.display().to_string();
             self.queue_transcript(source, &f.rel, &uri, format, text)
                 .await?;
-            folder::mark(&self.ctx, &source.id, &f.rel, &f.state).await?;
+            folder::mark(&self.ctx, &source.key(), &f.rel, &f.state).await?;
             queued += 1;
         }
         let folder = folder::settle(&self.ctx, source, scan, queued, |rel| {
@@ -161,7 +162,7 @@ impl TranscriptsPoller {
 
     async fn put_recording(
         &self,
-        source: &str,
+        source: &SourceKey,
         rel: &str,
         rec: &Recording,
     ) -> Result<(), PollError> {
@@ -178,6 +179,14 @@ impl TranscriptsPoller {
         rcfg: &RecordingsConfig,
     ) -> Result<RecordingsReport, PollError> {
         let now = self.ctx.clock.now_ms();
+        // The operator's command, looked up at every poll (a source names it; the
+        // configuration defines it).
+        let command = self
+            .ctx
+            .access
+            .commands
+            .transcription(&rcfg.command)?
+            .clone();
         let mut known = self.known_recordings(source).await?;
         let root = cfg.path.clone();
         let r2 = rcfg.clone();
@@ -189,7 +198,7 @@ impl TranscriptsPoller {
         for (rel, path, mtime_ms, len) in files {
             present.insert(rel.clone());
             let mut rec = current(known.get(&rel), mtime_ms, len, now);
-            let job = format!("{}/{rel}", source.id);
+            let job = format!("{}/{rel}", source.key());
             if rec.state == RecordingState::Transcribing
                 && !self.running.lock().contains(&job)
                 && now - rec.since >= rcfg.stuck_after_ms()
@@ -210,15 +219,20 @@ impl TranscriptsPoller {
                     rec.attempts += 1;
                     // Recorded before the command starts: a crash leaves a visible, recoverable
                     // `transcribing`, never a silent gap.
-                    self.put_recording(&source.id, &rel, &rec).await?;
-                    self.start_transcription(source, rcfg, rel.clone(), path, rec.clone());
+                    self.put_recording(&source.key(), &rel, &rec).await?;
+                    let job = Transcription {
+                        command: command.clone(),
+                        timeout_secs: rcfg.timeout_secs,
+                        max_attempts: rcfg.max_attempts,
+                    };
+                    self.start_transcription(source, job, rel.clone(), path, rec.clone());
                     known.insert(rel, rec);
                     continue;
                 }
                 RecordingState::Transcribed => {
                     let text = rec.transcript.take().unwrap_or_default();
                     let uri = path.display().to_string();
-                    self.queue_transcript(source, &rel, &uri, rcfg.output_format, text)
+                    self.queue_transcript(source, &rel, &uri, command.output_format, text)
                         .await?;
                     rec.state = RecordingState::Indexed;
                     rec.since = now;
@@ -226,7 +240,7 @@ impl TranscriptsPoller {
                 _ => {}
             }
             if known.get(&rel) != Some(&rec) {
-                self.put_recording(&source.id, &rel, &rec).await?;
+                self.put_recording(&source.key(), &rel, &rec).await?;
             }
             known.insert(rel, rec);
         }
@@ -239,7 +253,7 @@ impl TranscriptsPoller {
             .collect::<Vec<_>>()
         {
             self.ctx
-                .forget_cursor(&source.id, &format!("{REC_PREFIX}{rel}"))
+                .forget_cursor(&source.key(), &format!("{REC_PREFIX}{rel}"))
                 .await?;
             known.remove(&rel);
         }
@@ -253,7 +267,7 @@ impl TranscriptsPoller {
     ) -> Result<BTreeMap<String, Recording>, PollError> {
         Ok(self
             .ctx
-            .cursors(&source.id, REC_PREFIX)
+            .cursors(&source.key(), REC_PREFIX)
             .await?
             .into_iter()
             .filter_map(|(k, v)| {
@@ -269,21 +283,16 @@ impl TranscriptsPoller {
     fn start_transcription(
         &self,
         source: &IndexerSource,
-        rcfg: &RecordingsConfig,
+        t: Transcription,
         rel: String,
         input: PathBuf,
         rec: Recording,
     ) {
-        let job = format!("{}/{rel}", source.id);
+        let job = format!("{}/{rel}", source.key());
         self.running.lock().insert(job.clone());
-        let (ctx, running, rcfg, source_id) = (
-            self.ctx.clone(),
-            self.running.clone(),
-            rcfg.clone(),
-            source.id.clone(),
-        );
+        let (ctx, running, source_id) = (self.ctx.clone(), self.running.clone(), source.key());
         tokio::spawn(async move {
-            let outcome = transcribe(&rcfg, &input).await;
+            let outcome = transcribe(&t.command, t.timeout_secs, &input).await;
             let mut rec = rec;
             rec.since = ctx.clock.now_ms();
             match outcome {
@@ -294,7 +303,7 @@ impl TranscriptsPoller {
                 }
                 Err(reason) => {
                     tracing::warn!(source_id = %source_id, recording = %rel, error = %reason, "transcription failed");
-                    rec.state = if rec.attempts >= rcfg.max_attempts {
+                    rec.state = if rec.attempts >= t.max_attempts {
                         RecordingState::Failed
                     } else {
                         RecordingState::Uploaded
@@ -326,38 +335,53 @@ fn list_files(root: &Path, accept: &dyn Fn(&Path) -> bool) -> Vec<(String, PathB
         .collect()
 }
 
-/// Runs the configured command on one recording and returns the transcript it wrote, checked
-/// to parse (a command that "succeeds" with garbage is a failure with a reason).
-pub async fn transcribe(rcfg: &RecordingsConfig, input: &Path) -> Result<String, String> {
+/// One transcription to run: the operator's command and the source's limits.
+struct Transcription {
+    command: TranscriptionCommand,
+    timeout_secs: u64,
+    max_attempts: u32,
+}
+
+/// Runs the operator's command on one recording and returns the transcript it wrote, checked
+/// to parse (a command that "succeeds" with garbage is a failure with a reason). No shell: the
+/// program gets its arguments as they are, in a cleared environment holding only the
+/// variables the command lists.
+pub async fn transcribe(
+    command: &TranscriptionCommand,
+    timeout_secs: u64,
+    input: &Path,
+) -> Result<String, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
-    let ext = match rcfg.output_format {
+    let ext = match command.output_format {
         TranscriptFormat::Vtt => "vtt",
         TranscriptFormat::Srt => "srt",
         TranscriptFormat::Json => "json",
     };
     let output = dir.path().join(format!("transcript.{ext}"));
     let stem = dir.path().join("transcript");
-    let fill = |arg: &str| {
-        arg.replace("{input}", &input.to_string_lossy())
-            .replace("{output_stem}", &stem.to_string_lossy())
-            .replace("{output}", &output.to_string_lossy())
-    };
-    let mut cmd = tokio::process::Command::new(fill(&rcfg.command[0]));
-    cmd.args(rcfg.command[1..].iter().map(|a| fill(a)))
+    let (program, args) = command.argv(input, &output, &stem);
+    let shown = program.display().to_string();
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&args)
+        .env_clear()
+        .envs(
+            command
+                .env
+                .iter()
+                .filter_map(|k| std::env::var_os(k).map(|v| (k.clone(), v))),
+        )
+        .current_dir(dir.path())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     let child = cmd
         .spawn()
-        .map_err(|e| format!("cannot run `{}`: {e}", rcfg.command[0]))?;
-    let out = tokio::time::timeout(
-        Duration::from_secs(rcfg.timeout_secs),
-        child.wait_with_output(),
-    )
-    .await
-    .map_err(|_| format!("no transcript after {}s (killed)", rcfg.timeout_secs))?
-    .map_err(|e| format!("waiting for `{}`: {e}", rcfg.command[0]))?;
+        .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    let out = tokio::time::timeout(Duration::from_secs(timeout_secs), child.wait_with_output())
+        .await
+        .map_err(|_| format!("no transcript after {timeout_secs}s (killed)"))?
+        .map_err(|e| format!("waiting for `{shown}`: {e}"))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: String = stderr
@@ -369,15 +393,12 @@ pub async fn transcribe(rcfg: &RecordingsConfig, input: &Path) -> Result<String,
             .into_iter()
             .rev()
             .collect();
-        return Err(format!(
-            "`{}` exited with {}: {tail}",
-            rcfg.command[0], out.status
-        ));
+        return Err(format!("`{shown}` exited with {}: {tail}", out.status));
     }
     let text = tokio::fs::read_to_string(&output)
         .await
         .map_err(|e| format!("the command wrote no readable transcript at {{output}}: {e}"))?;
-    parse(rcfg.output_format, &text)
+    parse(command.output_format, &text)
         .map_err(|e| format!("the transcript written is not valid: {e}"))?;
     Ok(text)
 }
@@ -456,17 +477,30 @@ mod tests {
     fn recordings_settings_are_checked() {
         let ok: TranscriptsConfig = serde_json::from_value(json!({
             "path": "/srv/meetings",
-            "recordings": {"command": ["whisper", "-f", "{input}", "-of", "{output_stem}"]}
+            "recordings": {"command": "whisper"}
         }))
         .expect("config");
         assert!(ok.validate().is_ok());
+        assert_eq!(ok.commands(), vec!["whisper"]);
         let r = ok.recordings.as_ref().expect("recordings");
         assert_eq!(r.stuck_after_ms(), (3 * 3600 + 600) * 1000);
         assert!(r.is_recording(Path::new("/x/a.M4A")));
-        let mut no_input = ok.clone();
-        no_input.recordings.as_mut().expect("r").command =
-            vec!["whisper".into(), "{output}".into()];
-        assert!(no_input.validate().expect_err("input").contains("{input}"));
+        let mut bad_name = ok.clone();
+        bad_name.recordings.as_mut().expect("r").command = "/bin/sh -c id".into();
+        assert!(
+            bad_name
+                .validate()
+                .expect_err("a name")
+                .contains("command name")
+        );
+        // A program and its arguments do not even parse as settings.
+        assert!(
+            serde_json::from_value::<TranscriptsConfig>(json!({
+                "path": "/srv/meetings",
+                "recordings": {"command": ["/bin/sh", "-c", "id", "{input}", "{output}"]}
+            }))
+            .is_err()
+        );
     }
 
     #[tokio::test]
@@ -474,9 +508,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let input = dir.path().join("talk.wav");
         std::fs::write(&input, b"RIFF").expect("write");
-        let sh = |script: &str| RecordingsConfig {
-            command: vec![
-                "sh".into(),
+        let sh = |script: &str| TranscriptionCommand {
+            program: "/bin/sh".into(),
+            args: vec![
                 "-c".into(),
                 script.into(),
                 "sh".into(),
@@ -484,26 +518,47 @@ mod tests {
                 "{output}".into(),
             ],
             output_format: TranscriptFormat::Vtt,
-            extensions: evident_sources::kinds::meetings::default_audio_extensions(),
-            timeout_secs: 5,
-            stuck_after_secs: None,
-            max_attempts: 3,
+            env: evident_sources::commands::default_env(),
         };
         let good = sh("printf 'WEBVTT\\n\\n00:00.000 --> 00:01.000\\n<v Ann>Hello\\n' > \"$2\"");
-        let text = transcribe(&good, &input).await.expect("transcript");
+        let text = transcribe(&good, 5, &input).await.expect("transcript");
         assert!(text.contains("<v Ann>Hello"));
         let failing = sh("echo 'model not found' >&2; exit 3");
-        let why = transcribe(&failing, &input).await.expect_err("fails");
+        let why = transcribe(&failing, 5, &input).await.expect_err("fails");
         assert!(why.contains("model not found"), "{why}");
         let garbage = sh("echo 'not a transcript' > \"$2\"");
-        let why = transcribe(&garbage, &input).await.expect_err("garbage");
+        let why = transcribe(&garbage, 5, &input).await.expect_err("garbage");
         assert!(why.contains("not valid"), "{why}");
         let silent = sh("true");
         assert!(
-            transcribe(&silent, &input)
+            transcribe(&silent, 5, &input)
                 .await
                 .expect_err("no output")
                 .contains("no readable")
         );
+    }
+
+    #[tokio::test]
+    async fn a_command_sees_only_the_environment_it_lists() {
+        let dir = tempfile::tempdir().expect("dir");
+        let input = dir.path().join("talk.wav");
+        std::fs::write(&input, b"RIFF").expect("write");
+        // The server's own variables (here: one cargo sets for the test process) are not
+        // passed on.
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+        let cmd = TranscriptionCommand {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                "printf 'WEBVTT\\n\\n00:00.000 --> 00:01.000\\n<v Env>[%s]\\n' \"$CARGO_MANIFEST_DIR\" > \"$2\"".into(),
+                "sh".into(),
+                "{input}".into(),
+                "{output}".into(),
+            ],
+            output_format: TranscriptFormat::Vtt,
+            env: evident_sources::commands::default_env(),
+        };
+        let text = transcribe(&cmd, 5, &input).await.expect("transcript");
+        assert!(text.contains("<v Env>[]"), "{text}");
     }
 }

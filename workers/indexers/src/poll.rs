@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use evident_ai::Priority;
 use evident_kb::TaskSubmitter;
-use evident_store::indexers::{IndexerSource, IndexerStore};
+use evident_store::indexers::{IndexerSource, IndexerStore, SourceKey};
 use evident_store::queue::Clock;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -145,13 +145,19 @@ impl PollContext {
         let now = self.clock.now_ms();
         if !self
             .indexers
-            .acquire(&source.id, &self.owner, Self::lease_ms(source), now)
+            .acquire(&source.key(), &self.owner, Self::lease_ms(source), now)
             .await?
         {
             return Ok(None);
         }
         let started = std::time::Instant::now();
-        match poll().await {
+        // The commands and credential variables a source names are checked again before
+        // every poll: a source stored before a rule changed runs nothing it no longer may.
+        let outcome = match crate::sources::check_named(source, &self.access) {
+            Ok(()) => poll().await,
+            Err(e) => Err(e.into()),
+        };
+        match outcome {
             Ok(report) => {
                 let typed: PollReport = report.clone().into();
                 record_metrics(source, Ok(&typed), started.elapsed());
@@ -163,7 +169,7 @@ impl PollContext {
                     stats[RETRY_REASON] = json!(reason);
                 }
                 self.indexers
-                    .record_poll(&source.id, &self.owner, now, None, &stats)
+                    .record_poll(&source.key(), &self.owner, now, None, &stats)
                     .await?;
                 Ok(Some(report))
             }
@@ -188,7 +194,13 @@ impl PollContext {
                 }
                 let _ = self
                     .indexers
-                    .record_poll(&source.id, &self.owner, now, Some(&e.to_string()), &stats)
+                    .record_poll(
+                        &source.key(),
+                        &self.owner,
+                        now,
+                        Some(&e.to_string()),
+                        &stats,
+                    )
                     .await;
                 Err(e)
             }
@@ -196,14 +208,14 @@ impl PollContext {
     }
 
     /// Reads a cursor, `None` when unset.
-    pub async fn cursor(&self, source: &str, key: &str) -> Result<Option<Value>, PollError> {
+    pub async fn cursor(&self, source: &SourceKey, key: &str) -> Result<Option<Value>, PollError> {
         Ok(self.indexers.get_cursor(source, key).await?)
     }
 
     /// Moves a cursor (as the lease holder). Call only once the work it covers is queued.
     pub async fn set_cursor(
         &self,
-        source: &str,
+        source: &SourceKey,
         key: &str,
         value: &Value,
     ) -> Result<(), PollError> {
@@ -220,7 +232,7 @@ impl PollContext {
 
 impl PollContext {
     /// Removes a cursor (as the lease holder): the item it tracked is gone.
-    pub async fn forget_cursor(&self, source: &str, key: &str) -> Result<(), PollError> {
+    pub async fn forget_cursor(&self, source: &SourceKey, key: &str) -> Result<(), PollError> {
         self.indexers
             .delete_cursor(source, &self.owner, key)
             .await?;
@@ -230,7 +242,7 @@ impl PollContext {
     /// Every cursor of a source whose key starts with `prefix`, by key.
     pub async fn cursors(
         &self,
-        source: &str,
+        source: &SourceKey,
         prefix: &str,
     ) -> Result<Vec<(String, Value)>, PollError> {
         Ok(self
@@ -454,7 +466,7 @@ impl Pollers {
                 .iter()
                 .filter(|s| s.status.owner.as_deref() == Some(&ctx.owner))
             {
-                let _ = ctx.indexers.release(&s.id, &ctx.owner).await;
+                let _ = ctx.indexers.release(&s.key(), &ctx.owner).await;
             }
         }
     }

@@ -65,7 +65,7 @@ impl ConfluencePoller {
         version: u64,
     ) -> Result<(), PollError> {
         self.ctx
-            .set_cursor(&source.id, &key, &json!(version))
+            .set_cursor(&source.key(), &key, &json!(version))
             .await?;
         tally.versions.insert(key, version);
         Ok(())
@@ -272,7 +272,7 @@ impl ConfluencePoller {
         let every_ms = i64::from(cfg.deletion_check_hours) * 3_600_000;
         let last = self
             .ctx
-            .cursor(&source.id, CHECKED)
+            .cursor(&source.key(), CHECKED)
             .await?
             .and_then(|v| v.as_i64());
         Ok(last.is_none_or(|t| now - t >= every_ms))
@@ -357,7 +357,7 @@ impl ConfluencePoller {
                     now,
                 )
                 .await?;
-            self.ctx.forget_cursor(&source.id, &key).await?;
+            self.ctx.forget_cursor(&source.key(), &key).await?;
             tally.versions.remove(&key);
             purged += 1;
         }
@@ -376,7 +376,7 @@ impl ConfluencePoller {
         )?;
         let since = self
             .ctx
-            .cursor(&source.id, CURSOR)
+            .cursor(&source.key(), CURSOR)
             .await?
             .and_then(|v| v.as_str().map(str::to_string));
         let mut reply = first_listing(&api, &cfg, since.as_deref()).await?;
@@ -426,7 +426,9 @@ impl ConfluencePoller {
         if newest != since
             && let Some(n) = &newest
         {
-            self.ctx.set_cursor(&source.id, CURSOR, &json!(n)).await?;
+            self.ctx
+                .set_cursor(&source.key(), CURSOR, &json!(n))
+                .await?;
         }
         let deleted = self
             .check_deletions(&api, source, &cfg, since.is_none(), listed, &mut tally)
@@ -448,7 +450,7 @@ impl ConfluencePoller {
     ) -> Result<std::collections::HashMap<String, u64>, PollError> {
         Ok(self
             .ctx
-            .cursors(&source.id, "")
+            .cursors(&source.key(), "")
             .await?
             .into_iter()
             .filter(|(k, _)| k.starts_with(PAGE_PREFIX) || k.starts_with("att:"))
@@ -479,7 +481,7 @@ impl ConfluencePoller {
         if let Some(present) = complete {
             deleted = self.purge_missing(source, &present, tally).await?;
             self.ctx
-                .set_cursor(&source.id, CHECKED, &json!(now))
+                .set_cursor(&source.key(), CHECKED, &json!(now))
                 .await?;
         }
         Ok(deleted)

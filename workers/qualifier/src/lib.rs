@@ -174,7 +174,7 @@ impl Qualifier {
         let priority = Priority::new(task.priority).unwrap_or_default();
         let started = Instant::now();
 
-        let work = self.handlers.execute(&payload, priority);
+        let work = self.handlers.execute(&payload, &task.scope, priority);
         tokio::pin!(work);
         let heartbeat = Duration::from_secs(self.config.heartbeat_secs.max(1));
         let mut deadline: Option<tokio::time::Instant> = None;

@@ -318,6 +318,8 @@ fn principal(claims: Claims) -> Result<Principal, JwtError> {
         id: format!("jwt:{}", claims.sub),
         name: claims.sub,
         grant,
+        expires_at: Some(claims.exp.saturating_mul(1000)),
+        depth: 0,
     })
 }
 

@@ -10,10 +10,13 @@
 //!
 //! Handlers see only requests that passed, with the [`Principal`] in the request extensions.
 
+mod authenticator;
 pub mod jwt;
 pub mod policy;
 pub mod rate;
 pub mod scope;
+
+pub use authenticator::{Authenticator, MAX_TOKEN_CHAIN};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -44,6 +47,12 @@ pub struct Principal {
     pub id: String,
     pub name: String,
     pub grant: Grant,
+    /// When the credential stops authenticating (ms): the earliest expiry of the token and
+    /// of every token up its chain of creators (a JWT's `exp`). `None`: never.
+    pub expires_at: Option<i64>,
+    /// How many tokens created it, up to one that nobody did (0 for such a token, a JWT or
+    /// anonymous): a token it mints is one deeper.
+    pub depth: usize,
 }
 
 impl Principal {
@@ -52,6 +61,8 @@ impl Principal {
             id: "anonymous".into(),
             name: "anonymous (auth off)".into(),
             grant: Grant::operator(),
+            expires_at: None,
+            depth: 0,
         }
     }
 }
@@ -67,6 +78,11 @@ pub struct AuthConfig {
     /// How long a looked-up API key is trusted before it is read again (revocations on
     /// other replicas take effect within it; on this one, at once).
     pub cache_ttl: Duration,
+    /// Failed authentications (unknown, revoked or expired tokens, bad JWTs) allowed per
+    /// client address, refilled continuously; once spent, a credential that is not in the
+    /// cache is refused (429 `auth_rate_limited`) before any lookup. Ten times this bounds
+    /// the failures of every address together. `None`: no limit.
+    pub failed_auth: Option<rate::RateLimit>,
 }
 
 impl Default for AuthConfig {
@@ -76,6 +92,7 @@ impl Default for AuthConfig {
             jwt: None,
             rate_limit: None,
             cache_ttl: Duration::from_secs(5),
+            failed_auth: Some(rate::RateLimit::FAILED_AUTH),
         }
     }
 }
@@ -87,96 +104,6 @@ impl AuthConfig {
             required: false,
             ..Default::default()
         }
-    }
-}
-
-/// Resolves bearer tokens to principals; keeps looked-up API keys briefly.
-pub struct Authenticator {
-    config: AuthConfig,
-    store: Arc<dyn AccessStore>,
-    cache: Mutex<HashMap<String, (TokenRecord, Instant)>>,
-    limiter: Option<rate::RateLimiter>,
-    audit_seq: AtomicU64,
-}
-
-impl Authenticator {
-    pub fn new(config: AuthConfig, store: Arc<dyn AccessStore>) -> Authenticator {
-        Authenticator {
-            limiter: config.rate_limit.map(rate::RateLimiter::new),
-            config,
-            store,
-            cache: Mutex::new(HashMap::new()),
-            audit_seq: AtomicU64::new(0),
-        }
-    }
-
-    pub fn store(&self) -> &Arc<dyn AccessStore> {
-        &self.store
-    }
-
-    /// Drops a token from the cache (after a revocation on this replica).
-    pub fn forget(&self, secret_hash: &str) {
-        self.cache.lock().remove(secret_hash);
-    }
-
-    /// The principal of a bearer token, or why it is refused.
-    pub async fn authenticate(&self, bearer: &str, now_ms: i64) -> Result<Principal, ApiError> {
-        if !bearer.starts_with(TOKEN_PREFIX)
-            && let Some(verifier) = &self.config.jwt
-            && bearer.matches('.').count() == 2
-        {
-            return verifier.verify(bearer, now_ms).map_err(|e| {
-                ApiError::new(StatusCode::UNAUTHORIZED, "invalid_token", e.to_string())
-            });
-        }
-        let hash = token_hash(bearer);
-        let cached = self
-            .cache
-            .lock()
-            .get(&hash)
-            .filter(|(_, at)| at.elapsed() < self.config.cache_ttl)
-            .map(|(t, _)| t.clone());
-        let record = match cached {
-            Some(t) => Some(t),
-            None => {
-                let found = self
-                    .store
-                    .token_by_hash(&hash)
-                    .await
-                    .map_err(evident_kb::KbError::from)?;
-                if let Some(t) = &found {
-                    let mut cache = self.cache.lock();
-                    if cache.len() > 10_000 {
-                        cache.clear();
-                    }
-                    cache.insert(hash, (t.clone(), Instant::now()));
-                }
-                found
-            }
-        };
-        let Some(t) = record else {
-            return Err(unauthorized(
-                "invalid_token",
-                "the bearer token is not known",
-            ));
-        };
-        if t.revoked_at.is_some() {
-            return Err(unauthorized(
-                "token_revoked",
-                format!("token `{}` was revoked", t.id),
-            ));
-        }
-        if t.expires_at.is_some_and(|e| now_ms >= e) {
-            return Err(unauthorized(
-                "token_expired",
-                format!("token `{}` has expired", t.id),
-            ));
-        }
-        Ok(Principal {
-            id: t.id,
-            name: t.name,
-            grant: t.grant,
-        })
     }
 }
 
@@ -236,6 +163,13 @@ fn credential(req: &Request) -> Option<crate::ui::session::Credential> {
             secret: Some(t),
             bearer: false,
         })
+}
+
+/// The caller's address, when the server records it (`serve` does; in-process tests don't).
+pub fn peer(req: &Request) -> Option<std::net::IpAddr> {
+    req.extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip())
 }
 
 fn bearer(req: &Request) -> Option<&str> {
@@ -344,7 +278,7 @@ async fn check(state: &AppState, access: Access, matched: &str, req: Request) ->
                     None,
                 ));
             }
-            Some(t) => match state.auth.authenticate(&t, now).await {
+            Some(t) => match state.auth.authenticate(&t, now, peer(&req)).await {
                 Ok(p) => p,
                 Err(e) => return Err((e, None)),
             },

@@ -1,4 +1,5 @@
-//! Per-token rate limits: a token bucket per caller, refilled continuously.
+//! Rate limits: a token bucket per caller (a token, or an address for failed
+//! authentications), refilled continuously.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -10,6 +11,14 @@ use parking_lot::Mutex;
 pub struct RateLimit {
     pub per_sec: f64,
     pub burst: f64,
+}
+
+impl RateLimit {
+    /// Failed authentications per address by default: 20 at once, then one a second.
+    pub const FAILED_AUTH: RateLimit = RateLimit {
+        per_sec: 1.0,
+        burst: 20.0,
+    };
 }
 
 struct Bucket {
@@ -27,6 +36,22 @@ impl RateLimiter {
         RateLimiter {
             limit,
             buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether `caller`'s bucket holds a request at `now` (`Err(wait)` when it is empty),
+    /// taking nothing.
+    pub fn peek(&self, caller: &str, now: Instant) -> Result<(), Duration> {
+        let buckets = self.buckets.lock();
+        let Some(b) = buckets.get(caller) else {
+            return Ok(());
+        };
+        let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
+        let tokens = (b.tokens + elapsed * self.limit.per_sec).min(self.limit.burst);
+        if tokens >= 1.0 {
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - tokens) / self.limit.per_sec))
         }
     }
 
@@ -73,7 +98,10 @@ mod tests {
         let wait = r.take("a", t0).expect_err("empty");
         assert!(wait <= Duration::from_millis(500) && wait > Duration::ZERO);
         assert!(r.take("b", t0).is_ok(), "callers are apart");
+        assert!(r.peek("a", t0 + Duration::from_millis(500)).is_ok());
         assert!(r.take("a", t0 + Duration::from_millis(500)).is_ok());
+        assert!(r.peek("a", t0 + Duration::from_millis(500)).is_err());
         assert!(r.take("a", t0 + Duration::from_millis(500)).is_err());
+        assert!(r.peek("c", t0).is_ok(), "a new caller has a full bucket");
     }
 }

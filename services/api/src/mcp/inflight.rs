@@ -122,6 +122,45 @@ struct CancelledParams {
     request_id: Value,
 }
 
+/// A JSON-RPC error answer (`id` null: the request's id could not be read), HTTP 400.
+fn rpc_error(code: i64, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+/// Why a JSON body cannot be a JSON-RPC message: not JSON at all (-32700 parse error), or
+/// JSON that is no request, notification or response (-32600 invalid request). `None` for a
+/// readable message, and for a body sent as another content type (rmcp refuses that).
+fn unreadable(headers: &axum::http::HeaderMap, bytes: &[u8]) -> Option<Response> {
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        });
+    if !json {
+        return None;
+    }
+    if let Err(e) = serde_json::from_slice::<Value>(bytes) {
+        return Some(rpc_error(-32700, format!("Parse error: {e}")));
+    }
+    if let Err(e) = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(bytes) {
+        return Some(rpc_error(
+            -32600,
+            format!("Invalid Request: not a JSON-RPC 2.0 message: {e}"),
+        ));
+    }
+    None
+}
+
 /// The `/mcp` layer: registers requests, applies cancellations (after rmcp accepted them:
 /// the same host, origin and protocol checks as every message).
 pub async fn track(State(inflight): State<Inflight>, req: Request, next: Next) -> Response {
@@ -140,7 +179,11 @@ pub async fn track(State(inflight): State<Inflight>, req: Request, next: Next) -
         )
         .into_response();
     };
-    // Not JSON-RPC: rmcp answers it (with its own error).
+    // rmcp answers a body it cannot read with a plain-text 415: JSON-RPC clients get the
+    // protocol's own errors instead, as JSON.
+    if let Some(refusal) = unreadable(&parts.headers, &bytes) {
+        return refusal;
+    }
     let peek = serde_json::from_slice::<Peek>(&bytes).ok();
     let cancels = match &peek {
         Some(Peek {

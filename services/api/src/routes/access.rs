@@ -91,7 +91,7 @@ pub async fn create(
         ));
     }
     let now = s.clock.now_ms();
-    let expires_at = match req.expires_in_secs {
+    let asked = match req.expires_in_secs {
         None => None,
         Some(0) => return Err(invalid("field `expiresInSecs` must be positive")),
         Some(secs) if secs > MAX_TTL_SECS => {
@@ -101,6 +101,24 @@ pub async fn create(
         }
         Some(secs) => Some(now + secs as i64 * 1000),
     };
+    // A token never outlives the one that mints it: a longer (or unlimited) lifetime is
+    // clamped to the creator's expiry (the answer's `expiresAt` says what was granted).
+    let expires_at = match (asked, by.expires_at) {
+        (Some(a), Some(p)) => Some(a.min(p)),
+        (a, p) => a.or(p),
+    };
+    if by.depth + 1 >= auth::MAX_TOKEN_CHAIN {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "token_chain_too_long",
+            format!(
+                "token `{}` descends from {} tokens: a token minted from it would not authenticate (at most {})",
+                by.id,
+                by.depth,
+                auth::MAX_TOKEN_CHAIN
+            ),
+        ));
+    }
     let (id, secret) = auth::new_token_secret()?;
     let record = TokenRecord {
         id,
@@ -177,7 +195,7 @@ pub async fn revoke(
         .await
         .map_err(store_err)?
         .ok_or_else(not_found)?;
-    s.auth.forget(&token.secret_hash);
+    s.auth.forget(&token);
     Ok(Json(revoked))
 }
 

@@ -238,9 +238,16 @@ pub struct LoginQuery {
 }
 
 /// Only a path of the console itself is a place to return to after login.
+/// Where a login returns to: a console path, written in visible ASCII only (a CR/LF or any
+/// other byte a `Location` header cannot carry sends the browser to `/ui`).
 fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(n) if (n == "/ui" || n.starts_with("/ui/") || n.starts_with("/ui?")) => n.to_string(),
+        Some(n)
+            if (n == "/ui" || n.starts_with("/ui/") || n.starts_with("/ui?"))
+                && n.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            n.to_string()
+        }
         _ => "/ui".to_string(),
     }
 }
@@ -324,6 +331,7 @@ fn redirect_with_cookie(to: &str, cookie: &str) -> Response {
 pub async fn login(
     axum::extract::State(state): axum::extract::State<AppState>,
     headers: HeaderMap,
+    extensions: axum::http::Extensions,
     body: axum::body::Bytes,
 ) -> Response {
     let html = |status: StatusCode, next: &str, e: &str| {
@@ -358,7 +366,14 @@ pub async fn login(
     {
         return html(StatusCode::UNAUTHORIZED, &next, "that is not a token");
     }
-    match state.auth.authenticate(token, state.clock.now_ms()).await {
+    let from = extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    match state
+        .auth
+        .authenticate(token, state.clock.now_ms(), from)
+        .await
+    {
         Ok(p) => {
             tracing::info!(token_id = %p.id, "console login");
             redirect_with_cookie(&next, &session_cookie(token, secure(&state, &headers)))
@@ -399,6 +414,9 @@ mod tests {
             (Some("//evil.example/ui"), "/ui"),
             (Some("https://evil.example/ui"), "/ui"),
             (Some("/uix"), "/ui"),
+            (Some("/ui/\r\nSet-Cookie: x=1"), "/ui"),
+            (Some("/ui/queue\n"), "/ui"),
+            (Some("/ui/é"), "/ui"),
             (None, "/ui"),
         ] {
             assert_eq!(safe_next(next), to, "{next:?}");

@@ -197,7 +197,9 @@ pub async fn add(
             &ctx.link(&format!("/ui/sources/{}", url_enc(&source.id)), ""),
         ));
     }
-    let preview = req.to_source(&f.kind, s.clock.now_ms())?;
+    // Checked as registration would (commands, credential variables, paths): the preview
+    // shows nothing a registration would refuse.
+    let preview = req.to_source_with(&f.kind, s.clock.now_ms(), &sources::access::current())?;
     let shown = serde_json::to_string_pretty(&preview.config).unwrap_or_default();
     let inner = format!(
         "<input type=\"hidden\" name=\"kind\" value=\"{}\"><input type=\"hidden\" name=\"id\" value=\"{}\">\

@@ -272,6 +272,21 @@ impl Kb {
             return Err(FieldError::Missing { field: "clientId" }.into());
         }
         let about = check_new_claim(&new)?;
+        if let Some(old) = &new.supersedes {
+            // Only a claim the writer can see may be named: one that does not exist and one
+            // of another client (or scope) are refused alike, so an id's existence never leaks.
+            self.claim(&Visibility::of(scope.clone()), old)
+                .await
+                .map_err(|e| match e {
+                    KbError::NotFound { .. } => KbError::Unprocessable {
+                        code: "supersedes_not_found",
+                        message: format!(
+                            "`supersedes`: claim `{old}` does not exist or is not visible in this scope"
+                        ),
+                    },
+                    e => e,
+                })?;
+        }
         let mut evidence = new.evidence;
         with_chunk_locators(self, &Visibility::of(scope.clone()), &mut evidence).await?;
         let id = new_id(scope.partition(), &new.text, now);

@@ -235,6 +235,7 @@ impl TaskHandler for GapAcquirer {
     async fn execute(
         &self,
         payload: &serde_json::Value,
+        _scope: &evident_core::Scope,
         _priority: Priority,
     ) -> std::result::Result<(), TaskError> {
         let body: AcquireGapBody = serde_json::from_value(payload.clone())

@@ -47,6 +47,10 @@ pub struct Config {
     pub git: GitSettings,
     pub indexers: IndexerSettings,
     pub sources: SourcesConfig,
+    /// `[transcription]`: the commands transcription sources may name (the only programs the
+    /// server runs for a source).
+    #[serde(default)]
+    pub transcription: evident_sources::commands::TranscriptionSettings,
     /// `[egress]`: what outbound requests may reach beyond the public internet.
     pub egress: evident_egress::EgressConfig,
     /// `[arango]`: needed when a role is on ArangoDB.
@@ -121,6 +125,10 @@ pub struct SourcesConfig {
     /// Folders local sources may read (symlinks resolved; checked at registration and at
     /// every poll). Empty: no local path is allowed, except what the command line names.
     pub roots: Vec<PathBuf>,
+    /// `[sources.credentials.NAME]`: the environment variables sources may name for their
+    /// credentials, with the clients and hosts each may serve.
+    pub credentials:
+        std::collections::BTreeMap<String, evident_sources::credentials::CredentialRule>,
     /// The `[[sources.KIND]]` entries, by kind.
     pub entries: std::collections::BTreeMap<String, Vec<toml::Table>>,
 }
@@ -133,6 +141,9 @@ impl<'de> Deserialize<'de> for SourcesConfig {
         struct Raw {
             #[serde(default)]
             roots: Vec<PathBuf>,
+            #[serde(default)]
+            credentials:
+                std::collections::BTreeMap<String, evident_sources::credentials::CredentialRule>,
             #[serde(flatten)]
             entries: std::collections::BTreeMap<String, Vec<toml::Table>>,
         }
@@ -143,7 +154,7 @@ impl<'de> Deserialize<'de> for SourcesConfig {
             .find(|k| evident_sources::kind_info(k).is_none())
         {
             return Err(D::Error::custom(format!(
-                "unknown field `{unknown}`, expected `roots` or a source kind ({})",
+                "unknown field `{unknown}`, expected `roots`, `credentials` or a source kind ({})",
                 evident_sources::KINDS
                     .iter()
                     .map(|k| k.kind)
@@ -153,6 +164,7 @@ impl<'de> Deserialize<'de> for SourcesConfig {
         }
         Ok(SourcesConfig {
             roots: raw.roots,
+            credentials: raw.credentials,
             entries: raw.entries,
         })
     }
@@ -201,13 +213,21 @@ fn request_body(kind: &str, entry: &toml::Table) -> serde_json::Value {
 }
 
 impl Config {
-    /// What sources may reach: `[egress]` and `[sources] roots`.
+    /// What sources may reach: `[egress]`, `[sources] roots`, the commands of
+    /// `[transcription]` and the variables of `[sources.credentials]`.
     pub fn access(&self) -> Result<evident_sources::access::Access, ConfigError> {
         let egress = self.egress.policy().map_err(ConfigError::Invalid)?;
+        let commands = evident_sources::commands::Commands::new(&self.transcription)
+            .map_err(ConfigError::Invalid)?;
+        let credentials =
+            evident_sources::credentials::CredentialRules::new(&self.sources.credentials)
+                .map_err(ConfigError::Invalid)?;
         Ok(evident_sources::access::Access::new(
             egress,
             evident_sources::access::SourceRoots::new(&self.sources.roots),
-        ))
+        )
+        .with_commands(commands)
+        .with_credentials(credentials))
     }
 }
 
@@ -603,12 +623,21 @@ impl Config {
                 "git: files_per_task, commits_per_task and parallel_ingests must be ≥ 1, code_chunk_tokens ≥ 32".into(),
             ));
         }
+        let access = self.access()?;
         for (i, g) in self.sources.git_requests()?.iter().enumerate() {
-            g.to_source(0)
+            let source = g
+                .to_source(0)
+                .map_err(|e| ConfigError::Invalid(format!("sources.git[{i}]: {e}")))?;
+            evident_sources::check_named(&source, &access)
                 .map_err(|e| ConfigError::Invalid(format!("sources.git[{i}]: {e}")))?;
         }
         for (i, (kind, req)) in self.sources.requests()?.iter().enumerate() {
-            req.to_source(kind, 0)
+            let source = req
+                .to_source(kind, 0)
+                .map_err(|e| ConfigError::Invalid(format!("sources ({kind} entry {i}): {e}")))?;
+            // A configured source names configured commands and allowed credential
+            // variables, like any other.
+            evident_sources::check_named(&source, &access)
                 .map_err(|e| ConfigError::Invalid(format!("sources ({kind} entry {i}): {e}")))?;
         }
         if self.write_pools.interactive == 0 || self.write_pools.bulk == 0 {

@@ -62,7 +62,15 @@ search_api = "jql"
 [[sources.transcripts]]
 client = "acme"
 path = "/srv/meetings"
-recordings = { command = ["whisper-cli", "-f", "{input}", "-of", "{output_stem}"], timeout_secs = 600 }
+recordings = { command = "whisper", timeout_secs = 600 }
+
+[transcription.commands.whisper]
+program = "/usr/local/bin/whisper-cli"
+args = ["-f", "{input}", "-of", "{output_stem}"]
+
+[sources.credentials.JIRA_TOKEN]
+clients = ["acme"]
+hosts = ["acme.atlassian.net"]
 
 [[sources.git]]
 client = "acme"
@@ -198,6 +206,89 @@ fn egress_allow_list_and_source_roots() {
     )
     .expect_err("bad range");
     assert!(err.to_string().contains("[egress] allow"), "{err}");
+}
+
+#[test]
+fn commands_and_credential_variables_come_only_from_the_configuration() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("c.toml");
+    let load = |text: &str| {
+        std::fs::write(&file, text).expect("write");
+        Config::load(Some(&file), env(&[]))
+    };
+    let cfg = load(
+        r#"
+[transcription.commands.whisper]
+program = "/usr/local/bin/whisper-cli"
+args = ["-f", "{input}", "-ovtt", "-of", "{output_stem}"]
+env = ["PATH", "CUDA_VISIBLE_DEVICES"]
+
+[sources.credentials.GITHUB_TOKEN]
+clients = ["acme"]
+hosts = ["api.github.com"]
+"#,
+    )
+    .expect("valid");
+    let access = cfg.access().expect("access");
+    let whisper = access.commands.transcription("whisper").expect("whisper");
+    assert_eq!(whisper.env, vec!["PATH", "CUDA_VISIBLE_DEVICES"]);
+    assert!(access.commands.transcription("sh").is_err());
+    let gh = ["https://api.github.com".to_string()];
+    assert!(
+        access
+            .credentials
+            .check("tokenEnv", "GITHUB_TOKEN", "acme", &gh)
+            .is_ok()
+    );
+    assert!(
+        access
+            .credentials
+            .check("tokenEnv", "GITHUB_TOKEN", "beta", &gh)
+            .is_err()
+    );
+    // Defaults: no command, no variable.
+    let defaults = Config::load(None, env(&[]))
+        .expect("defaults")
+        .access()
+        .expect("access");
+    assert!(defaults.commands.is_empty());
+    assert!(
+        defaults
+            .credentials
+            .check("tokenEnv", "GITHUB_TOKEN", "acme", &gh)
+            .is_err()
+    );
+    // A program in a configured source is refused like one in a request; so is a name the
+    // configuration does not define, and a command that splices a file name into a shell.
+    for (text, why) in [
+        (
+            "[[sources.transcripts]]\nclient = \"acme\"\npath = \"/srv/m\"\nrecordings = { command = [\"/bin/sh\", \"-c\", \"id\", \"{input}\", \"{output}\"] }\n",
+            "never accepted",
+        ),
+        (
+            "[[sources.transcripts]]\nclient = \"acme\"\npath = \"/srv/m\"\nrecordings = { command = \"whisper\" }\n",
+            "no transcription command `whisper`",
+        ),
+        (
+            "[transcription.commands.w]\nprogram = \"/bin/sh\"\nargs = [\"-c\", \"w {input} > {output}\"]\n",
+            "shell script",
+        ),
+        (
+            "[transcription.commands.w]\nprogram = \"whisper\"\nargs = [\"{input}\", \"{output}\"]\n",
+            "absolute",
+        ),
+        (
+            "[transcription.commands.w]\nprogram = \"/bin/w\"\nargs = [\"{input}\", \"{output}\"]\nshell = true\n",
+            "shell",
+        ),
+        (
+            "[sources.credentials.GITHUB_TOKEN]\nhosts = [\"api.github.com\"]\n",
+            "clients",
+        ),
+    ] {
+        let err = load(text).expect_err(why);
+        assert!(err.to_string().contains(why), "{why}: {err}");
+    }
 }
 
 #[test]

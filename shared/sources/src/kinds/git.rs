@@ -67,6 +67,16 @@ impl crate::SourceConfig for GitSourceConfig {
             _ => Vec::new(),
         }
     }
+
+    fn credential_envs(&self) -> Vec<(&'static str, String)> {
+        [
+            ("usernameEnv", &self.username_env),
+            ("tokenEnv", &self.token_env),
+        ]
+        .into_iter()
+        .filter_map(|(f, v)| v.clone().map(|v| (f, v)))
+        .collect()
+    }
 }
 
 /// Where a git source's `url` points, once checked.

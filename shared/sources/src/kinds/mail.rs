@@ -204,6 +204,13 @@ impl SourceConfig for ImapConfig {
         self.ca_file.iter().cloned().collect()
     }
 
+    fn credential_envs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("usernameEnv", self.username_env.clone()),
+            ("passwordEnv", self.password_env.clone()),
+        ]
+    }
+
     /// The server's host, checked by the egress policy like a URL's (the scheme only carries
     /// the host and port to the check).
     fn remote_urls(&self) -> Vec<String> {

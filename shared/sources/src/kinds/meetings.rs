@@ -1,8 +1,8 @@
-//! Meetings: `transcripts` folders, with recordings an operator's command transcribes.
+//! Meetings: `transcripts` folders, with recordings one of the operator's commands
+//! transcribes (named here, defined in the server's configuration: [`crate::commands`]).
 
 use std::path::PathBuf;
 
-use evident_extract::transcript::TranscriptFormat;
 use serde::{Deserialize, Serialize};
 
 use crate::SourceConfig;
@@ -24,22 +24,14 @@ fn default_attempts() -> u32 {
     3
 }
 
-fn default_output_format() -> TranscriptFormat {
-    TranscriptFormat::Vtt
-}
-
 /// How recordings are transcribed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecordingsConfig {
-    /// The program and its arguments; `{input}` is replaced by the recording's path and
-    /// `{output}` by the path the transcript must be written to (e.g. a whisper.cpp build:
-    /// `["whisper-cli", "-m", "/models/ggml-base.bin", "-f", "{input}", "-ovtt", "-of",
-    /// "{output_stem}"]`; `{output_stem}` is `{output}` without its extension).
-    pub command: Vec<String>,
-    /// The format the command writes.
-    #[serde(default = "default_output_format")]
-    pub output_format: TranscriptFormat,
+    /// The name of a transcription command of the server's configuration
+    /// (`[transcription.commands.NAME]`: the program, its arguments, the format it writes).
+    /// A program and its arguments are never accepted here.
+    pub command: String,
     #[serde(default = "default_audio_extensions")]
     pub extensions: Vec<String>,
     #[serde(default = "default_timeout")]
@@ -73,19 +65,8 @@ impl SourceConfig for TranscriptsConfig {
             ));
         }
         if let Some(r) = &self.recordings {
-            if r.command.is_empty() || r.command[0].trim().is_empty() {
-                return Err("`recordings.command` names the program to run".into());
-            }
-            if !r.command.iter().any(|a| a.contains("{input}")) {
-                return Err("`recordings.command` must pass `{input}` to the program".into());
-            }
-            if !r
-                .command
-                .iter()
-                .any(|a| a.contains("{output}") || a.contains("{output_stem}"))
-            {
-                return Err("`recordings.command` must say where to write: `{output}`".into());
-            }
+            crate::commands::check_name(&r.command)
+                .map_err(|e| format!("`recordings.command`: {e}"))?;
             if !(1..=86_400).contains(&r.timeout_secs) {
                 return Err("`recordings.timeoutSecs` must be between 1 and 86400".into());
             }
@@ -105,6 +86,10 @@ impl SourceConfig for TranscriptsConfig {
 
     fn local_paths(&self) -> Vec<PathBuf> {
         vec![self.path.clone()]
+    }
+
+    fn commands(&self) -> Vec<String> {
+        self.recordings.iter().map(|r| r.command.clone()).collect()
     }
 }
 

@@ -74,6 +74,10 @@ impl SourceConfig for GithubConfig {
     fn remote_urls(&self) -> Vec<String> {
         vec![self.base_url.clone()]
     }
+
+    fn credential_envs(&self) -> Vec<(&'static str, String)> {
+        self.credentials().envs()
+    }
 }
 
 impl GithubConfig {
@@ -123,6 +127,14 @@ impl SourceConfig for GitlabConfig {
 
     fn remote_urls(&self) -> Vec<String> {
         vec![self.base_url.clone()]
+    }
+
+    fn credential_envs(&self) -> Vec<(&'static str, String)> {
+        Credentials {
+            token_env: self.token_env.clone(),
+            email_env: None,
+        }
+        .envs()
     }
 }
 
@@ -181,6 +193,10 @@ impl SourceConfig for JiraConfig {
     fn remote_urls(&self) -> Vec<String> {
         vec![self.base_url.clone()]
     }
+
+    fn credential_envs(&self) -> Vec<(&'static str, String)> {
+        self.credentials().envs()
+    }
 }
 
 impl JiraConfig {
@@ -208,6 +224,14 @@ pub struct Credentials {
 }
 
 impl Credentials {
+    /// The variables named, with their setting's name.
+    pub fn envs(&self) -> Vec<(&'static str, String)> {
+        [("tokenEnv", &self.token_env), ("emailEnv", &self.email_env)]
+            .into_iter()
+            .filter_map(|(f, v)| v.clone().map(|v| (f, v)))
+            .collect()
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         for (field, v) in [("tokenEnv", &self.token_env), ("emailEnv", &self.email_env)] {
             if let Some(v) = v {

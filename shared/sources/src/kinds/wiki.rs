@@ -74,6 +74,10 @@ impl SourceConfig for ConfluenceConfig {
     fn remote_urls(&self) -> Vec<String> {
         vec![self.base_url.clone()]
     }
+
+    fn credential_envs(&self) -> Vec<(&'static str, String)> {
+        self.credentials().envs()
+    }
 }
 
 impl ConfluenceConfig {

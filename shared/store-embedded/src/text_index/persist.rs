@@ -158,7 +158,7 @@ pub(crate) fn save(
     };
     let header = serde_json::to_vec(&header).map_err(std::io::Error::other)?;
     let tmp = path.with_extension("index.tmp");
-    let file = std::fs::File::create(&tmp)?;
+    let file = crate::private::create_file(&tmp)?;
     let mut out = Checksummed {
         inner: BufWriter::with_capacity(1 << 20, file),
         crc: crc32fast::Hasher::new(),

@@ -299,6 +299,12 @@ pub(super) fn write_saved(
     let tmp = index_path.with_extension("usearch.tmp");
     hnsw.save(tmp.to_string_lossy().as_ref())
         .map_err(|e| StoreError::unavailable(format!("saving vector index: {e}")))?;
+    // usearch creates the file under the process's umask: owner only, like the database.
+    std::fs::set_permissions(
+        &tmp,
+        std::os::unix::fs::PermissionsExt::from_mode(crate::private::FILE_MODE),
+    )
+    .map_err(|e| StoreError::unavailable(format!("saving vector index: {e}")))?;
     let (index_len, index_sha256) = file_digest(&tmp)
         .map_err(|e| StoreError::unavailable(format!("checksumming vector index: {e}")))?;
     std::fs::rename(&tmp, index_path)
@@ -312,7 +318,7 @@ pub(super) fn write_saved(
     };
     let tmp = state_path.with_extension("json.tmp");
     let bytes = serde_json::to_vec(&state).map_err(|e| StoreError::corrupt(e.to_string()))?;
-    std::fs::write(&tmp, bytes)
+    crate::private::write_file(&tmp, &bytes)
         .and_then(|_| std::fs::rename(&tmp, state_path))
         .map_err(|e| StoreError::unavailable(format!("saving vector index state: {e}")))
 }

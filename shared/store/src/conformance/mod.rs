@@ -100,6 +100,7 @@ macro_rules! __conformance_cases {
             nodes_fold_into_their_canonical,
             sources_list_by_prefix,
             indexer_sources_leases_and_cursors,
+            indexer_source_ids_are_per_client,
             queue_claims_by_priority_position_then_creation,
             queue_bands_separate_interactive_from_bulk,
             queue_same_source_runs_one_at_a_time_in_order,

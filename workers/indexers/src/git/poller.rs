@@ -89,20 +89,23 @@ impl GitPoller {
         // A local repository under `[sources] roots` (symlinks resolved now, not only at
         // registration); a remote's host resolved and allowed by the egress policy.
         crate::sources::check_access(source, &self.ctx.access).await?;
-        let cursors: BTreeMap<String, Oid> =
-            super::branch_tips(self.ctx.cursors(&source.id, super::BRANCH_CURSOR).await?);
+        let cursors: BTreeMap<String, Oid> = super::branch_tips(
+            self.ctx
+                .cursors(&source.key(), super::BRANCH_CURSOR)
+                .await?,
+        );
         // Indexed under an older key scheme (`evident_core::keys::KEYS_VERSION`): plan every
         // followed branch as new, so every file and commit is read and written again under
         // the current keys; each source write replaces its chunks' evidence, so the nodes
         // under old keys lose it and are removed (their old spellings stay as aliases).
         let keys_version = self
             .ctx
-            .cursor(&source.id, KEYS_CURSOR)
+            .cursor(&source.key(), KEYS_CURSOR)
             .await?
             .and_then(|v| v.as_u64());
         let reindex = keys_version < Some(u64::from(evident_core::keys::KEYS_VERSION));
         let (mirrors, id, cursors_for_plan) = (
-            self.mirrors.clone(),
+            super::repo::client_mirrors(&self.mirrors, &source.key().client_id),
             source.id.clone(),
             if reindex {
                 BTreeMap::new()
@@ -137,7 +140,7 @@ impl GitPoller {
             // Recorded once the re-reading work is queued (like any cursor).
             self.ctx
                 .set_cursor(
-                    &source.id,
+                    &source.key(),
                     KEYS_CURSOR,
                     &json!(evident_core::keys::KEYS_VERSION),
                 )
@@ -162,7 +165,7 @@ impl GitPoller {
         };
         self.enqueue(source, branch, body).await?;
         self.ctx
-            .forget_cursor(&source.id, &format!("{}{branch}", super::BRANCH_CURSOR))
+            .forget_cursor(&source.key(), &format!("{}{branch}", super::BRANCH_CURSOR))
             .await?;
         Ok(())
     }

@@ -49,6 +49,23 @@ pub struct GitRepo {
 }
 
 /// Where the mirror of a remote source lives.
+/// The mirrors of one client's sources: source ids are unique per client only, so each
+/// client's mirrors live in a folder of their own (`c-{client}`, every byte outside
+/// `[A-Za-z0-9_-]` written `~XX`: one client's name never reaches another's folder). Mirrors
+/// that a build before per-client ids kept directly under `mirrors` are not reused (whose
+/// they were cannot be told): they are cloned again, and the old folders can be deleted.
+pub fn client_mirrors(mirrors: &Path, client: &str) -> PathBuf {
+    let mut dir = String::from("c-");
+    for b in client.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
+            dir.push(b as char);
+        } else {
+            dir.push_str(&format!("~{b:02x}"));
+        }
+    }
+    mirrors.join(dir)
+}
+
 pub fn mirror_dir(mirrors: &Path, source_id: &str) -> PathBuf {
     let safe: String = source_id
         .chars()

@@ -18,7 +18,7 @@ use evident_core::chunking::ChunkingConfig;
 use evident_core::{PreparedSource, Scope, keys};
 use evident_kb::{IngestStatus, Kb, KbError, TaskError, TaskHandler};
 use evident_store::EdgeKey;
-use evident_store::indexers::IndexerStore;
+use evident_store::indexers::{IndexerStore, SourceKey};
 use git2::Oid;
 use serde::{Deserialize, Serialize};
 
@@ -197,6 +197,8 @@ pub struct GitTasks {
 struct Source {
     id: String,
     scope: Scope,
+    /// Where this source's mirror lives: under its client's folder of `[git] mirrors_dir`.
+    mirrors: std::path::PathBuf,
     cfg: GitSourceConfig,
     ctx: RepoContext,
 }
@@ -211,8 +213,8 @@ impl GitTasks {
     }
 
     /// The registered source, or `None` when it was unregistered (its purge task cleans up).
-    async fn source(&self, id: &str) -> Result<Option<Source>, TaskError> {
-        let Some(s) = crate::sources::registered(self.indexers.as_ref(), id).await? else {
+    async fn source(&self, scope: &Scope, id: &str) -> Result<Option<Source>, TaskError> {
+        let Some(s) = crate::sources::registered(self.indexers.as_ref(), scope, id).await? else {
             return Ok(None);
         };
         let cfg: GitSourceConfig = serde_json::from_value(s.config.clone()).map_err(|e| {
@@ -225,6 +227,10 @@ impl GitTasks {
             .map_err(|e| TaskError::Permanent(format!("source {id}: {e}")))?;
         let ctx = repo_context(id, &s.scope, &cfg);
         Ok(Some(Source {
+            mirrors: super::repo::client_mirrors(
+                &self.mirrors,
+                s.scope.client_id.as_deref().unwrap_or_default(),
+            ),
             id: s.id,
             scope: s.scope,
             cfg,
@@ -242,7 +248,7 @@ impl GitTasks {
         paths: Vec<String>,
         tx: tokio::sync::mpsc::Sender<FileOutcome>,
     ) -> tokio::task::JoinHandle<Result<(), GitError>> {
-        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        let (cfg, mirrors, id) = (src.cfg.clone(), src.mirrors.clone(), src.id.clone());
         let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
         let (branch_s, commit_s) = (branch.to_string(), commit.to_string());
         tokio::task::spawn_blocking(move || -> Result<(), GitError> {
@@ -338,7 +344,7 @@ impl GitTasks {
     ) -> Result<(), TaskError> {
         let reading = CommitReading {
             cfg: src.cfg.clone(),
-            mirrors: self.mirrors.clone(),
+            mirrors: src.mirrors.clone(),
             source_id: src.id.clone(),
             ctx: src.ctx.clone(),
             max_tokens: self.code_chunking.max_tokens,
@@ -385,7 +391,7 @@ impl GitTasks {
     ) -> Result<(), TaskError> {
         let (cfg, mirrors, id, ctx) = (
             src.cfg.clone(),
-            self.mirrors.clone(),
+            src.mirrors.clone(),
             src.id.clone(),
             src.ctx.clone(),
         );
@@ -437,7 +443,10 @@ impl GitTasks {
     async fn other_tips(&self, src: &Source, except: &str) -> Result<Vec<Oid>, TaskError> {
         let cursors = self
             .indexers
-            .list_cursors(&src.id)
+            .list_cursors(&SourceKey::new(
+                src.scope.client_id.clone().unwrap_or_default(),
+                src.id.clone(),
+            ))
             .await
             .map_err(|e| TaskError::from(KbError::from(e)))?;
         Ok(super::branch_tips(cursors)
@@ -482,7 +491,7 @@ impl GitTasks {
     ) -> Result<(), TaskError> {
         self.unlink(src, branch, &removed).await?;
         let others = self.other_tips(src, branch).await?;
-        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        let (cfg, mirrors, id) = (src.cfg.clone(), src.mirrors.clone(), src.id.clone());
         let orphans: Vec<String> = blocking(move || {
             let repo = GitRepo::open(&cfg, &mirrors, &id)?;
             Ok(removed
@@ -521,7 +530,7 @@ impl GitTasks {
             .map_err(TaskError::from)?;
         let Some(tip) = last_tip else { return Ok(()) };
         let others = self.other_tips(src, branch).await?;
-        let (cfg, mirrors, id) = (src.cfg.clone(), self.mirrors.clone(), src.id.clone());
+        let (cfg, mirrors, id) = (src.cfg.clone(), src.mirrors.clone(), src.id.clone());
         let walked = blocking(move || {
             let repo = GitRepo::open(&cfg, &mirrors, &id)?;
             let Ok(tip) = repo.oid(&tip) else {
@@ -560,6 +569,7 @@ impl TaskHandler for GitTasks {
     async fn execute(
         &self,
         payload: &serde_json::Value,
+        scope: &Scope,
         priority: Priority,
     ) -> Result<(), TaskError> {
         let task: GitTask = serde_json::from_value(payload.clone())
@@ -571,7 +581,7 @@ impl TaskHandler for GitTasks {
             | GitTask::GitBranchRewrite { source_id, .. }
             | GitTask::GitBranchDelete { source_id, .. } => source_id.clone(),
         };
-        let Some(src) = self.source(&id).await? else {
+        let Some(src) = self.source(scope, &id).await? else {
             return Ok(());
         };
         match task {

@@ -280,7 +280,7 @@ impl ImapPoller {
         })?;
         let mut cursor: MailboxCursor = self
             .ctx
-            .cursor(&source.id, &key)
+            .cursor(&source.key(), &key)
             .await?
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default();
@@ -306,12 +306,12 @@ impl ImapPoller {
                 // A message expunged between the size listing and the fetch is simply gone.
                 cursor.last_uid = batch.last().map_or(cursor.last_uid, |(uid, _)| *uid);
                 self.ctx
-                    .set_cursor(&source.id, &key, &json!(cursor))
+                    .set_cursor(&source.key(), &key, &json!(cursor))
                     .await?;
             }
         }
         self.ctx
-            .set_cursor(&source.id, &key, &json!(cursor))
+            .set_cursor(&source.key(), &key, &json!(cursor))
             .await?;
         Ok(report)
     }

@@ -229,7 +229,7 @@ impl LeasedPoller for MboxPoller {
             let (len, mtime) = (meta.len(), crate::folder::mtime_ms(&meta));
             let cursor: Option<MboxCursor> = self
                 .ctx
-                .cursor(&source.id, &key)
+                .cursor(&source.key(), &key)
                 .await?
                 .and_then(|v| serde_json::from_value(v).ok());
             let Some((start, from_scratch)) = resume_point(path, cursor.as_ref(), len, mtime).await
@@ -257,7 +257,7 @@ impl LeasedPoller for MboxPoller {
                 check,
             };
             self.ctx
-                .set_cursor(&source.id, &key, &json!(cursor))
+                .set_cursor(&source.key(), &key, &json!(cursor))
                 .await?;
         }
         Ok(MboxReport {
@@ -384,7 +384,7 @@ impl LeasedPoller for MaildirPoller {
             let key = format!("maildir:{mailbox}");
             let mut cursor: MaildirCursor = self
                 .ctx
-                .cursor(&source.id, &key)
+                .cursor(&source.key(), &key)
                 .await?
                 .and_then(|v| serde_json::from_value(v).ok())
                 .unwrap_or_default();
@@ -432,7 +432,7 @@ impl LeasedPoller for MaildirPoller {
                 }
             }
             self.ctx
-                .set_cursor(&source.id, &key, &json!(cursor))
+                .set_cursor(&source.key(), &key, &json!(cursor))
                 .await?;
         }
         Ok(MaildirReport {

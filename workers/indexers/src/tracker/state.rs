@@ -87,18 +87,18 @@ impl<'a> SourceState<'a> {
         source: &'a IndexerSource,
         plan: &str,
     ) -> Result<SourceState<'a>, PollError> {
-        let stored = ctx.cursor(&source.id, PLAN).await?;
+        let stored = ctx.cursor(&source.key(), PLAN).await?;
         let mut cursor = ctx
-            .cursor(&source.id, CURSOR)
+            .cursor(&source.key(), CURSOR)
             .await?
             .and_then(|v| v.as_str().map(str::to_string));
         if stored.as_ref().and_then(Value::as_str) != Some(plan) {
             if cursor.is_some() {
                 tracing::info!(source_id = %source.id, plan, "tracker settings changed: reading from the start");
             }
-            ctx.forget_cursor(&source.id, CURSOR).await?;
-            ctx.forget_cursor(&source.id, LIST).await?;
-            ctx.set_cursor(&source.id, PLAN, &json!(plan)).await?;
+            ctx.forget_cursor(&source.key(), CURSOR).await?;
+            ctx.forget_cursor(&source.key(), LIST).await?;
+            ctx.set_cursor(&source.key(), PLAN, &json!(plan)).await?;
             cursor = None;
         }
         Ok(SourceState {
@@ -121,7 +121,7 @@ impl<'a> SourceState<'a> {
             && self.cursor.as_deref().is_none_or(|c| n > c)
         {
             self.ctx
-                .set_cursor(&self.source.id, CURSOR, &json!(n))
+                .set_cursor(&self.source.key(), CURSOR, &json!(n))
                 .await?;
             self.cursor = Some(n.to_string());
         }
@@ -139,7 +139,7 @@ impl<'a> SourceState<'a> {
         let request = format!("{path}?{query:?}");
         let kept: Option<ListState> = self
             .ctx
-            .cursor(&self.source.id, LIST)
+            .cursor(&self.source.key(), LIST)
             .await?
             .and_then(|v| serde_json::from_value(v).ok())
             .filter(|l: &ListState| l.request == request);
@@ -168,14 +168,14 @@ impl<'a> SourceState<'a> {
             },
         };
         self.ctx
-            .set_cursor(&self.source.id, LIST, &json!(state))
+            .set_cursor(&self.source.key(), LIST, &json!(state))
             .await
     }
 
     pub async fn issue(&self, key: &str) -> Result<IssueState, PollError> {
         Ok(self
             .ctx
-            .cursor(&self.source.id, &format!("{ISSUE_PREFIX}{key}"))
+            .cursor(&self.source.key(), &format!("{ISSUE_PREFIX}{key}"))
             .await?
             .and_then(|v| serde_json::from_value(v).ok())
             .unwrap_or_default())
@@ -184,7 +184,7 @@ impl<'a> SourceState<'a> {
     pub async fn put_issue(&self, key: &str, state: &IssueState) -> Result<(), PollError> {
         self.ctx
             .set_cursor(
-                &self.source.id,
+                &self.source.key(),
                 &format!("{ISSUE_PREFIX}{key}"),
                 &json!(state),
             )
