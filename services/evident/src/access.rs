@@ -80,11 +80,16 @@ pub async fn auth_config(
         per_sec: settings.rate_limit_per_sec,
         burst: settings.rate_limit_burst.max(1.0),
     });
+    let failed_auth = (settings.failed_auth_per_sec > 0.0).then_some(RateLimit {
+        per_sec: settings.failed_auth_per_sec,
+        burst: settings.failed_auth_burst.max(1.0),
+    });
     Ok(AuthConfig {
         required: settings.required,
         jwt,
         rate_limit,
         cache_ttl: Duration::from_secs(settings.cache_secs),
+        failed_auth,
     })
 }
 

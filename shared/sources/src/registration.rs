@@ -372,12 +372,13 @@ impl SourceRequest {
                 KINDS.iter().map(|k| k.kind).collect::<Vec<_>>().join(", ")
             ),
         })?;
+        // First, whatever else is wrong: a request carrying a program is refused as such.
+        refuse_programs(kind, &self.config)?;
         let (client, scope) = registration_scope(
             self.client_id.as_deref(),
             self.project_id.as_deref(),
             self.group_id.as_deref(),
         )?;
-        refuse_programs(kind, &self.config)?;
         let checked = (info.check)(Value::Object(self.config.clone()))
             .map_err(|r| invalid("source", format!("{kind}: {r}")))?;
         let id = match &self.id {

@@ -233,7 +233,7 @@ impl Pipeline {
             .kb
             .stores()
             .indexers
-            .get_source(id)
+            .get_source(&evident_store::indexers::SourceKey::new("bench", id))
             .await
             .expect("get")
             .expect("source");

@@ -4,12 +4,50 @@
 
 use evident_e2e::{Embed, TestApp};
 use evident_indexers::access::{Access, SourceRoots, install};
+use evident_sources::commands::{
+    Commands, TranscriptionCommand, TranscriptionSettings, default_env,
+};
+use evident_sources::credentials::{CredentialRule, CredentialRules};
 use serde_json::json;
 
 /// The process's `[sources] roots` for these tests: `/srv` (nothing there is read: no source
-/// is polled). Every test of this binary installs the same.
+/// is polled), a `whisper` transcription command, and the credential variables client `acme`
+/// may name. Every test of this binary installs the same.
 fn roots_srv() {
-    install(Access::new(Default::default(), SourceRoots::new(["/srv"])));
+    let mut transcription = TranscriptionSettings::default();
+    transcription.commands.insert(
+        "whisper".into(),
+        TranscriptionCommand {
+            program: "/usr/local/bin/whisper-cli".into(),
+            args: vec![
+                "-f".into(),
+                "{input}".into(),
+                "-of".into(),
+                "{output_stem}".into(),
+            ],
+            output_format: evident_extract::transcript::TranscriptFormat::Vtt,
+            env: default_env(),
+        },
+    );
+    let rule = |hosts: &[&str]| CredentialRule {
+        clients: vec!["acme".into()],
+        hosts: hosts.iter().map(|h| h.to_string()).collect(),
+    };
+    let credentials = [
+        ("MAIL_USER", rule(&["imap.example.com"])),
+        ("MAIL_PASSWORD", rule(&["imap.example.com"])),
+        ("GITHUB_TOKEN", rule(&["api.github.com"])),
+        ("ATLASSIAN_EMAIL", rule(&["acme.atlassian.net"])),
+        ("ATLASSIAN_TOKEN", rule(&["acme.atlassian.net"])),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    install(
+        Access::new(Default::default(), SourceRoots::new(["/srv"]))
+            .with_commands(Commands::new(&transcription).expect("commands"))
+            .with_credentials(CredentialRules::new(&credentials).expect("credentials")),
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,7 +82,7 @@ async fn sources_of_every_kind_register_list_and_go() {
         ),
         (
             "transcripts",
-            json!({"clientId": "acme", "path": "/srv/meetings", "recordings": {"command": ["whisper-cli", "-f", "{input}", "-of", "{output_stem}"]}}),
+            json!({"clientId": "acme", "path": "/srv/meetings", "recordings": {"command": "whisper"}}),
         ),
         (
             "documents",
@@ -138,7 +176,7 @@ async fn bad_source_settings_are_refused_with_a_reason_and_store_nothing() {
         (
             "transcripts",
             json!({"clientId": "acme", "path": "/srv/m", "recordings": {"command": ["rm", "-rf", "/"]}}),
-            "{input}",
+            "never accepted",
         ),
         (
             "mbox",

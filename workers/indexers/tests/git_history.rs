@@ -213,7 +213,10 @@ async fn history_structure_and_identities_are_indexed_exactly() {
     let status =
         h.kb.stores()
             .indexers
-            .get_source("acme.shop")
+            .get_source(&evident_store::indexers::SourceKey::new(
+                "acme",
+                "acme.shop",
+            ))
             .await
             .expect("get")
             .expect("source")

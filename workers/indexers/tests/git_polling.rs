@@ -46,7 +46,7 @@ async fn a_restart_mid_way_loses_nothing_and_duplicates_nothing() {
     let s =
         h.kb.stores()
             .indexers
-            .get_source("r")
+            .get_source(&evident_store::indexers::SourceKey::new("acme", "r"))
             .await
             .expect("get")
             .expect("source");
@@ -66,7 +66,11 @@ async fn a_restart_mid_way_loses_nothing_and_duplicates_nothing() {
     // A crash before the cursor moved re-plans everything: absorbed by idempotent handlers.
     h.kb.stores()
         .indexers
-        .delete_cursor("r", "test-poller", "branch:main")
+        .delete_cursor(
+            &evident_store::indexers::SourceKey::new("acme", "r"),
+            "test-poller",
+            "branch:main",
+        )
         .await
         .expect("forget cursor");
     let replanned = h.poll("r").await;
@@ -115,7 +119,12 @@ async fn unusable_repositories_are_clear_per_source_errors() {
     let ix = h.kb.stores().indexers.clone();
     let get = |id: &'static str| {
         let ix = ix.clone();
-        async move { ix.get_source(id).await.expect("get").expect("source") }
+        async move {
+            ix.get_source(&evident_store::indexers::SourceKey::new("acme", id))
+                .await
+                .expect("get")
+                .expect("source")
+        }
     };
     let bad = get("bad").await;
     assert!(
@@ -171,7 +180,7 @@ async fn a_worker_with_a_stale_mirror_fetches_the_commits_a_task_names() {
     let s =
         h.kb.stores()
             .indexers
-            .get_source("shop")
+            .get_source(&evident_store::indexers::SourceKey::new("acme", "shop"))
             .await
             .expect("get")
             .expect("registered");

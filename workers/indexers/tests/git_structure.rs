@@ -180,7 +180,11 @@ async fn a_source_indexed_under_the_old_keys_reindexes_itself() {
     assert!(h.node_exists(&old_file).await);
     h.kb.stores()
         .indexers
-        .delete_cursor("acme.shop", "test-poller", "keys-version")
+        .delete_cursor(
+            &evident_store::indexers::SourceKey::new("acme", "acme.shop"),
+            "test-poller",
+            "keys-version",
+        )
         .await
         .expect("forget the scheme");
 

@@ -1,16 +1,51 @@
 //! Meetings end to end: a folder of real captions (W3C workshop talks), a malformed file, and
 //! recordings moved through `uploaded → transcribing → transcribed → indexed | failed` by an
-//! operator's command (a shell script standing in for a speech-to-text build).
+//! operator's command (a shell script standing in for a speech-to-text build), named by the
+//! source and defined in the server's configuration.
 
 mod support;
 
 use std::path::Path;
 use std::time::Duration;
 
-use evident_indexers::meetings::{Recording, RecordingState};
+use evident_extract::transcript::TranscriptFormat;
+use evident_indexers::access::Access;
+use evident_indexers::meetings::{Recording, RecordingState, TranscriptionCommand};
+use evident_sources::commands::{Commands, TranscriptionSettings, default_env};
+use evident_store::indexers::SourceKey;
 use evident_store::queue::Clock;
 use serde_json::{Value, json};
-use support::{Harness, harness, locator_json};
+use support::{Harness, harness, harness_with, locator_json};
+
+/// The "transcriber" that writes a WebVTT naming the input it heard.
+const HEARD: &str = "printf 'WEBVTT\\n\\n00:00:00.000 --> 00:00:03.000\\n<v Dana>We keep the retro format; %s was heard.\\n' \"$(basename \"$1\")\" > \"$2\"";
+
+/// The operator's commands of these tests, as `[transcription.commands]` would define them.
+fn transcribers() -> Commands {
+    let sh = |script: &str| TranscriptionCommand {
+        program: "/bin/sh".into(),
+        args: vec![
+            "-c".into(),
+            script.into(),
+            "transcriber".into(),
+            "{input}".into(),
+            "{output}".into(),
+        ],
+        output_format: TranscriptFormat::Vtt,
+        env: default_env(),
+    };
+    let mut settings = TranscriptionSettings::default();
+    settings.commands.insert("heard".into(), sh(HEARD));
+    settings.commands.insert(
+        "missing-model".into(),
+        sh("echo 'model file missing' >&2; exit 2"),
+    );
+    Commands::new(&settings).expect("valid commands")
+}
+
+async fn harness_with_transcribers() -> Harness {
+    harness_with(|root| Access::for_tests(root).with_commands(transcribers())).await
+}
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
@@ -98,7 +133,7 @@ async fn transcripts_are_searchable_with_time_range_and_speaker_and_bad_files_fa
     );
 }
 
-async fn recording(h: &Harness, source: &str, rel: &str) -> Recording {
+async fn recording(h: &Harness, source: &SourceKey, rel: &str) -> Recording {
     let v = h
         .ctx
         .cursor(source, &format!("recording:{rel}"))
@@ -119,11 +154,11 @@ async fn settle(h: &Harness) {
     panic!("transcription did not finish");
 }
 
-fn script_source(folder: &Path, script: &str, attempts: u32) -> Value {
+fn script_source(folder: &Path, command: &str, attempts: u32) -> Value {
     json!({
         "path": folder,
         "recordings": {
-            "command": ["sh", "-c", script, "transcriber", "{input}", "{output}"],
+            "command": command,
             "timeoutSecs": 20,
             "stuckAfterSecs": 60,
             "maxAttempts": attempts,
@@ -133,21 +168,19 @@ fn script_source(folder: &Path, script: &str, attempts: u32) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recordings_move_through_their_states_and_stuck_ones_recover() {
-    let h = harness().await;
+    let h = harness_with_transcribers().await;
     let folder = h.dir.path().join("recordings");
     std::fs::create_dir_all(&folder).expect("mkdir");
     std::fs::write(folder.join("retro.m4a"), b"not really audio").expect("w");
-    // The "transcriber" writes a WebVTT naming the input it heard.
-    let script = "printf 'WEBVTT\\n\\n00:00:00.000 --> 00:00:03.000\\n<v Dana>We keep the retro format; %s was heard.\\n' \"$(basename \"$1\")\" > \"$2\"";
     let src = h
-        .register("transcripts", script_source(&folder, script, 3))
+        .register("transcripts", script_source(&folder, "heard", 3))
         .await;
 
     let r = h.poll(&src.id).await.expect("poll");
     assert_eq!(r["recordings"]["transcribing"], 1, "{r}");
     settle(&h).await;
     assert_eq!(
-        recording(&h, &src.id, "retro.m4a").await.state,
+        recording(&h, &src.key(), "retro.m4a").await.state,
         RecordingState::Transcribed
     );
     let r = h.poll(&src.id).await.expect("poll");
@@ -157,7 +190,7 @@ async fn recordings_move_through_their_states_and_stuck_ones_recover() {
     let loc = locator_json(&pack.items[0].locator);
     assert_eq!(loc["meetingId"], "retro");
     assert_eq!(loc["speaker"], "Dana");
-    let rec = recording(&h, &src.id, "retro.m4a").await;
+    let rec = recording(&h, &src.key(), "retro.m4a").await;
     assert!(rec.transcript.is_none(), "the text is not kept once queued");
 
     // A new recording whose transcription dies with the process: stuck in `transcribing`
@@ -170,11 +203,11 @@ async fn recordings_move_through_their_states_and_stuck_ones_recover() {
     });
     h.ctx
         .indexers
-        .acquire(&src.id, &h.ctx.owner, 60_000, h.clock.now_ms())
+        .acquire(&src.key(), &h.ctx.owner, 60_000, h.clock.now_ms())
         .await
         .expect("lease");
     h.ctx
-        .set_cursor(&src.id, key, &stuck)
+        .set_cursor(&src.key(), key, &stuck)
         .await
         .expect("cursor");
     let r = h.poll(&src.id).await.expect("poll");
@@ -186,11 +219,11 @@ async fn recordings_move_through_their_states_and_stuck_ones_recover() {
     h.clock.advance(61_000);
     let r = h.poll(&src.id).await.expect("poll");
     assert_eq!(r["recordings"]["transcribing"], 1, "{r}");
-    assert_eq!(recording(&h, &src.id, "planning.wav").await.attempts, 2);
+    assert_eq!(recording(&h, &src.key(), "planning.wav").await.attempts, 2);
     settle(&h).await;
     h.poll(&src.id).await.expect("poll");
     assert_eq!(
-        recording(&h, &src.id, "planning.wav").await.state,
+        recording(&h, &src.key(), "planning.wav").await.state,
         RecordingState::Indexed
     );
 }
@@ -203,19 +236,16 @@ fn mtime_ms(p: &Path) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_transcriber_is_retried_then_the_recording_fails_with_its_reason() {
-    let h = harness().await;
+    let h = harness_with_transcribers().await;
     let folder = h.dir.path().join("recordings");
     std::fs::create_dir_all(&folder).expect("mkdir");
     std::fs::write(folder.join("allhands.mp3"), b"ID3").expect("w");
     let src = h
-        .register(
-            "transcripts",
-            script_source(&folder, "echo 'model file missing' >&2; exit 2", 2),
-        )
+        .register("transcripts", script_source(&folder, "missing-model", 2))
         .await;
     h.poll(&src.id).await.expect("poll");
     settle(&h).await;
-    let rec = recording(&h, &src.id, "allhands.mp3").await;
+    let rec = recording(&h, &src.key(), "allhands.mp3").await;
     assert_eq!(rec.state, RecordingState::Uploaded, "retried");
     assert!(
         rec.error
@@ -226,7 +256,7 @@ async fn a_failing_transcriber_is_retried_then_the_recording_fails_with_its_reas
     h.poll(&src.id).await.expect("poll");
     settle(&h).await;
     let r = h.poll(&src.id).await.expect("poll");
-    let rec = recording(&h, &src.id, "allhands.mp3").await;
+    let rec = recording(&h, &src.key(), "allhands.mp3").await;
     assert_eq!(rec.state, RecordingState::Failed);
     assert_eq!(rec.attempts, 2);
     assert_eq!(r["recordings"]["failed"], 1, "{r}");

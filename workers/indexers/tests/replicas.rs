@@ -29,7 +29,12 @@ struct Recorder {
 
 #[async_trait::async_trait]
 impl TaskHandler for Recorder {
-    async fn execute(&self, payload: &serde_json::Value, _p: Priority) -> Result<(), TaskError> {
+    async fn execute(
+        &self,
+        payload: &serde_json::Value,
+        _scope: &evident_core::Scope,
+        _p: Priority,
+    ) -> Result<(), TaskError> {
         let n = payload["n"].as_u64().unwrap_or(0);
         *self.runs.lock().entry(n).or_default() += 1;
         let _ = self.started.send(n);
@@ -213,7 +218,7 @@ async fn each_source_is_polled_by_one_indexer_and_taken_over_when_its_holder_die
     let holder = kb
         .stores()
         .indexers
-        .get_source(&source.id)
+        .get_source(&source.key())
         .await
         .expect("get")
         .expect("source")

@@ -19,7 +19,13 @@ async fn github(h: &Harness, replay: &Replay, prs: bool) -> String {
 }
 
 async fn cursor(h: &Harness, id: &str) -> Option<Value> {
-    h.ctx.cursor(id, "updated").await.expect("cursor")
+    h.ctx
+        .cursor(
+            &evident_store::indexers::SourceKey::new("acme", id),
+            "updated",
+        )
+        .await
+        .expect("cursor")
 }
 
 /// A milestone's key: `milestone:{tracker}/{project}/{title}` as a normalised ref, like labels.

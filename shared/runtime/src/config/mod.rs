@@ -302,6 +302,9 @@ pub struct AuthSettings {
     pub cache_secs: u64,
     pub rate_limit_per_sec: f64,
     pub rate_limit_burst: f64,
+    /// Failed authentications per client address (a second, and the burst); 0: no limit.
+    pub failed_auth_per_sec: f64,
+    pub failed_auth_burst: f64,
     pub jwt: JwtSettings,
 }
 

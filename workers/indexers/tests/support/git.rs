@@ -97,7 +97,7 @@ impl Harness {
             .kb
             .stores()
             .indexers
-            .get_source(id)
+            .get_source(&evident_store::indexers::SourceKey::new("acme", id))
             .await
             .expect("get")
             .expect("registered");

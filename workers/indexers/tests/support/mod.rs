@@ -205,7 +205,7 @@ impl Harness {
         self.kb
             .stores()
             .indexers
-            .get_source(id)
+            .get_source(&evident_store::indexers::SourceKey::new("acme", id))
             .await
             .expect("get")
             .expect("registered")
