@@ -279,6 +279,19 @@ async fn code_questions_are_answered_by_traverse_and_retrieve() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn git_sources_are_registered_seen_by_their_client_only_and_removed() {
+    // The process's access: client `acme` may name `SHOP_TOKEN`, for GitHub only.
+    let credentials = [(
+        "SHOP_TOKEN".to_string(),
+        evident_sources::credentials::CredentialRule {
+            clients: vec!["acme".into()],
+            hosts: vec!["github.com".into()],
+        },
+    )]
+    .into_iter()
+    .collect();
+    evident_indexers::access::install(evident_indexers::access::Access::strict().with_credentials(
+        evident_sources::credentials::CredentialRules::new(&credentials).expect("credentials"),
+    ));
     let app = TestApp::new(Embed::Hashing).await;
     let bad = [
         json!({"url": "https://example.com/r.git"}),
@@ -299,26 +312,35 @@ async fn git_sources_are_registered_seen_by_their_client_only_and_removed() {
     assert_eq!(s, 201, "{v}");
     assert_eq!(v["id"], "acme.shop");
     assert_eq!(v["config"]["tokenEnv"], "SHOP_TOKEN");
-    // Another client may not take the id.
-    let (s, _) = app
+    // The same id in another client is another source: ids belong to their client, and
+    // nothing tells one client what ids another uses.
+    let (s, v) = app
         .post(
             "/api/v1/sources/git",
             &json!({"clientId": "other", "id": "acme.shop", "url": "https://x.example/y.git"}),
         )
         .await;
-    assert_eq!(s, 409);
+    assert_eq!(s, 201, "{v}");
+    // The variable allowed to acme is refused to another client.
+    let (s, v) = app
+        .post(
+            "/api/v1/sources/git",
+            &json!({"clientId": "other", "id": "other.shop", "url": "https://github.com/acme/shop.git", "tokenEnv": "SHOP_TOKEN"}),
+        )
+        .await;
+    assert_eq!(
+        (s.as_u16(), v["code"].as_str()),
+        (403, Some("credential_not_allowed")),
+        "{v}"
+    );
     let (_, v) = app.get("/api/v1/sources/git?clientId=acme").await;
     assert_eq!(v["sources"].as_array().map(Vec::len), Some(1));
     let (_, v) = app.get("/api/v1/sources/git?clientId=other").await;
     assert_eq!(
-        v["sources"].as_array().map(Vec::len),
-        Some(0),
-        "another client sees nothing"
+        v["sources"][0]["config"]["url"], "https://x.example/y.git",
+        "another client sees its own source only: {v}"
     );
-    let (s, _) = app
-        .get("/api/v1/sources/git/acme.shop?clientId=other")
-        .await;
-    assert_eq!(s, 404);
+    assert_eq!(v["sources"].as_array().map(Vec::len), Some(1));
     let (s, v) = app
         .call(
             "DELETE",
@@ -331,6 +353,10 @@ async fn git_sources_are_registered_seen_by_their_client_only_and_removed() {
     assert!(v["taskId"].is_string());
     let (s, _) = app.get("/api/v1/sources/git/acme.shop?clientId=acme").await;
     assert_eq!(s, 404);
+    let (s, _) = app
+        .get("/api/v1/sources/git/acme.shop?clientId=other")
+        .await;
+    assert_eq!(s, 200, "the other client's source of that id stays");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
