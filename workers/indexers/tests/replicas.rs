@@ -249,7 +249,7 @@ async fn each_source_is_polled_by_one_indexer_and_taken_over_when_its_holder_die
         .expect("holder");
     match dead
         .ctx
-        .set_cursor(&source.id, "file:x.md", &json!({}))
+        .set_cursor(&source.key(), "file:x.md", &json!({}))
         .await
     {
         Err(PollError::LeaseLost) => {}

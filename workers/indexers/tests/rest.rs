@@ -25,7 +25,10 @@ async fn github_pages_skip_pull_requests_and_the_cursor_makes_the_next_poll_incr
     assert_eq!(h.urns(prefix).await.len(), 3);
     assert_eq!(
         h.ctx
-            .cursor(&id, "updated")
+            .cursor(
+                &evident_store::indexers::SourceKey::new("acme", &id),
+                "updated"
+            )
             .await
             .expect("cursor")
             .expect("set"),
@@ -114,7 +117,10 @@ async fn html_where_json_belongs_is_an_error_that_says_what_came_back() {
     assert!(err.to_lowercase().contains("html"), "{err}");
     assert!(
         h.ctx
-            .cursor(&id, "updated")
+            .cursor(
+                &evident_store::indexers::SourceKey::new("acme", &id),
+                "updated"
+            )
             .await
             .expect("cursor")
             .is_none(),

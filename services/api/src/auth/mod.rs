@@ -18,9 +18,8 @@ pub mod scope;
 
 pub use authenticator::{Authenticator, MAX_TOKEN_CHAIN};
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -29,9 +28,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use evident_core::Scope;
-use evident_core::access::{Denied, Grant, Role, token_hash};
-use evident_store::access::{AccessStore, AuditEvent, TokenRecord};
-use parking_lot::Mutex;
+use evident_core::access::{Denied, Grant, Role};
+use evident_store::access::AuditEvent;
 
 use crate::AppState;
 use crate::error::{ApiError, ErrorCode};

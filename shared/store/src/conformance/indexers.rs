@@ -61,7 +61,7 @@ pub async fn indexer_sources_leases_and_cursors(h: &Harness) {
             2_600
         )
         .await
-        .expect(&crate::indexers::SourceKey::new("acme", "missing"))
+        .expect("missing")
     );
     assert!(
         ix.put_cursor(&repo, "a", "main", &serde_json::json!({"tip": "c1"}))

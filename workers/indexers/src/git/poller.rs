@@ -270,7 +270,7 @@ impl GitPoller {
         // re-plans the same work, which the idempotent handlers absorb.
         self.ctx
             .set_cursor(
-                &id,
+                &source.key(),
                 &format!("{}{branch}", super::BRANCH_CURSOR),
                 &json!({ "tip": tip }),
             )
