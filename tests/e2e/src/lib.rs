@@ -83,6 +83,25 @@ impl TestApp {
         (app, clock)
     }
 
+    /// A test app authenticating as `auth` says (e.g. without the failed-authentication
+    /// limit, for tests that present many bad tokens on purpose).
+    pub async fn with_auth(embed: Embed, auth: evident_api::auth::AuthConfig) -> TestApp {
+        let embedder: Arc<dyn Embedder> = match embed {
+            Embed::Static => Arc::new(StaticEmbedder::builtin()),
+            Embed::Hashing => Arc::new(HashingEmbedder::new(64).expect("dim")),
+        };
+        Self::with_api_config(
+            embedder,
+            tempfile::tempdir().expect("temp dir"),
+            evident_api::ApiConfig {
+                max_body_bytes: 1024 * 1024,
+                auth,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
     pub async fn with_body_limit(embed: Embed, max_body_bytes: usize) -> TestApp {
         let embedder: Arc<dyn Embedder> = match embed {
             Embed::Static => Arc::new(StaticEmbedder::builtin()),

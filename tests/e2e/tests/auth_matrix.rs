@@ -59,7 +59,16 @@ fn request_for(
 
 #[tokio::test]
 async fn every_route_answers_each_kind_of_caller_as_its_policy_says() {
-    let app = TestApp::new(Embed::Hashing).await;
+    // Three bad credentials per route, on purpose: no limit on failed authentications here
+    // (`attacks.rs` tests it).
+    let app = TestApp::with_auth(
+        Embed::Hashing,
+        evident_api::auth::AuthConfig {
+            failed_auth: None,
+            ..Default::default()
+        },
+    )
+    .await;
     // A task and a token of client c1 for the routes that name one.
     let (s, task) = app
         .post(
