@@ -382,7 +382,8 @@ async fn mint_as_operator(app: &TestApp, body: &Value) -> Value {
 }
 
 /// Item 3. On main the child minted from a 30-second admin token had no expiry, and revoking
-/// the parent left it working.
+/// the parent left it working. Long because it is one story against one app: each step mints
+/// from, revokes or ages the tokens of the step before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_minted_token_never_outlives_or_survives_its_parent() {
     root(); // the process\'s source access (each test may run in its own process)
@@ -477,7 +478,8 @@ async fn a_minted_token_never_outlives_or_survives_its_parent() {
 }
 
 /// Item 4. On main acme registering beta's id got `409 source id shared.docs is taken`
-/// (learning beta's ids, and squatting the ones beta would use).
+/// (learning beta's ids, and squatting the ones beta would use). Long because it is one story:
+/// the reads and the removal check what the registrations before them left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn source_ids_belong_to_their_client() {
     root(); // the process\'s source access (each test may run in its own process)
@@ -641,7 +643,8 @@ async fn failed_authentications_are_rate_limited_before_any_lookup() {
     assert_eq!(s, 200, "a cached, valid token still answers");
 }
 
-/// Item 5, the rest: each probe and what it must answer (main's answer in the comment).
+/// Item 5, the rest: each probe and what it must answer (main's answer in the comment). Long
+/// because the probes share one app and beta's claim; each is a few lines.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_smaller_probes_are_refused_clearly() {
     root(); // the process\'s source access (each test may run in its own process)

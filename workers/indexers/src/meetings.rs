@@ -171,6 +171,21 @@ impl TranscriptsPoller {
             .await
     }
 
+    /// The operator's command a source names with the source's limits, looked up at every
+    /// poll (the source names it; the configuration defines it).
+    fn transcription(&self, rcfg: &RecordingsConfig) -> Result<Transcription, PollError> {
+        Ok(Transcription {
+            command: self
+                .ctx
+                .access
+                .commands
+                .transcription(&rcfg.command)?
+                .clone(),
+            timeout_secs: rcfg.timeout_secs,
+            max_attempts: rcfg.max_attempts,
+        })
+    }
+
     /// Advances every recording one step; starts transcriptions in the background.
     async fn poll_recordings(
         &self,
@@ -179,14 +194,7 @@ impl TranscriptsPoller {
         rcfg: &RecordingsConfig,
     ) -> Result<RecordingsReport, PollError> {
         let now = self.ctx.clock.now_ms();
-        // The operator's command, looked up at every poll (a source names it; the
-        // configuration defines it).
-        let command = self
-            .ctx
-            .access
-            .commands
-            .transcription(&rcfg.command)?
-            .clone();
+        let transcription = self.transcription(rcfg)?;
         let mut known = self.known_recordings(source).await?;
         let root = cfg.path.clone();
         let r2 = rcfg.clone();
@@ -220,20 +228,22 @@ impl TranscriptsPoller {
                     // Recorded before the command starts: a crash leaves a visible, recoverable
                     // `transcribing`, never a silent gap.
                     self.put_recording(&source.key(), &rel, &rec).await?;
-                    let job = Transcription {
-                        command: command.clone(),
-                        timeout_secs: rcfg.timeout_secs,
-                        max_attempts: rcfg.max_attempts,
-                    };
-                    self.start_transcription(source, job, rel.clone(), path, rec.clone());
+                    let t = transcription.clone();
+                    self.start_transcription(source, t, rel.clone(), path, rec.clone());
                     known.insert(rel, rec);
                     continue;
                 }
                 RecordingState::Transcribed => {
                     let text = rec.transcript.take().unwrap_or_default();
                     let uri = path.display().to_string();
-                    self.queue_transcript(source, &rel, &uri, command.output_format, text)
-                        .await?;
+                    self.queue_transcript(
+                        source,
+                        &rel,
+                        &uri,
+                        transcription.command.output_format,
+                        text,
+                    )
+                    .await?;
                     rec.state = RecordingState::Indexed;
                     rec.since = now;
                 }
@@ -336,6 +346,7 @@ fn list_files(root: &Path, accept: &dyn Fn(&Path) -> bool) -> Vec<(String, PathB
 }
 
 /// One transcription to run: the operator's command and the source's limits.
+#[derive(Clone)]
 struct Transcription {
     command: TranscriptionCommand,
     timeout_secs: u64,

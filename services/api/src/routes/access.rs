@@ -41,6 +41,41 @@ fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::bad_request("invalid_field", message)
 }
 
+/// The expiry a new token gets: the one asked for (`expiresInSecs`), never past the minting
+/// token's (a longer or unlimited lifetime is clamped to it). A token too deep in a chain of
+/// minted tokens may not mint (its child would not authenticate).
+fn granted_expiry(by: &Principal, asked_secs: Option<u64>, now: i64) -> ApiResult<Option<i64>> {
+    let asked = match asked_secs {
+        None => None,
+        Some(0) => return Err(invalid("field `expiresInSecs` must be positive")),
+        Some(secs) if secs > MAX_TTL_SECS => {
+            return Err(invalid(format!(
+                "field `expiresInSecs` is at most {MAX_TTL_SECS} (a year)"
+            )));
+        }
+        Some(secs) => Some(now + secs as i64 * 1000),
+    };
+    // A token never outlives the one that mints it: a longer (or unlimited) lifetime is
+    // clamped to the creator's expiry (the answer's `expiresAt` says what was granted).
+    let expires_at = match (asked, by.expires_at) {
+        (Some(a), Some(p)) => Some(a.min(p)),
+        (a, p) => a.or(p),
+    };
+    if by.depth + 1 >= auth::MAX_TOKEN_CHAIN {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "token_chain_too_long",
+            format!(
+                "token `{}` descends from {} tokens: a token minted from it would not authenticate (at most {})",
+                by.id,
+                by.depth,
+                auth::MAX_TOKEN_CHAIN
+            ),
+        ));
+    }
+    Ok(expires_at)
+}
+
 /// `POST /api/v1/tokens` → `201 {token, secret}`: the secret is shown once, never again.
 pub async fn create(
     State(s): State<AppState>,
@@ -91,34 +126,7 @@ pub async fn create(
         ));
     }
     let now = s.clock.now_ms();
-    let asked = match req.expires_in_secs {
-        None => None,
-        Some(0) => return Err(invalid("field `expiresInSecs` must be positive")),
-        Some(secs) if secs > MAX_TTL_SECS => {
-            return Err(invalid(format!(
-                "field `expiresInSecs` is at most {MAX_TTL_SECS} (a year)"
-            )));
-        }
-        Some(secs) => Some(now + secs as i64 * 1000),
-    };
-    // A token never outlives the one that mints it: a longer (or unlimited) lifetime is
-    // clamped to the creator's expiry (the answer's `expiresAt` says what was granted).
-    let expires_at = match (asked, by.expires_at) {
-        (Some(a), Some(p)) => Some(a.min(p)),
-        (a, p) => a.or(p),
-    };
-    if by.depth + 1 >= auth::MAX_TOKEN_CHAIN {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "token_chain_too_long",
-            format!(
-                "token `{}` descends from {} tokens: a token minted from it would not authenticate (at most {})",
-                by.id,
-                by.depth,
-                auth::MAX_TOKEN_CHAIN
-            ),
-        ));
-    }
+    let expires_at = granted_expiry(&by, req.expires_in_secs, now)?;
     let (id, secret) = auth::new_token_secret()?;
     let record = TokenRecord {
         id,
