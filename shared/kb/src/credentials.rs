@@ -29,6 +29,9 @@ pub fn refuse_in_json(field: &str, value: &Value) -> Result<()> {
     Scan::default().json(field, value)
 }
 
+/// The longest value [`Scan::pair`] scans with its key.
+pub const MAX_PAIR_VALUE: usize = 4096;
+
 /// One pass over many strings (a prepared source's chunks, locators, graph): a string seen
 /// before in the same pass (the same file path in every chunk's locator) is not scanned again.
 #[derive(Default)]
@@ -75,20 +78,29 @@ impl Scan {
         }
     }
 
-    /// [`Scan::json`] of an object.
+    /// [`Scan::json`] of an object: each key, each string value on its own and as the pair
+    /// JSON writes.
     pub fn map(&mut self, field: &str, map: &Map<String, Value>) -> Result<()> {
         for (k, v) in map {
             let path = format!("{field}.{k}");
             self.text(&path, k)?;
             if let Value::String(s) = v {
-                // The pair as JSON writes it gives the detector the key's context.
-                let pair = serde_json::to_string(&serde_json::json!({ k: s })).unwrap_or_default();
-                self.text(&path, &pair)?;
-            } else {
-                self.json(&path, v)?;
+                self.pair(&path, k, s)?;
             }
+            self.json(&path, v)?;
         }
         Ok(())
+    }
+
+    /// The pair `"key": "value"` as JSON writes it: the key gives the detector its context
+    /// (`{"password": "…"}` is an assignment, as in a config file). Values longer than
+    /// [`MAX_PAIR_VALUE`] are not passwords; their own text is scanned by the caller.
+    pub fn pair(&mut self, field: &str, key: &str, value: &str) -> Result<()> {
+        if value.len() > MAX_PAIR_VALUE {
+            return Ok(());
+        }
+        let pair = serde_json::to_string(&serde_json::json!({ key: value })).unwrap_or_default();
+        self.text(field, &pair)
     }
 
     /// [`Scan::json`] of anything serialisable (a locator).

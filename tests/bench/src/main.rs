@@ -31,6 +31,9 @@
 //!   writes with evidence (edges/s) and gap claims among N open gaps (p99).
 //! - `ui [--chunks N] [--queries N]`: the web console's pages rendered through the router
 //!   over N chunks (default 100,000): p50/p99 per page and page weight.
+//! - `secrets [--repo PATH] [--fixtures DIR] [--rounds N]`: the credential detector over this
+//!   repository, the mail/tracker/transcript/PDF fixtures and CISI, chunked as Evident chunks
+//!   them: every flagged chunk listed, and the detector's MB/s (see `secrets.rs`).
 //! - `repo [--path DIR] [--branch B]`: a real repository indexed in full next to `git log -p`
 //!   on it in the same run (default: this project's own history).
 
@@ -50,6 +53,7 @@ mod repo;
 mod restart;
 mod retrieve;
 mod retrieve_scale;
+mod secrets;
 mod setup;
 mod sources;
 mod ui;
@@ -219,7 +223,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo, quality, ui";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo, quality, ui, secrets";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -254,6 +258,7 @@ fn main() {
         "serve-child" => rt.block_on(retrieve_scale::serve_child(&args)),
         "repo" => rt.block_on(repo::run(&args)),
         "quality" => rt.block_on(quality::run(&args)),
+        "secrets" => secrets::run(&args),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");
             std::process::exit(2);

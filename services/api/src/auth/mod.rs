@@ -8,6 +8,10 @@
 //!    otherwise; a single-client token that names no client gets its client filled in;
 //! 5. writes and admin actions are recorded in the audit log with their outcome.
 //!
+//! Between 3 and 4, a request the audit log records is scanned for credentials (its path
+//! parameters, query and body, [`secrets`]); after 4, every request's scope ids are. A
+//! credential is refused with `422 credential_detected`, and the audit record is redacted.
+//!
 //! Handlers see only requests that passed, with the [`Principal`] in the request extensions.
 
 mod authenticator;
@@ -15,6 +19,7 @@ pub mod jwt;
 pub mod policy;
 pub mod rate;
 pub mod scope;
+pub mod secrets;
 
 pub use authenticator::{Authenticator, MAX_TOKEN_CHAIN};
 
@@ -308,7 +313,14 @@ async fn check(state: &AppState, access: Access, matched: &str, req: Request) ->
         e.retry_after = Some(wait.as_secs().max(1));
         return Err((e, Some(audit)));
     }
-    let mut req = req;
+    let mut req = if access.audited() {
+        match secrets::screen(req, matched, state.config.max_body_bytes).await {
+            Ok(req) => req,
+            Err(e) => return Err((e, Some(audit))),
+        }
+    } else {
+        req
+    };
     if let Some(c) = presented {
         req.extensions_mut().insert(c);
     }
@@ -321,6 +333,11 @@ async fn check(state: &AppState, access: Access, matched: &str, req: Request) ->
         Err(e) => return Err((e, Some(audit))),
     };
     audit.scope = scope.clone().unwrap_or_default();
+    if let Some(scope) = &scope
+        && let Err(e) = secrets::scan_scope(scope)
+    {
+        return Err((e, Some(audit)));
+    }
     if principal.grant.role < role {
         let d = Denied::Role {
             needed: role,
@@ -435,7 +452,7 @@ fn outcome(response: &Response) -> (StatusCode, String) {
 async fn record(state: &AppState, audit: Audit, (status, outcome): (StatusCode, String)) {
     let at = state.clock.now_ms();
     let n = state.auth.audit_seq.fetch_add(1, Ordering::Relaxed);
-    let event = AuditEvent {
+    let mut event = AuditEvent {
         id: format!("{at:013}-{}-{n}", std::process::id()),
         at,
         token_id: audit.principal.id,
@@ -449,6 +466,7 @@ async fn record(state: &AppState, audit: Audit, (status, outcome): (StatusCode, 
         status: status.as_u16(),
         outcome,
     };
+    secrets::redact_audit(&mut event);
     if let Err(e) = state.auth.store.append_audit(event).await {
         metrics::counter!("evident_audit_failures_total").increment(1);
         tracing::error!(error = %e, "audit log write failed");

@@ -10,6 +10,8 @@
 //!   the request), a write only where nothing or everything is written.
 //! - Tools ([`tools`]): thin calls into `evident-kb`; each checks the grant for its own
 //!   scope and role with `Grant::authorize`, as its REST route does; writes are audited.
+//! - Credentials ([`screen`]): the arguments of every tool that writes are scanned before
+//!   rmcp dispatches the call, as REST bodies are.
 //! - Resources ([`resources`]): `evident://node/{key}`, `evident://chunk/{id}`.
 //! - Every passage of source text a model reads is wrapped in delimiters naming its source
 //!   and citation ([`render`]); errors carry the API's error code.
@@ -28,6 +30,7 @@ mod procedure_tools;
 mod queue_tools;
 mod render;
 mod resources;
+mod screen;
 mod tools;
 
 use std::sync::Arc;
@@ -66,15 +69,46 @@ impl EvidentMcp {
     pub fn new(state: AppState) -> EvidentMcp {
         EvidentMcp {
             state,
-            tool_router: Self::tool_router()
-                + Self::memory_router()
-                + Self::claim_router()
-                + Self::procedure_router()
-                + Self::gap_router()
-                + Self::context_router()
-                + Self::queue_router(),
+            tool_router: Self::tools(),
         }
     }
+
+    fn tools() -> ToolRouter<EvidentMcp> {
+        Self::tool_router()
+            + Self::memory_router()
+            + Self::claim_router()
+            + Self::procedure_router()
+            + Self::gap_router()
+            + Self::context_router()
+            + Self::queue_router()
+    }
+}
+
+/// Every tool's name and whether it is annotated read-only (it stores nothing it is
+/// given), in name order.
+pub fn tool_names() -> Vec<(String, bool)> {
+    let mut tools: Vec<(String, bool)> = EvidentMcp::tools()
+        .list_all()
+        .into_iter()
+        .map(|t| {
+            let read_only = t.annotations.and_then(|a| a.read_only_hint) == Some(true);
+            (t.name.to_string(), read_only)
+        })
+        .collect();
+    tools.sort();
+    tools
+}
+
+/// Whether `tool` is annotated read-only; an unknown name is not.
+pub(crate) fn is_read_only(tool: &str) -> bool {
+    static READ_ONLY: std::sync::LazyLock<std::collections::HashSet<String>> =
+        std::sync::LazyLock::new(|| {
+            tool_names()
+                .into_iter()
+                .filter_map(|(name, read_only)| read_only.then_some(name))
+                .collect()
+        });
+    READ_ONLY.contains(tool)
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -130,10 +164,12 @@ impl ServerHandler for EvidentMcp {
 /// authentication is off (local development).
 pub fn route(state: AppState) -> MethodRouter<AppState> {
     let inflight = inflight::Inflight::new(state.config.max_body_bytes);
-    axum::routing::any_service(service(state)).layer(axum::middleware::from_fn_with_state(
-        inflight,
-        inflight::track,
-    ))
+    axum::routing::any_service(service(state.clone()))
+        .layer(axum::middleware::from_fn_with_state(
+            inflight,
+            inflight::track,
+        ))
+        .layer(axum::middleware::from_fn_with_state(state, screen::screen))
 }
 
 fn service(state: AppState) -> StreamableHttpService<EvidentMcp, NeverSessionManager> {

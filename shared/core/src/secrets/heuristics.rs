@@ -22,7 +22,9 @@ pub(super) fn plausible_value(v: &str, quoted: bool, min_chars: usize, strict: b
         return false;
     }
     if strict {
-        return digit && v.chars().any(char::is_alphabetic);
+        // `secret: SHA-256`, `token: v2-beta`: written values, not generated ones.
+        return !super::shape::wordish(v)
+            && ((digit && v.chars().any(char::is_alphabetic)) || super::shape::high_entropy(v));
     }
     let symbol = v.chars().any(|c| !c.is_alphanumeric() && c != '_');
     digit || symbol || (quoted && n >= 12)
@@ -109,7 +111,7 @@ pub(super) fn is_token_placeholder(v: &str) -> bool {
     .any(|w| lower.contains(*w))
 }
 
-fn looks_like_path_or_url(v: &str) -> bool {
+pub(super) fn looks_like_path_or_url(v: &str) -> bool {
     v.starts_with('/')
         || v.starts_with("./")
         || v.starts_with("../")
@@ -120,8 +122,9 @@ fn looks_like_path_or_url(v: &str) -> bool {
 }
 
 /// Unquoted values that are expressions rather than literals.
-fn looks_like_code(v: &str) -> bool {
-    if v.contains(['(', ')', '[', ']', '{', '}']) {
+pub(super) fn looks_like_code(v: &str) -> bool {
+    // Calls, indexing, blocks, and paths (`Pass::First`, `std::env::var`).
+    if v.contains(['(', ')', '[', ']', '{', '}']) || v.contains("::") {
         return true;
     }
     let lower = v.to_ascii_lowercase();
@@ -145,6 +148,8 @@ fn looks_like_code(v: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
             && cs.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
     };
-    let all_letters = v.chars().all(|c| c.is_alphabetic() || c == '_');
+    // A long mixed-case run of letters is a base64 secret without digits, not a name.
+    let all_letters =
+        v.chars().all(|c| c.is_alphabetic() || c == '_') && !super::shape::high_entropy(v);
     all_letters || (v.contains('.') && v.split('.').all(ident))
 }

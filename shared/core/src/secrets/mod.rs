@@ -78,11 +78,15 @@
 //! findings, and line numbers come from one newline pass done only when something was found.
 
 mod class;
+mod formats;
 mod heuristics;
 mod patterns;
+mod prose;
 mod redaction;
 mod resolve;
+pub mod samples;
 mod scanners;
+mod shape;
 
 use std::fmt;
 
@@ -91,11 +95,11 @@ use serde::Serialize;
 pub use class::SecretClass;
 pub use redaction::{redact, redact_secrets};
 
-use patterns::{API_KEY_ASSIGNMENT, PASSWORD_ASSIGNMENT};
+use formats::scan_tokens;
+use patterns::{API_KEY_ASSIGNMENT, KEY_ASSIGNMENT, PASSWORD_ASSIGNMENT};
+use prose::scan_prose;
 use resolve::resolve;
-use scanners::{
-    scan_assignments, scan_bearer, scan_connection_strings, scan_private_keys, scan_tokens,
-};
+use scanners::{Family, scan_assignments, scan_bearer, scan_connection_strings, scan_private_keys};
 
 /// Where a credential was found. Holds offsets only, never the secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -127,18 +131,10 @@ pub fn find_secrets(text: &str) -> Vec<SecretFinding> {
     scan_private_keys(text, &mut raw);
     scan_tokens(text, &mut raw);
     scan_bearer(text, &mut raw);
-    scan_assignments(
-        text,
-        &PASSWORD_ASSIGNMENT,
-        SecretClass::PasswordAssignment,
-        &mut raw,
-    );
-    scan_assignments(
-        text,
-        &API_KEY_ASSIGNMENT,
-        SecretClass::ApiKeyAssignment,
-        &mut raw,
-    );
+    scan_assignments(text, &PASSWORD_ASSIGNMENT, Family::Password, &mut raw);
+    scan_assignments(text, &API_KEY_ASSIGNMENT, Family::ApiKey, &mut raw);
+    scan_assignments(text, &KEY_ASSIGNMENT, Family::Key, &mut raw);
+    scan_prose(text, &mut raw);
     scan_connection_strings(text, &mut raw);
     resolve(text, raw)
 }
@@ -148,3 +144,6 @@ mod tests;
 
 #[cfg(test)]
 mod proptests;
+
+#[cfg(test)]
+mod evasion_tests;

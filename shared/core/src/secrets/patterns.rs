@@ -11,20 +11,6 @@ fn compile(pattern: &str) -> Regex {
 pub(super) static PEM_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----")
 });
-pub(super) static AWS_KEY: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"(?:AKIA|ASIA)[0-9A-Z]{16}"));
-pub(super) static GITHUB_TOKEN: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}"));
-pub(super) static SLACK_TOKEN: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"xox[baprs]-[A-Za-z0-9-]{10,}"));
-pub(super) static GOOGLE_KEY: LazyLock<Regex> = LazyLock::new(|| compile(r"AIza[0-9A-Za-z_-]{35}"));
-pub(super) static STRIPE_KEY: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"[sr]k_live_[0-9A-Za-z]{10,}"));
-pub(super) static OPENAI_KEY: LazyLock<Regex> = LazyLock::new(|| {
-    compile(r"sk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20,}")
-});
-pub(super) static JWT: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"));
 /// Group 1: the `Authorization:` prefix, if any; group 2: the token.
 pub(super) static BEARER: LazyLock<Regex> = LazyLock::new(|| {
     compile(
@@ -35,7 +21,7 @@ pub(super) static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// Quotes may be escaped (`\"password\": \"…\"` inside a string literal or JSON in JSON).
 pub(super) static PASSWORD_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     compile(concat!(
-        r#"(?i)(password|passwd|passphrase|pwd|secret)\\?["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
+        r#"(?i)(password|passwd|passphrase|passcode|pwd|pass|pw|secret)\\?["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
         r#"(?:\\?"((?:[^"\\\r\n]|\\[^"\r\n])*)\\?"|\\?'((?:[^'\\\r\n]|\\[^'\r\n])*)\\?'"#,
         r#"|([^\s"'`,;&)\]}\\]+))"#,
     ))
@@ -45,6 +31,17 @@ pub(super) static API_KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     compile(concat!(
         r#"(?i)(api[_-]?key|api[_-]?token|api[_-]?secret|access[_-]?token|auth[_-]?token"#,
         r#"|secret[_-]?(?:access[_-]?)?key|private[_-]?token|refresh[_-]?token|token)"#,
+        r#"\\?["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
+        r#"(?:\\?"((?:[^"\\\r\n]|\\[^"\r\n])*)\\?"|\\?'((?:[^'\\\r\n]|\\[^'\r\n])*)\\?'"#,
+        r#"|([^\s"'`,;&)\]}\\]+))"#,
+    ))
+});
+/// Names of keys that are secret when their value is high-entropy (`signing_key`,
+/// `AccountKey`, `APP_KEY`); same groups as [`PASSWORD_ASSIGNMENT`].
+pub(super) static KEY_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    compile(concat!(
+        r#"(?i)((?:private|signing|encryption|encrypt|master|access|client|app|auth|session|hmac"#,
+        r#"|jwt|aes|crypto|consumer|license|webhook|deploy|account|shared|storage)[_-]?key)"#,
         r#"\\?["']?[ \t]*(:=|=>|=|:)[ \t]*"#,
         r#"(?:\\?"((?:[^"\\\r\n]|\\[^"\r\n])*)\\?"|\\?'((?:[^'\\\r\n]|\\[^'\r\n])*)\\?'"#,
         r#"|([^\s"'`,;&)\]}\\]+))"#,

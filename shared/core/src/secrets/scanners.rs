@@ -4,11 +4,13 @@
 use regex::Regex;
 
 use super::SecretClass;
-use super::heuristics::{ends_line, is_placeholder, is_token_placeholder, plausible_value};
-use super::patterns::{
-    AWS_KEY, BEARER, CONNECTION_STRING, GITHUB_TOKEN, GOOGLE_KEY, JWT, OPENAI_KEY, PEM_HEADER,
-    PEM_WINDOW, SLACK_TOKEN, STRIPE_KEY,
+use super::heuristics::{
+    ends_line, is_placeholder, is_token_placeholder, looks_like_code, looks_like_path_or_url,
+    plausible_value,
 };
+use super::patterns::{BEARER, CONNECTION_STRING, PEM_HEADER, PEM_WINDOW};
+use super::prose::word_start;
+use super::shape::{high_entropy, looks_random, wordish};
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Raw {
@@ -17,15 +19,15 @@ pub(super) struct Raw {
     pub(super) end: usize,
 }
 
-fn prev_byte(text: &str, pos: usize) -> Option<u8> {
+pub(super) fn prev_byte(text: &str, pos: usize) -> Option<u8> {
     pos.checked_sub(1).map(|p| text.as_bytes()[p])
 }
 
-fn next_byte(text: &str, pos: usize) -> Option<u8> {
+pub(super) fn next_byte(text: &str, pos: usize) -> Option<u8> {
     text.as_bytes().get(pos).copied()
 }
 
-fn is_word_byte(b: u8) -> bool {
+pub(super) fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
@@ -85,66 +87,6 @@ fn has_key_material(text: &str, from: usize, until: usize) -> bool {
     false
 }
 
-fn accept_aws(text: &str, s: usize, e: usize) -> bool {
-    !prev_byte(text, s).is_some_and(|b| b.is_ascii_alphanumeric())
-        && !next_byte(text, e).is_some_and(|b| b.is_ascii_alphanumeric())
-        && !text[s..e].contains("EXAMPLE")
-}
-
-fn accept_github(text: &str, s: usize, _e: usize) -> bool {
-    !prev_byte(text, s).is_some_and(is_word_byte)
-}
-
-fn accept_slack(text: &str, s: usize, e: usize) -> bool {
-    !prev_byte(text, s).is_some_and(is_word_byte) && has_digit(&text[s..e])
-}
-
-fn accept_google(text: &str, s: usize, e: usize) -> bool {
-    !prev_byte(text, s).is_some_and(is_word_byte)
-        && !next_byte(text, e).is_some_and(|b| is_word_byte(b) || b == b'-')
-}
-
-fn accept_stripe(text: &str, s: usize, _e: usize) -> bool {
-    !prev_byte(text, s).is_some_and(is_word_byte)
-}
-
-fn accept_openai(text: &str, s: usize, e: usize) -> bool {
-    let token = &text[s..e];
-    !prev_byte(text, s).is_some_and(|b| is_word_byte(b) || b == b'-')
-        && !next_byte(text, e).is_some_and(|b| is_word_byte(b) || b == b'-')
-        && has_digit(token)
-        && token.bytes().skip(3).any(|b| b.is_ascii_alphabetic())
-}
-
-fn accept_jwt(text: &str, s: usize, _e: usize) -> bool {
-    !prev_byte(text, s).is_some_and(|b| is_word_byte(b) || b == b'-' || b == b'.')
-}
-
-type Accept = fn(&str, usize, usize) -> bool;
-
-pub(super) fn scan_tokens(text: &str, out: &mut Vec<Raw>) {
-    let rules: [(SecretClass, &Regex, Accept); 7] = [
-        (SecretClass::AwsAccessKey, &*AWS_KEY, accept_aws),
-        (SecretClass::GithubToken, &*GITHUB_TOKEN, accept_github),
-        (SecretClass::SlackToken, &*SLACK_TOKEN, accept_slack),
-        (SecretClass::GoogleApiKey, &*GOOGLE_KEY, accept_google),
-        (SecretClass::StripeKey, &*STRIPE_KEY, accept_stripe),
-        (SecretClass::OpenAiKey, &*OPENAI_KEY, accept_openai),
-        (SecretClass::JwtToken, &*JWT, accept_jwt),
-    ];
-    for (class, regex, accept) in rules {
-        for m in regex.find_iter(text) {
-            if accept(text, m.start(), m.end()) {
-                out.push(Raw {
-                    class,
-                    start: m.start(),
-                    end: m.end(),
-                });
-            }
-        }
-    }
-}
-
 pub(super) fn scan_bearer(text: &str, out: &mut Vec<Raw>) {
     for caps in BEARER.captures_iter(text) {
         let (Some(whole), Some(token)) = (caps.get(0), caps.get(2)) else {
@@ -168,45 +110,119 @@ pub(super) fn scan_bearer(text: &str, out: &mut Vec<Raw>) {
     }
 }
 
-pub(super) fn scan_assignments(text: &str, regex: &Regex, class: SecretClass, out: &mut Vec<Raw>) {
+/// Which rule family an assignment regex belongs to: what its values must look like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Family {
+    /// `password`, `pwd`, `pass`, `pw`, `secret`, … (`DB_PASSWORD`, `client_secret`).
+    Password,
+    /// `api_key`, `access_token`, `token`, … : a generated value (letters and digits).
+    ApiKey,
+    /// `signing_key`, `AccountKey`, … : only a high-entropy value.
+    Key,
+}
+
+pub(super) fn scan_assignments(text: &str, regex: &Regex, family: Family, out: &mut Vec<Raw>) {
     let mut at = 0;
     while let Some(caps) = regex.captures_at(text, at) {
-        let (Some(whole), Some(key), Some(sep)) = (caps.get(0), caps.get(1), caps.get(2)) else {
+        let (Some(key), Some(sep)) = (caps.get(1), caps.get(2)) else {
             break;
         };
-        // A quoted value may itself hold an assignment (`SECRET = 'password = "…"'`, a
-        // command line with `token='…'` in it): the next search starts inside the quotes,
-        // not after them. Otherwise after the match.
-        at = match (caps.get(3), caps.get(4)) {
-            (Some(v), _) | (_, Some(v)) => v.start(),
-            _ => whole.end(),
-        }
-        .max(key.end());
-        if in_type_path(text, key.start()) {
+        // Every candidate is examined: the next search starts right after this key, so a
+        // rejected pair (a decoy: `pwd: db_password = …`) cannot hide the one after it, and
+        // a quoted value that itself holds an assignment (`SECRET = 'password = "…"'`, a
+        // command line with `token='…'`) is searched too.
+        at = key.end();
+        let Some((value, quoted)) = value_of(&caps) else {
             continue;
-        }
-        let (value, quoted) = match (caps.get(3), caps.get(4), caps.get(5)) {
-            (Some(v), _, _) | (_, Some(v), _) => (v, true),
-            (_, _, Some(v)) => (v, false),
-            _ => continue,
         };
-        let api = class == SecretClass::ApiKeyAssignment;
-        // `key: value` without quotes is YAML or a mail header only if the value ends the line.
-        if !quoted && sep.as_str() == ":" && !ends_line(text, value.end()) {
+        // `Pass::First`, `pw == x`: a path or a comparison, not an assignment.
+        if text[sep.end()..].starts_with([':', '=']) {
             continue;
         }
-        let strict = api || key.as_str().eq_ignore_ascii_case("secret");
-        let min_chars = if api { 8 } else { 6 };
+        if in_type_path(text, key.start()) || shell_default(text, key.start(), value.as_str()) {
+            continue;
+        }
+        let k = key.as_str().to_ascii_lowercase();
+        // `pass` and `pw` are words and parts of words (`bypass`, `compass`): only a whole
+        // word or a `db_pass`/`dbPass` suffix, and not a written value (`pass: all-tests`).
+        let short = k == "pass" || k == "pw";
+        if short && !word_start(text, key.start()) {
+            continue;
+        }
         let v = value.as_str();
-        if !plausible_value(v, quoted, min_chars, strict) || (api && is_token_placeholder(v)) {
+        // `key: value` without quotes ends its line in YAML or a mail header; mid-line it is
+        // prose ("Password: please reset it"), a credential only when it looks generated
+        // (`Password: <a generated string> (prod db)`).
+        let mid_line = !quoted && sep.as_str() == ":" && !ends_line(text, value.end());
+        let accepted = match family {
+            Family::Password if mid_line => looks_random(v, 6) && literal(v, quoted),
+            Family::Password if short => {
+                plausible_value(v, quoted, 6, false) && !wordish(v) && literal(v, quoted)
+            }
+            Family::Password => plausible_value(v, quoted, 6, k == "secret"),
+            Family::ApiKey if mid_line => {
+                looks_random(v, 8) && literal(v, quoted) && !is_token_placeholder(v)
+            }
+            Family::ApiKey => plausible_value(v, quoted, 8, true) && !is_token_placeholder(v),
+            Family::Key => {
+                literal(v, quoted)
+                    && !v.chars().any(char::is_whitespace)
+                    && (high_entropy(v) || (v.len() >= 16 && looks_random(v, 16)))
+            }
+        };
+        if !accepted {
             continue;
         }
         out.push(Raw {
-            class,
+            class: match family {
+                Family::Password => SecretClass::PasswordAssignment,
+                Family::ApiKey | Family::Key => SecretClass::ApiKeyAssignment,
+            },
             start: value.start(),
             end: value.end(),
         });
     }
+}
+
+/// The value of an assignment match and whether it was quoted.
+fn value_of<'h>(caps: &regex::Captures<'h>) -> Option<(regex::Match<'h>, bool)> {
+    match (caps.get(3), caps.get(4), caps.get(5)) {
+        (Some(v), _, _) | (_, Some(v), _) => Some((v, true)),
+        (_, _, Some(v)) => Some((v, false)),
+        _ => None,
+    }
+}
+
+/// A literal, not a placeholder, a path or (unquoted) an expression or another pair.
+fn literal(v: &str, quoted: bool) -> bool {
+    !is_placeholder(v)
+        && !looks_like_path_or_url(v)
+        && (quoted || (!looks_like_code(v) && !starts_a_pair(v)))
+}
+
+/// `host=db.internal`, `port:5432`, `db_pass:`: the next pair (searched on its own), not a
+/// value. Base64 padding (`…pQ==`) is not a pair.
+fn starts_a_pair(v: &str) -> bool {
+    let name = v
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-'))
+        .unwrap_or(v.len());
+    let rest = &v[name..];
+    let next_pair = (rest.starts_with('=') || rest.starts_with(':'))
+        && rest.len() > 1
+        && !rest[1..].starts_with('=');
+    // `db_pass:` alone: the next key, its value still to come.
+    name > 0 && v.as_bytes()[0].is_ascii_alphabetic() && (next_pair || rest == ":")
+}
+
+/// `${DB_PASSWORD:-dev}`: a shell parameter's default, inside a reference to the variable
+/// that holds the real value (an example deployment's documented default).
+fn shell_default(text: &str, key_start: usize, value: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = key_start;
+    while i > 0 && is_word_byte(bytes[i - 1]) {
+        i -= 1;
+    }
+    text[..i].ends_with("${") && value.starts_with(['-', '=', '?', '+'])
 }
 
 /// `AWS::ApiGateway::ApiKey` and the like name a type, they do not assign a key.

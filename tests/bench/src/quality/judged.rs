@@ -68,7 +68,7 @@ fn beir(dir: &Path) -> Option<Collection> {
 }
 
 /// `.I n` records: (n, title, the other text fields joined).
-fn records(text: &str) -> Vec<(String, String, String)> {
+pub(crate) fn records(text: &str) -> Vec<(String, String, String)> {
     let mut out: Vec<(String, String, String)> = Vec::new();
     let mut field = ' ';
     for line in text.lines() {

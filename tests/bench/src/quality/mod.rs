@@ -20,7 +20,7 @@
 //! the repository sets' run by the embedder comparison of [`embedders`].
 
 mod embedders;
-mod judged;
+pub(crate) mod judged;
 mod okapi;
 mod repo;
 
