@@ -27,7 +27,7 @@
 
 use std::sync::OnceLock;
 
-use rust_stemmers::{Algorithm, Stemmer};
+use rust_stemmers::Stemmer;
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -116,27 +116,31 @@ pub fn document_terms(text: &str, lang: Language, mut each: impl FnMut(&str, Ter
     analyse(text, lang, false, &mut each);
 }
 
-/// The terms of a query, each once, with their weights ([`Options::exact_weight`] for exact
-/// forms). A query asks for the exact form of every word, inflected or not: a document of
-/// another language keeps the exact form of a word its own stemmer changed.
+/// The terms of a query, each once, with their weights: a term counts once per occurrence
+/// (a long question that says "retrieval" three times is mostly about retrieval), an exact
+/// form [`Options::exact_weight`] per occurrence. A query asks for the exact form of every
+/// word, inflected or not: a document of another language keeps the exact form of a word
+/// its own stemmer changed.
 pub fn query_terms(text: &str) -> Vec<QueryTerm> {
     let lang = Language::detect(text);
     let opts = options();
     let mut out: Vec<QueryTerm> = Vec::new();
-    analyse(text, lang, true, &mut |t, kind| {
-        if !out.iter().any(|q| q.text == t) {
-            let weight = if kind == Term::Exact {
-                opts.exact_weight
-            } else {
-                1.0
-            };
-            out.push(QueryTerm {
+    analyse(text, lang, true, &mut |t: &str, kind: Term| {
+        let weight = if kind == Term::Exact {
+            opts.exact_weight
+        } else {
+            1.0
+        };
+        match out.iter_mut().find(|q| q.text == t) {
+            Some(q) => q.weight += weight,
+            None => out.push(QueryTerm {
                 text: t.to_string(),
                 kind,
                 weight,
-            });
+            }),
         }
     });
+    out.retain(|q| q.weight > 0.0);
     out
 }
 
@@ -144,7 +148,9 @@ pub fn query_terms(text: &str) -> Vec<QueryTerm> {
 /// what tests and tools that compare term sets need.
 pub fn terms_of(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    document_terms(text, Language::detect(text), |t, _| out.push(t.to_string()));
+    document_terms(text, Language::detect(text), |t: &str, _| {
+        out.push(t.to_string())
+    });
     out
 }
 
@@ -217,7 +223,7 @@ fn word_terms(
     let stemmable =
         opts.stem && buf.chars().all(char::is_alphabetic) && buf.chars().nth(2).is_some();
     if !stemmable {
-        each(buf, Term::Word);
+        each(buf.as_str(), Term::Word);
         return;
     }
     // Stemmers know their language's accents: stem the lower-cased word, then fold the stem.
@@ -230,7 +236,7 @@ fn word_terms(
     if !fold(&stem, stem_buf) {
         return;
     }
-    each(stem_buf, Term::Word);
+    each(stem_buf.as_str(), Term::Word);
     if opts.exact && (query || *stem_buf != *buf) {
         let exact = format!("{EXACT}{buf}");
         each(&exact, Term::Exact);

@@ -72,18 +72,13 @@ fn inflections_meet_at_their_stem_and_keep_their_exact_form() {
 }
 
 #[test]
-fn query_terms_are_unique_and_weighted() {
-    let q = query_terms("retries retried retry");
+fn query_terms_are_unique_and_weighted_by_occurrence() {
+    let q = query_terms("retries retried retry retries");
     let texts: Vec<&str> = q.iter().map(|t| t.text.as_str()).collect();
     assert_eq!(texts, ["retri", "=retries", "=retried", "=retry"]);
-    for t in &q {
-        let want = if t.kind == Term::Exact {
-            options().exact_weight
-        } else {
-            1.0
-        };
-        assert_eq!(t.weight, want, "{}", t.text);
-    }
+    let ew = options().exact_weight;
+    let weights: Vec<f32> = q.iter().map(|t| t.weight).collect();
+    assert_eq!(weights, [4.0, 2.0 * ew, ew, ew]);
 }
 
 #[test]
@@ -221,13 +216,24 @@ proptest! {
         }
     }
 
-    /// Any text: terms are non-empty, lower-case, bounded, never stop words.
+    /// Any text: terms are non-empty, lower-case, bounded; a stop word is never a word's
+    /// exact form.
     #[test]
     fn terms_are_well_formed(text in "\\PC{0,80}") {
-        document_terms(&text, Language::detect(&text), |t, _| {
+        document_terms(&text, Language::detect(&text), |t, kind| {
             assert!(!t.is_empty() && t.len() <= MAX_TERM * 4 + 1);
-            assert!(!STOPWORDS.contains(&t));
             assert_eq!(t, t.to_lowercase());
+            if kind == Term::Exact {
+                assert!(!STOPWORDS.contains(&&t[1..]), "{t}");
+            }
         });
+    }
+
+    /// Stop words alone give no term.
+    #[test]
+    fn stop_words_give_nothing(ws in prop::collection::vec(prop::sample::select(STOPWORDS), 0..8)) {
+        let mut n = 0;
+        document_terms(&ws.join(" "), Language::English, |_, _| n += 1);
+        prop_assert_eq!(n, 0);
     }
 }

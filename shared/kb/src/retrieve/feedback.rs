@@ -221,7 +221,7 @@ mod tests {
             ..Default::default()
         };
         let question = vec![("titl".to_string(), 1.0), ("=titles".to_string(), 0.5)];
-        let a = chunk("a", "indexing titles keywords keywords keywords");
+        let a = chunk("a", "titles keywords keywords keywords");
         let b = chunk("b", "keywords vocabulary");
         let mixed = expand(&question, &[(&a, 3.0), (&b, 1.0)], &p);
         let w = |t: &str| mixed.iter().find(|(m, _)| m == t).map(|(_, w)| *w);

@@ -42,6 +42,18 @@ const HEADING_WEIGHT: u16 = 2;
 
 use evident_analysis::{Language, Term, document_terms, file_name, query_terms};
 
+/// BM25 statistics are kept per partition and a search uses those of the partitions the
+/// reader can see (global + its client, `Visibility::partitions`): document count, average
+/// length and document frequencies of the union. So a client's scores never depend on
+/// another client's data — nothing another client ingests, purges or compacts changes them.
+/// (Within a client, projects and groups share the client's statistics.) Every counter of a
+/// partition changes only through that partition's own rows: inserts, removals, and the
+/// compaction of its own stale postings.
+#[derive(Default)]
+pub struct TextIndex {
+    inner: RwLock<Inner>,
+}
+
 /// The fields of a chunk the index reads (BM25F as weighted term frequencies: each field's
 /// terms count its weight in the term frequency and the length; one length normalisation).
 #[derive(Debug, Clone, Copy, Default)]
@@ -127,6 +139,7 @@ pub(crate) fn analysis_fingerprint() -> u32 {
 
 impl Analyzed {
     /// A text with a title and no heading.
+    #[cfg(test)]
     pub fn of(title: Option<&str>, content: &str) -> Analyzed {
         Analyzed::of_fields(Fields {
             title,

@@ -48,7 +48,7 @@ fn the_heading_is_a_field_of_its_own() {
     });
     let count = |t: &str| a.terms.iter().find(|(w, _)| &**w == t).map(|(_, n)| *n);
     assert_eq!(count("token_hash"), Some(HEADING_WEIGHT + 1));
-    assert_eq!(count("secret"), Some(1));
+    assert_eq!(count("secret"), Some(2));
     let locator = evident_core::Locator::File {
         path: "a.rs".into(),
         line_start: 1,
@@ -306,17 +306,17 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
         );
         let mut scores: HashMap<u64, f32> = HashMap::new();
         let mut seen = Vec::new();
-        terms(query, |w| {
-            let Some(&t) = inner.term_ids.get(w) else {
-                return;
+        for q in evident_analysis::query_terms(query) {
+            let Some(&t) = inner.term_ids.get(q.text.as_str()) else {
+                continue;
             };
             if seen.contains(&t) {
-                return;
+                continue;
             }
             seen.push(t);
             let p = &inner.postings[t as usize];
             let df = (p.df_in(&[part]) as f32).min(n);
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = q.weight * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for (&rid, &tf) in p.rids.iter().zip(&p.tfs) {
                 let (Some(&dl), true) = (inner.doc_len.get(rid as u64), filter.admits(rid as u64))
                 else {
@@ -326,7 +326,7 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
                 *scores.entry(rid as u64).or_default() +=
                     idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl as f32 / avgdl));
             }
-        });
+        }
         let mut want: Vec<(u64, f32)> = scores.into_iter().collect();
         want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         want.truncate(10);

@@ -69,7 +69,8 @@ fn beir(dir: &Path) -> Option<Collection> {
     })
 }
 
-/// `.I n` records: (n, title, the other text fields joined).
+/// `.I n` records: (n, title, text). Authors (`.A`), sources (`.B`) and cross references
+/// (`.X`) are left out: the collection's baselines index title and text.
 fn records(text: &str) -> Vec<(String, String, String)> {
     let mut out: Vec<(String, String, String)> = Vec::new();
     let mut field = ' ';
@@ -86,7 +87,7 @@ fn records(text: &str) -> Vec<(String, String, String)> {
         } else if let Some(last) = out.last_mut() {
             let into = if field == 'T' {
                 &mut last.1
-            } else if matches!(field, 'W' | 'A') {
+            } else if field == 'W' {
                 &mut last.2
             } else {
                 continue;
