@@ -92,7 +92,13 @@ fn records(text: &str) -> Vec<(String, String, String)> {
             } else {
                 continue;
             };
-            into.push_str(line.trim());
+            // Old collections hold stray control characters, which ingest refuses in a title.
+            let clean: String = line
+                .trim()
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            into.push_str(&clean);
             into.push(' ');
         }
     }

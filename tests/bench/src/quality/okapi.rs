@@ -3,7 +3,7 @@
 //! words, a short English stop list, no stemming) and the judged-collection flavour of
 //! `data/ir/cisi/SOURCE.txt` (k1 = 1.5, b = 0.75 as the Python package `rank_bm25`;
 //! lower-case alphanumeric tokens, a 20-word stop list, with and without the Snowball
-//! English stemmer); nDCG@k (graded, `(2^rel − 1) / log2(rank + 1)`), recall@k, MRR and
+//! English stemmer; a query term counted once per occurrence, as `rank_bm25` does); nDCG@k (graded, `(2^rel − 1) / log2(rank + 1)`), recall@k, MRR and
 //! average precision.
 
 use std::collections::HashMap;
@@ -29,6 +29,9 @@ pub struct Flavour {
     pub stem: bool,
     /// The 20-word stop list (else the repository flavour's).
     pub stop20: bool,
+    /// A query term counts once per occurrence, as `rank_bm25` scores a tokenised query
+    /// (else once).
+    pub qtf: bool,
 }
 
 impl Flavour {
@@ -38,6 +41,7 @@ impl Flavour {
         b: 0.75,
         stem: false,
         stop20: false,
+        qtf: false,
     };
     /// The judged collections' baseline of `SOURCE.txt`, stemmed or not.
     pub fn judged(stem: bool) -> Flavour {
@@ -46,6 +50,7 @@ impl Flavour {
             b: 0.75,
             stem,
             stop20: true,
+            qtf: true,
         }
     }
 }
@@ -117,8 +122,10 @@ impl Okapi {
         let mut scores: HashMap<usize, f64> = HashMap::new();
         let (k1, b) = (self.flavour.k1, self.flavour.b);
         let mut terms = tokens_as(query, self.flavour);
-        terms.sort();
-        terms.dedup();
+        if !self.flavour.qtf {
+            terms.sort();
+            terms.dedup();
+        }
         for t in terms {
             let Some(list) = self.postings.get(&t) else {
                 continue;
