@@ -40,7 +40,8 @@ pub use language::Language;
 pub use options::{Options, options, set_options};
 
 /// Bump when the analysis changes in a way [`fingerprint`]'s probe might not show.
-/// 3: stemming, exact forms, Unicode word segmentation (2 was the unstemmed tokeniser).
+/// 3: stemming, exact forms, Unicode word segmentation, defined names (2 was the unstemmed
+/// tokeniser).
 pub const VERSION: u32 = 3;
 
 /// Longer terms (hashes, base64 runs) are noise for BM25.
@@ -49,6 +50,12 @@ pub const MAX_TERM: usize = 64;
 /// The mark of an exact (unstemmed) form: `=retried` beside the stem `retri`. No analysed
 /// term starts with it otherwise (`=` is neither a letter, a digit nor a joiner).
 pub const EXACT: char = '=';
+
+/// The mark of a defined name: `#tokenhash` for a chunk that defines `token_hash`.
+pub const DEFINES: char = '#';
+
+/// A query's words joined, up to this many, are asked as a defined name.
+const NAME_WORDS: usize = 4;
 
 /// English function words that match most documents and carry no topic.
 pub const STOPWORDS: &[&str] = &[
@@ -74,12 +81,15 @@ pub enum Term {
     Exact,
     /// A whole compound of several words (`token_hash`): counts in the length.
     Whole,
+    /// The name a chunk defines ([`definition_term`], marked with [`DEFINES`]): a second term
+    /// of its heading, so it does not count in the length.
+    Defines,
 }
 
 impl Term {
     /// Whether the term counts in a text's length (one per word, one per compound).
     pub fn counts(self) -> bool {
-        !matches!(self, Term::Exact)
+        !matches!(self, Term::Exact | Term::Defines)
     }
 }
 
@@ -140,8 +150,64 @@ pub fn query_terms(text: &str) -> Vec<QueryTerm> {
             }),
         }
     });
+    if opts.definition_weight > 0.0 {
+        query_names(text, &mut |name: &str| {
+            if !out.iter().any(|q| q.text == name) {
+                out.push(QueryTerm {
+                    text: name.to_string(),
+                    kind: Term::Defines,
+                    weight: opts.definition_weight,
+                });
+            }
+        });
+    }
     out.retain(|q| q.weight > 0.0);
     out
+}
+
+/// The term of a name a chunk defines (a symbol's qualified name, a graph key): its last
+/// segment after `::`, `.` or `/`, without a parameter list, letters and digits only,
+/// lower-cased — `evident_core::access::token_hash()`, `TokenHash` and `token-hash` all give
+/// `#tokenhash`. A query asks for the names its words make joined ([`query_terms`]), so the
+/// chunk that *defines* `token_hash` is found above the chunks that use it, by `token_hash`,
+/// `tokenHash` or "token hash".
+pub fn definition_term(qualified: &str) -> Option<String> {
+    let name = qualified.split('(').next().unwrap_or(qualified);
+    let last = name
+        .rsplit(|c: char| matches!(c, ':' | '.' | '/' | '#'))
+        .find(|s| !s.is_empty())?;
+    let mut out = String::with_capacity(last.len() + 1);
+    out.push(DEFINES);
+    out.extend(
+        last.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase),
+    );
+    (out.len() > 1 && out.len() <= MAX_TERM).then_some(out)
+}
+
+/// The defined names a query's words make: every run of up to [`NAME_WORDS`] consecutive
+/// words (stop words included: `is_empty`), joined.
+fn query_names(text: &str, each: &mut dyn FnMut(&str)) {
+    let mut words: Vec<String> = Vec::new();
+    for piece in text.split(|c: char| !c.is_alphanumeric()) {
+        camel_parts(piece, |p| {
+            if !p.is_empty() {
+                words.push(p.to_lowercase());
+            }
+        });
+    }
+    let mut name = String::new();
+    for start in 0..words.len() {
+        name.clear();
+        name.push(DEFINES);
+        for w in words.iter().skip(start).take(NAME_WORDS) {
+            name.push_str(w);
+            if name.len() <= MAX_TERM {
+                each(&name);
+            }
+        }
+    }
 }
 
 /// The plain terms of a text as a list (a document's analysis in its detected language):
@@ -299,6 +365,11 @@ pub fn fingerprint() -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&VERSION.to_le_bytes());
     h.update(format!("{:?}", options()).as_bytes());
+    h.update(
+        definition_term("evident_core::access::TokenHash()")
+            .unwrap_or_default()
+            .as_bytes(),
+    );
     for text in PROBE {
         let lang = Language::detect(text);
         h.update(&[lang as u8]);

@@ -16,6 +16,8 @@ pub struct Options {
     /// A query's exact-form terms count this much of a stem's BM25 contribution (0.25:
     /// chosen on the even CISI queries among 0, 0.25 and 0.5; `docs/benchmarks.md`).
     pub exact_weight: f32,
+    /// A query's defined-name terms (`#tokenhash`) count this much (0: not asked).
+    pub definition_weight: f32,
 }
 
 impl Default for Options {
@@ -25,6 +27,7 @@ impl Default for Options {
             exact: true,
             stopwords: true,
             exact_weight: 0.25,
+            definition_weight: 1.0,
         }
     }
 }

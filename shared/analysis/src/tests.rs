@@ -9,7 +9,35 @@ fn all(text: &str) -> Vec<String> {
 }
 
 fn query(text: &str) -> Vec<String> {
-    query_terms(text).into_iter().map(|q| q.text).collect()
+    query_terms(text)
+        .into_iter()
+        .filter(|q| q.kind != Term::Defines)
+        .map(|q| q.text)
+        .collect()
+}
+
+#[test]
+fn a_defined_name_is_asked_by_its_spellings() {
+    for q in [
+        "evident_core::access::token_hash()",
+        "TokenHash",
+        "token-hash",
+        "symbol:r/a.b.token_hash()",
+    ] {
+        assert_eq!(definition_term(q).as_deref(), Some("#tokenhash"), "{q}");
+    }
+    assert_eq!(definition_term("()"), None);
+    for text in ["token_hash", "tokenHash", "how is the token hash computed"] {
+        let names: Vec<String> = query_terms(text)
+            .into_iter()
+            .filter(|q| q.kind == Term::Defines)
+            .map(|q| q.text)
+            .collect();
+        assert!(
+            names.contains(&"#tokenhash".to_string()),
+            "{text}: {names:?}"
+        );
+    }
 }
 
 #[test]
@@ -75,7 +103,8 @@ fn inflections_meet_at_their_stem_and_keep_their_exact_form() {
 fn query_terms_are_unique_and_weighted_by_occurrence() {
     let q = query_terms("retries retried retry retries");
     let texts: Vec<&str> = q.iter().map(|t| t.text.as_str()).collect();
-    assert_eq!(texts, ["retri", "=retries", "=retried", "=retry"]);
+    assert_eq!(&texts[..4], ["retri", "=retries", "=retried", "=retry"]);
+    let q: Vec<_> = q.into_iter().filter(|t| t.kind != Term::Defines).collect();
     let ew = options().exact_weight;
     let weights: Vec<f32> = q.iter().map(|t| t.weight).collect();
     assert_eq!(weights, [4.0, 2.0 * ew, ew, ew]);
@@ -201,7 +230,7 @@ proptest! {
         let got = all(&ident);
         prop_assert!(got.contains(&ident.to_lowercase()), "{ident}: no whole term in {got:?}");
         for q in query_terms(&ws.join(" ")) {
-            if q.kind != Term::Exact {
+            if !matches!(q.kind, Term::Exact | Term::Defines) {
                 prop_assert!(got.contains(&q.text), "{ident}: {got:?} lacks {}", q.text);
             }
         }
@@ -212,7 +241,7 @@ proptest! {
     fn a_word_is_found_by_itself(w in word()) {
         let doc = all(&w);
         for q in query_terms(&w) {
-            prop_assert!(q.kind == Term::Exact || doc.contains(&q.text), "{w}: {doc:?} lacks {}", q.text);
+            prop_assert!(matches!(q.kind, Term::Exact | Term::Defines) || doc.contains(&q.text), "{w}: {doc:?} lacks {}", q.text);
         }
     }
 

@@ -460,6 +460,7 @@ pub(crate) fn retrack(
                     title: chunk.title.as_deref(),
                     heading: crate::text_index::heading_of(&chunk.locator),
                     body: chunk.content.as_str(),
+                    refs: &chunk.graph_refs,
                 },
             ));
         }
@@ -520,6 +521,7 @@ impl EmbeddedStore {
                     title: c.title.as_deref(),
                     heading: crate::text_index::heading_of(&c.locator),
                     body: &c.content,
+                    refs: &c.graph_refs,
                 })
             })
             .collect();

@@ -61,6 +61,26 @@ pub struct Fields<'a> {
     pub title: Option<&'a str>,
     pub heading: Option<&'a str>,
     pub body: &'a str,
+    /// Graph keys the chunk evidences: the `symbol:` ones it declares are names it defines
+    /// (with the heading's, `evident_analysis::definition_term`).
+    pub refs: &'a [evident_core::NodeKey],
+}
+
+/// The terms of the names a chunk defines: its heading's and its `symbol:` refs'.
+fn definitions(f: &Fields<'_>, mut each: impl FnMut(&str)) {
+    let symbols = f
+        .refs
+        .iter()
+        .filter_map(|k| k.as_str().strip_prefix("symbol:"));
+    let mut seen: Vec<String> = Vec::new();
+    for name in f.heading.into_iter().chain(symbols) {
+        if let Some(t) = evident_analysis::definition_term(name)
+            && !seen.contains(&t)
+        {
+            each(&t);
+            seen.push(t);
+        }
+    }
 }
 
 /// The heading field of a chunk's locator: a code chunk's symbol, a document's or a page's
@@ -108,7 +128,7 @@ fn hash_title(title: Option<&str>, heading: Option<&str>) -> u64 {
 }
 
 /// Bump when the fields or their weights change (2: the file name of a path title counts
-/// [`FILE_NAME_WEIGHT`] more; 3: the heading field); the analysis of text itself is
+/// [`FILE_NAME_WEIGHT`] more; 3: the heading field, defined names); the analysis of text itself is
 /// versioned by `evident_analysis` ([`evident_analysis::fingerprint`]).
 const ANALYSIS_VERSION: u32 = 3;
 
@@ -123,6 +143,7 @@ pub(crate) fn analysis_fingerprint() -> u32 {
         title: Some(PROBE_TITLE),
         heading: Some(PROBE_HEADING),
         body: PROBE,
+        refs: &[],
     });
     a.terms.sort();
     let mut h = crc32fast::Hasher::new();
@@ -145,6 +166,7 @@ impl Analyzed {
             title,
             heading: None,
             body: content,
+            refs: &[],
         })
     }
 
@@ -175,6 +197,7 @@ impl Analyzed {
         if let Some(h) = f.heading {
             document_terms(h, lang, |w, k| count(w, k, HEADING_WEIGHT));
         }
+        definitions(&f, |t| count(t, Term::Defines, 1));
         document_terms(f.body, lang, |w, k| count(w, k, 1));
         Analyzed {
             terms: tf

@@ -45,8 +45,13 @@ fn the_heading_is_a_field_of_its_own() {
         title: Some("shared/core/src/access.rs"),
         heading: Some("evident_core::access::token_hash"),
         body: "pub fn token_hash(secret: &str) -> String { hex(sha256(secret)) }",
+        refs: &[evident_core::NodeKey::from_canonical(
+            "symbol:evident/evident_core::access::token_hash()",
+        )],
     });
     let count = |t: &str| a.terms.iter().find(|(w, _)| &**w == t).map(|(_, n)| *n);
+    // The name it defines, once (heading and ref agree), outside the length.
+    assert_eq!(count("#tokenhash"), Some(1));
     assert_eq!(count("token_hash"), Some(HEADING_WEIGHT + 1));
     assert_eq!(count("secret"), Some(2));
     let locator = evident_core::Locator::File {
@@ -279,6 +284,7 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
                 title: Some("another title"),
                 heading: None,
                 body: t.as_str(),
+                refs: &[],
             };
             (*r, "a", f)
         })
