@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use evident_analysis::{Language, Term, document_terms, query_terms};
 use evident_core::{Chunk, Visibility};
-use evident_store::{ChunkFilter, ChunkStore, ScoredId};
+use evident_store::{ChunkFilter, ScoredId};
 use serde::{Deserialize, Serialize};
 
 use crate::{Kb, Result};

@@ -55,10 +55,6 @@ impl Flavour {
     }
 }
 
-pub fn tokens(text: &str) -> Vec<String> {
-    tokens_as(text, Flavour::REPO)
-}
-
 fn tokens_as(text: &str, f: Flavour) -> Vec<String> {
     let stop = if f.stop20 { STOP20 } else { STOP };
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
@@ -150,6 +146,7 @@ impl Okapi {
 
 /// nDCG@k, recall@k and reciprocal rank of one ranking against graded judgements
 /// (relevance > 0 is relevant).
+#[cfg(test)]
 pub fn measures(ranked: &[String], judged: &HashMap<String, u32>, k: usize) -> [f64; 3] {
     [
         ndcg(ranked, judged, k),
