@@ -20,7 +20,8 @@
 //! per-source diversity penalty (×0.55 for each better-scored item of the same source).
 //! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
 //!
-//! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool),
+//! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool;
+//! with [`Tuning::feedback`], the BM25 list asked again with RM3 [`feedback`]),
 //! [`phrase`] verification, [`entities`], [`expansion`] (edges ranked by relevance to the
 //! query), [`fusion`], [`history`], [`pack`];
 //! [`Kb::retrieve`] runs them in that order.
