@@ -110,7 +110,7 @@ async fn the_mcp_worked_example_is_answered_in_the_top_3() {
     )
     .await;
     assert_eq!(
-        stored["structuredContent"]["sourceUrn"], "knowledge:payment_retries",
+        stored["result"]["structuredContent"]["sourceUrn"], "knowledge:payment_retries",
         "{stored}"
     );
     let found = mcp(
@@ -119,7 +119,7 @@ async fn the_mcp_worked_example_is_answered_in_the_top_3() {
         json!({"clientId": "default", "query": "how often are charges retried"}),
     )
     .await;
-    let urns = urns(&found["structuredContent"]["items"]);
+    let urns = urns(&found["result"]["structuredContent"]["items"]);
     let rank = urns.iter().position(|u| u == "knowledge:payment_retries");
     assert!(rank.is_some_and(|r| r < 3), "rank {rank:?}: {urns:?}");
 }
