@@ -349,6 +349,31 @@ impl ChunkStore for EmbeddedStore {
         .await
     }
 
+    async fn search_terms(
+        &self,
+        vis: &Visibility,
+        terms: &[(String, f32)],
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredId>> {
+        let (vis, filter, terms) = (vis.clone(), filter.clone(), terms.to_vec());
+        self.compute(move |inner| {
+            let rows = inner.vectors.row_filter(&vis, &filter.kinds, &filter.typed);
+            Ok(inner
+                .text
+                .search_terms(&terms, &vis.partitions(), &rows, limit)
+                .into_iter()
+                .filter_map(|(rid, score)| {
+                    rows.id(rid).map(|id| ScoredId {
+                        chunk_id: id.to_string(),
+                        score,
+                    })
+                })
+                .collect())
+        })
+        .await
+    }
+
     async fn search_vector(
         &self,
         vis: &Visibility,

@@ -42,7 +42,6 @@ mod schema;
 mod sources;
 mod sql;
 mod text_index;
-mod tokens;
 pub mod vectors;
 mod write;
 pub mod writer_stats;

@@ -24,7 +24,7 @@ use evident_store::{Result, StoreError};
 use parking_lot::{Condvar, Mutex};
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
-use crate::text_index::{Analyzed, LoadError, Marks, Saved, TextIndex};
+use crate::text_index::{Analyzed, Fields, LoadError, Marks, Saved, TextIndex, heading_of};
 use crate::vectors::VectorIndex;
 use crate::{Inner, chunks, sqlite_err};
 
@@ -218,8 +218,9 @@ fn replay(conn: &Connection, m: &Marks, vectors: &VectorIndex, text: &TextIndex)
 /// Rows handed from the SQLite reader to the analysers at a time.
 const BATCH: usize = 512;
 
-/// A row's text on its way to the text index: (row id, partition, title, content).
-type TextRow = (u64, String, Option<String>, String);
+/// A row's text on its way to the text index: (row id, partition, title, locator, content,
+/// graph refs), the locator and refs as stored (JSON).
+type TextRow = (u64, String, Option<String>, String, String, String);
 
 /// Reads the chunk rows matching `cond` into the row map and the text index. Returns how many.
 /// The reading thread fills the row map; two others tokenise and index the text (tokenising
@@ -238,8 +239,23 @@ fn track_rows(
             s.spawn(|| {
                 loop {
                     let Ok(batch) = rx.lock().recv() else { return };
-                    for (rid, part, title, content) in batch {
-                        text.insert(rid, &part, Analyzed::of(title.as_deref(), &content));
+                    for (rid, part, title, locator, content, refs) in batch {
+                        // An unreadable locator or refs (never written so) only lose their
+                        // fields.
+                        let locator = serde_json::from_str::<evident_core::Locator>(&locator);
+                        let refs: Vec<evident_core::NodeKey> =
+                            serde_json::from_str::<Vec<String>>(&refs)
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(evident_core::NodeKey::from_canonical)
+                                .collect();
+                        let fields = Fields {
+                            title: title.as_deref(),
+                            heading: locator.as_ref().ok().and_then(heading_of),
+                            body: &content,
+                            refs: &refs,
+                        };
+                        text.insert(rid, &part, Analyzed::of_fields(fields));
                     }
                 }
             });
@@ -259,8 +275,8 @@ fn read_rows(
 ) -> Result<usize> {
     let mut stmt = conn
         .prepare(&format!(
-            "SELECT rid, id, client_id, project_id, group_id, kind, title, content, metadata \
-             FROM chunks WHERE {cond}"
+            "SELECT rid, id, client_id, project_id, group_id, kind, title, content, metadata, \
+             locator, graph_refs FROM chunks WHERE {cond}"
         ))
         .map_err(sqlite_err)?;
     let mut rows = stmt.query(params_from_iter(params)).map_err(sqlite_err)?;
@@ -281,7 +297,9 @@ fn read_rows(
             rid,
             scope.partition().to_string(),
             r.get(6).map_err(e)?,
+            r.get(9).map_err(e)?,
             r.get(7).map_err(e)?,
+            r.get(10).map_err(e)?,
         ));
         if batch.len() == BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));

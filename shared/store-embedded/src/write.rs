@@ -456,12 +456,16 @@ pub(crate) fn retrack(
             retitle.push((
                 rid,
                 chunk.scope.partition(),
-                chunk.title.as_deref(),
-                chunk.content.as_str(),
+                crate::text_index::Fields {
+                    title: chunk.title.as_deref(),
+                    heading: crate::text_index::heading_of(&chunk.locator),
+                    body: chunk.content.as_str(),
+                    refs: &chunk.graph_refs,
+                },
             ));
         }
     }
-    // The title may have changed: re-index the text of the rows whose title did.
+    // The title or heading may have changed: re-index the text of the rows whose did.
     inner.text.retitle(&retitle);
     Ok(())
 }
@@ -512,7 +516,14 @@ impl EmbeddedStore {
         let analyzed = write
             .upsert_chunks
             .iter()
-            .map(|(c, _)| crate::text_index::Analyzed::of(c.title.as_deref(), &c.content))
+            .map(|(c, _)| {
+                crate::text_index::Analyzed::of_fields(crate::text_index::Fields {
+                    title: c.title.as_deref(),
+                    heading: crate::text_index::heading_of(&c.locator),
+                    body: &c.content,
+                    refs: &c.graph_refs,
+                })
+            })
             .collect();
         let (reply, answer) = oneshot::channel();
         self.send_job(Job::Source {

@@ -115,6 +115,24 @@ pub trait ChunkStore: Send + Sync {
         filter: &ChunkFilter,
         limit: usize,
     ) -> Result<Vec<ScoredId>>;
+    /// BM25 over terms already analysed (`evident_analysis`: stems, `=exact` forms, whole
+    /// identifiers), each contribution multiplied by its weight: a query the retriever
+    /// expanded (pseudo-relevance feedback). A backend that cannot weigh terms searches the
+    /// stems as one text (exact forms and weights dropped).
+    async fn search_terms(
+        &self,
+        vis: &Visibility,
+        terms: &[(String, f32)],
+        filter: &ChunkFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredId>> {
+        let text: Vec<&str> = terms
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .filter(|t| !t.starts_with('='))
+            .collect();
+        self.search_text(vis, &text.join(" "), filter, limit).await
+    }
     /// Nearest neighbours by cosine similarity, best first.
     async fn search_vector(
         &self,

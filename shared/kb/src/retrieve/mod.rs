@@ -20,7 +20,8 @@
 //! per-source diversity penalty (×0.55 for each better-scored item of the same source).
 //! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
 //!
-//! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool),
+//! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool;
+//! with [`Tuning::feedback`], the BM25 list asked again with RM3 [`feedback`]),
 //! [`phrase`] verification, [`entities`], [`expansion`] (edges ranked by relevance to the
 //! query), [`fusion`], [`history`], [`pack`];
 //! [`Kb::retrieve`] runs them in that order.
@@ -28,6 +29,7 @@
 mod candidates;
 mod entities;
 mod expansion;
+pub mod feedback;
 mod fusion;
 pub mod history;
 mod pack;
@@ -44,6 +46,7 @@ use serde::{Deserialize, Serialize};
 pub use candidates::{Candidates, channel_depths};
 pub use entities::{QueryEntities, entity_hits, query_entities};
 pub use expansion::{EdgeRelevance, Expansion, expansion_seeds, graph_hits, rank_edges};
+pub use feedback::FeedbackParams;
 pub use fusion::{Fusion, FusionParams};
 pub use history::{PackCommit, asks_about_change};
 pub use pack::{Channels, evidence_items, summary};
@@ -99,6 +102,9 @@ pub struct Tuning {
     pub diversity: f32,
     /// Fused candidates the reranker reads at least ([`rerank::RERANK_DEPTH`]).
     pub rerank_depth: usize,
+    /// Pseudo-relevance feedback for long natural questions ([`feedback`]); none when
+    /// `None`.
+    pub feedback: Option<FeedbackParams>,
 }
 
 impl Default for Tuning {
@@ -108,6 +114,7 @@ impl Default for Tuning {
             rerank: RerankWeights::default(),
             diversity: DIVERSITY,
             rerank_depth: rerank::RERANK_DEPTH,
+            feedback: None,
         }
     }
 }
@@ -282,12 +289,17 @@ impl Kb {
         let phrases = phrases(&req.query);
         let change = history::wants_history(&req.query, &req.kinds);
         let Candidates {
-            bm25,
+            mut bm25,
             vector,
             phrase_pool,
         } = self
             .candidates(&vis, &req.query, &filter, req.max_results, &phrases)
             .await?;
+        if let Some(fb) = &req.tuning.feedback
+            && let Some(expanded) = self.feedback(&vis, &req.query, &filter, &bm25, fb).await?
+        {
+            bm25 = expanded;
+        }
         watch.reached(Stage::Searched {
             text: bm25.len(),
             vector: vector.len(),

@@ -1,5 +1,6 @@
-//! In-memory BM25 index over chunk text (title weighted ×2, the file name of a path title
-//! ×4), maintained in the commit critical section like the vector row map. Saved beside the SQLite file with the row map
+//! In-memory BM25F index over chunk text (fields as weighted term frequencies: title ×2,
+//! the file name of a path title ×2 more, the heading — symbol or section — ×2, body ×1),
+//! maintained in the commit critical section like the vector row map. Saved beside the SQLite file with the row map
 //! ([`persist`], `crate::restart`) and loaded at open; rebuilt from SQLite when that file is
 //! missing, damaged or stale.
 //!
@@ -7,9 +8,10 @@
 //! measured here at 4 ms p50 / 16 ms p99 per query at 10k chunks and growing linearly. Plain
 //! term-at-a-time scoring over compact posting lists into a dense score buffer does the same
 //! work in tens of microseconds per thousand postings, and a chunk is searchable the moment its
-//! commit is published. Terms come from [`crate::tokens`]: words, identifier parts
-//! (`retrieveWithExpansion` → `retrieve`, `expansion`) and whole identifiers; stop words are
-//! neither indexed nor queried.
+//! commit is published. Terms come from the one analyzer, `evident_analysis`: word stems with
+//! the exact forms beside them, identifier parts (`retrieveWithExpansion` → `retriev`,
+//! `expans`) and whole identifiers; stop words are neither indexed nor queried. A query's
+//! exact-form terms weigh less than its stems (their idf is scaled by the term's weight).
 
 use std::collections::HashMap;
 
@@ -33,8 +35,12 @@ const TITLE_WEIGHT: u16 = 2;
 /// The file name of a path title ([`file_name`]) counts this many times more: a question
 /// naming `fusion` wants `retrieve/fusion.rs` before the files of the same directories.
 const FILE_NAME_WEIGHT: u16 = 2;
+/// The chunk's heading — the symbol a code chunk defines, the section path of a document
+/// or page chunk ([`heading_of`]) — counts this many times: a question naming `token_hash`
+/// wants the chunk that defines it before the chunks that call it.
+const HEADING_WEIGHT: u16 = 2;
 
-use crate::tokens::{file_name, terms};
+use evident_analysis::{Language, Term, document_terms, file_name, query_terms};
 
 /// BM25 statistics are kept per partition and a search uses those of the partitions the
 /// reader can see (global + its client, `Visibility::partitions`): document count, average
@@ -48,8 +54,48 @@ pub struct TextIndex {
     inner: RwLock<Inner>,
 }
 
-/// A text's terms with their weighted counts, and its length: computed before the write (off
-/// the commit critical section), inserted at publish.
+/// The fields of a chunk the index reads (BM25F as weighted term frequencies: each field's
+/// terms count its weight in the term frequency and the length; one length normalisation).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fields<'a> {
+    pub title: Option<&'a str>,
+    pub heading: Option<&'a str>,
+    pub body: &'a str,
+    /// Graph keys the chunk evidences: the `symbol:` ones it declares are names it defines
+    /// (with the heading's, `evident_analysis::definition_term`).
+    pub refs: &'a [evident_core::NodeKey],
+}
+
+/// The terms of the names a chunk defines: its heading's and its `symbol:` refs'.
+fn definitions(f: &Fields<'_>, mut each: impl FnMut(&str)) {
+    let symbols = f
+        .refs
+        .iter()
+        .filter_map(|k| k.as_str().strip_prefix("symbol:"));
+    let mut seen: Vec<String> = Vec::new();
+    for name in f.heading.into_iter().chain(symbols) {
+        if let Some(t) = evident_analysis::definition_term(name)
+            && !seen.contains(&t)
+        {
+            each(&t);
+            seen.push(t);
+        }
+    }
+}
+
+/// The heading field of a chunk's locator: a code chunk's symbol, a document's or a page's
+/// section path.
+pub fn heading_of(locator: &evident_core::Locator) -> Option<&str> {
+    use evident_core::Locator;
+    match locator {
+        Locator::File { symbol, .. } => symbol.as_deref(),
+        Locator::Document { section, .. } | Locator::Page { section, .. } => section.as_deref(),
+        _ => None,
+    }
+}
+
+/// A chunk's terms with their weighted counts, and its length: computed before the write
+/// (off the commit critical section), inserted at publish.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Analyzed {
     terms: Vec<(Box<str>, u16)>,
@@ -57,36 +103,52 @@ pub struct Analyzed {
     title_hash: u64,
 }
 
-/// FNV-1a of the title (`None` and `Some("")` differ): saved with the index, so it must not
-/// change between builds as `DefaultHasher` may.
-fn hash_title(title: Option<&str>) -> u64 {
-    let Some(title) = title else {
-        return 0;
+/// FNV-1a of the title (`None` and `Some("")` differ), and of the heading after it when
+/// there is one: saved with the index, so it must not change between builds as
+/// `DefaultHasher` may.
+fn hash_title(title: Option<&str>, heading: Option<&str>) -> u64 {
+    let fnv = |h: u64, bytes: &[u8]| {
+        bytes
+            .iter()
+            .fold(h, |h, b| (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3))
     };
-    title
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-        })
-        .max(1)
+    const BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    let h = match (title, heading) {
+        (None, None) => return 0,
+        (Some(t), None) => fnv(BASIS, t.as_bytes()),
+        (t, Some(head)) => {
+            let with_title = fnv(BASIS, t.unwrap_or("").as_bytes());
+            fnv(
+                fnv(with_title, &[0x1f, u8::from(t.is_some())]),
+                head.as_bytes(),
+            )
+        }
+    };
+    h.max(1)
 }
 
-/// Bump when the analysis changes in a way the probe below might not show (2: the file name
-/// of a path title counts [`FILE_NAME_WEIGHT`] more; the probe's title is prose).
-const ANALYSIS_VERSION: u32 = 2;
+/// Bump when the fields or their weights change (2: the file name of a path title counts
+/// [`FILE_NAME_WEIGHT`] more; 3: the heading field, defined names); the analysis of text itself is
+/// versioned by `evident_analysis` ([`evident_analysis::fingerprint`]).
+const ANALYSIS_VERSION: u32 = 3;
 
-/// What the analysis makes of a probe text (words, identifiers, diacritics, stop words,
-/// numbers, a title): a saved index whose fingerprint differs was built by another tokeniser
-/// and is rebuilt rather than loaded.
+/// What the analysis makes of a probe chunk with the analyzer's fingerprint: a saved index
+/// whose fingerprint differs was built by another analysis and is rebuilt rather than loaded.
 pub(crate) fn analysis_fingerprint() -> u32 {
-    const PROBE_TITLE: &str = "Retrieval Quality: parseConfig() and the HNSW index";
-    const PROBE: &str = "How is parse_config() used in Příliš žluťoučký kůň? The retrieveWithExpansion \
-        step calls evident_kb::retrieve::fusion at v2.3.1 for RFC-7231, ÉCOLE, naïve café, \
-        HTTPServer2Handler, snake_case_name, x86_64, 10,000 chunks, a/b/c.rs:42 and e-mail.";
-    let mut a = Analyzed::of(Some(PROBE_TITLE), PROBE);
+    const PROBE_TITLE: &str = "shared/kb/src/retrieve/fusion.rs";
+    const PROBE_HEADING: &str = "evident_kb::retrieve::fusion::Fusion.add_scored()";
+    const PROBE: &str = "How is parse_config() used in the retrieveWithExpansion step? \
+        Retries are retried.";
+    let mut a = Analyzed::of_fields(Fields {
+        title: Some(PROBE_TITLE),
+        heading: Some(PROBE_HEADING),
+        body: PROBE,
+        refs: &[],
+    });
     a.terms.sort();
     let mut h = crc32fast::Hasher::new();
     h.update(&ANALYSIS_VERSION.to_le_bytes());
+    h.update(&evident_analysis::fingerprint().to_le_bytes());
     h.update(&a.len.to_le_bytes());
     h.update(&a.title_hash.to_le_bytes());
     for (t, n) in &a.terms {
@@ -97,36 +159,59 @@ pub(crate) fn analysis_fingerprint() -> u32 {
 }
 
 impl Analyzed {
+    /// A text with a title and no heading.
+    #[cfg(test)]
     pub fn of(title: Option<&str>, content: &str) -> Analyzed {
+        Analyzed::of_fields(Fields {
+            title,
+            heading: None,
+            body: content,
+            refs: &[],
+        })
+    }
+
+    /// A chunk's fields, each field's terms counted its weight; every field is analysed in
+    /// the language of the body.
+    pub fn of_fields(f: Fields<'_>) -> Analyzed {
         let mut tf: HashMap<String, u16> = HashMap::new();
         let mut len = 0u32;
         // Count into the map without allocating a key for terms already seen (the common case).
-        let mut count = |w: &str, weight: u16| {
+        let mut count = |w: &str, kind: Term, weight: u16| {
             match tf.get_mut(w) {
                 Some(n) => *n = n.saturating_add(weight),
                 None => {
                     tf.insert(w.to_string(), weight);
                 }
             }
-            len += weight as u32;
+            if kind.counts() {
+                len += weight as u32;
+            }
         };
-        if let Some(t) = title {
-            terms(t, |w| count(w, TITLE_WEIGHT));
+        let lang = Language::detect(f.body);
+        if let Some(t) = f.title {
+            document_terms(t, lang, |w, k| count(w, k, TITLE_WEIGHT));
             if let Some(name) = file_name(t) {
-                terms(name, |w| count(w, FILE_NAME_WEIGHT));
+                document_terms(name, lang, |w, k| count(w, k, FILE_NAME_WEIGHT));
             }
         }
-        terms(content, |w| count(w, 1));
+        if let Some(h) = f.heading {
+            document_terms(h, lang, |w, k| count(w, k, HEADING_WEIGHT));
+        }
+        definitions(&f, |t| count(t, Term::Defines, 1));
+        document_terms(f.body, lang, |w, k| count(w, k, 1));
         Analyzed {
             terms: tf
                 .into_iter()
                 .map(|(t, n)| (t.into_boxed_str(), n))
                 .collect(),
             len,
-            title_hash: hash_title(title),
+            title_hash: hash_title(f.title, f.heading),
         }
     }
 }
+
+/// A row to re-index when its title or heading may have changed: (row, partition, fields).
+pub type Retitle<'a> = (u64, &'a str, Fields<'a>);
 
 impl TextIndex {
     /// Indexes a row of `partition` from its analysis (no tokenizing under the lock).
@@ -135,18 +220,17 @@ impl TextIndex {
         inner.insert(rid, partition, analyzed);
     }
 
-    /// Re-indexes rows whose title may have changed (`(row, partition, title, content)`;
-    /// their text never does: a relocated chunk keeps its id only while its text is the
+    /// Re-indexes rows whose title or heading may have changed (their text never does: a relocated chunk keeps its id only while its text is the
     /// same). Rows whose indexed title is this one — the common case — are left alone; the
     /// others lose their old postings in one sweep and are indexed again.
-    pub fn retitle(&self, rows: &[(u64, &str, Option<&str>, &str)]) {
+    pub fn retitle(&self, rows: &[Retitle<'_>]) {
         let changed: Vec<(u64, &str, Analyzed)> = {
             let inner = self.inner.read();
             rows.iter()
-                .filter(|(rid, _, title, _)| {
-                    inner.title_hash.get(*rid) != Some(&hash_title(*title))
+                .filter(|(rid, _, f)| {
+                    inner.title_hash.get(*rid) != Some(&hash_title(f.title, f.heading))
                 })
-                .map(|(rid, part, title, content)| (*rid, *part, Analyzed::of(*title, content)))
+                .map(|(rid, part, f)| (*rid, *part, Analyzed::of_fields(*f)))
                 .collect()
         };
         if changed.is_empty() {
@@ -235,6 +319,22 @@ impl TextIndex {
         filter: &RowFilter<'_>,
         k: usize,
     ) -> Vec<(u64, f32)> {
+        let terms: Vec<(String, f32)> = query_terms(query)
+            .into_iter()
+            .map(|q| (q.text, q.weight))
+            .collect();
+        self.search_terms(&terms, partitions, filter, k)
+    }
+
+    /// [`TextIndex::search`] over analysed terms with their weights (each term's idf is
+    /// scaled by its weight).
+    pub fn search_terms(
+        &self,
+        query: &[(String, f32)],
+        partitions: &[&str],
+        filter: &RowFilter<'_>,
+        k: usize,
+    ) -> Vec<(u64, f32)> {
         let inner = self.inner.read();
         let parts: Vec<u32> = partitions
             .iter()
@@ -249,17 +349,18 @@ impl TextIndex {
             return Vec::new();
         }
         let avgdl = (total_len as f32 / n).max(1.0);
-        let mut query_terms: Vec<u32> = Vec::new();
-        terms(query, |w| {
-            if let Some(id) = inner.term_ids.get(w)
-                && !query_terms.contains(id)
+        let mut ids: Vec<(u32, f32)> = Vec::new();
+        for (text, weight) in query {
+            if let Some(id) = inner.term_ids.get(text.as_str())
+                && *weight > 0.0
+                && !ids.iter().any(|(i, _)| i == id)
             {
-                query_terms.push(*id);
+                ids.push((*id, *weight));
             }
-        });
-        let terms: Vec<(u32, f32)> = query_terms
+        }
+        let terms: Vec<(u32, f32)> = ids
             .into_iter()
-            .filter_map(|t| {
+            .filter_map(|(t, weight)| {
                 let df = inner.postings[t as usize].df_in(&parts) as f32;
                 if df == 0.0 {
                     return None; // no visible row holds the term
@@ -267,7 +368,8 @@ impl TextIndex {
                 // Stale postings (removed rows not yet compacted) still count in `df`; never
                 // let them push it past the live count (a negative idf would hide matches).
                 let df = df.min(n);
-                Some((t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()))
+                // A query term's weight scales its idf (an exact form counts less than a stem).
+                Some((t, weight * (1.0 + (n - df + 0.5) / (df + 0.5)).ln()))
             })
             .collect();
         score::top_k(&inner, filter, terms, avgdl, k)

@@ -1,23 +1,67 @@
 use super::*;
 
 #[test]
-fn terms_fold_case_and_diacritics_and_drop_stop_words() {
-    let mut out = Vec::new();
-    terms("How is parse_config() used in Příliš?", |w| {
-        out.push(w.to_string())
-    });
+fn terms_fold_case_and_diacritics_stem_and_drop_stop_words() {
+    let a = Analyzed::of(None, "How is parse_config() used in Příliš?");
+    let mut terms: Vec<&str> = a.terms.iter().map(|(t, _)| &**t).collect();
+    terms.sort();
     assert_eq!(
-        out,
-        vec!["parse", "config", "parse_config", "used", "prilis"]
+        terms,
+        [
+            "=parse",
+            "=used",
+            "config",
+            "pars",
+            "parse_config",
+            "prilis",
+            "use"
+        ]
     );
+    // Exact forms are not counted in the length: pars, config, parse_config, use, prilis.
+    assert_eq!(a.len, 5);
 }
 
 #[test]
 fn the_title_hash_is_stable_and_tells_none_from_empty() {
-    assert_eq!(hash_title(None), 0);
-    assert_ne!(hash_title(Some("")), hash_title(None));
+    assert_eq!(hash_title(None, None), 0);
+    assert_ne!(hash_title(Some(""), None), hash_title(None, None));
     // FNV-1a 64 of "a" (published test vector): saved files depend on it.
-    assert_eq!(hash_title(Some("a")), 0xaf63_dc4c_8601_ec8c);
+    assert_eq!(hash_title(Some("a"), None), 0xaf63_dc4c_8601_ec8c);
+    // A heading changes it; where the title ends is part of it.
+    assert_ne!(
+        hash_title(Some("a"), Some("b")),
+        hash_title(Some("a"), None)
+    );
+    assert_ne!(
+        hash_title(Some("ab"), Some("")),
+        hash_title(Some("a"), Some("b"))
+    );
+    assert_ne!(hash_title(None, Some("b")), hash_title(Some(""), Some("b")));
+}
+
+#[test]
+fn the_heading_is_a_field_of_its_own() {
+    let a = Analyzed::of_fields(Fields {
+        title: Some("shared/core/src/access.rs"),
+        heading: Some("evident_core::access::token_hash"),
+        body: "pub fn token_hash(secret: &str) -> String { hex(sha256(secret)) }",
+        refs: &[evident_core::NodeKey::from_canonical(
+            "symbol:evident/evident_core::access::token_hash()",
+        )],
+    });
+    let count = |t: &str| a.terms.iter().find(|(w, _)| &**w == t).map(|(_, n)| *n);
+    // The name it defines, once (heading and ref agree), outside the length.
+    assert_eq!(count("#tokenhash"), Some(1));
+    assert_eq!(count("token_hash"), Some(HEADING_WEIGHT + 1));
+    assert_eq!(count("secret"), Some(2));
+    let locator = evident_core::Locator::File {
+        path: "a.rs".into(),
+        line_start: 1,
+        line_end: 2,
+        commit: None,
+        symbol: Some("a::f".into()),
+    };
+    assert_eq!(heading_of(&locator), Some("a::f"));
 }
 
 #[test]
@@ -25,7 +69,7 @@ fn a_path_titles_file_name_counts_more_than_its_directories() {
     let a = Analyzed::of(Some("shared/kb/src/retrieve/fusion.rs"), "fn fuse() {}");
     let count = |t: &str| a.terms.iter().find(|(w, _)| &**w == t).map(|(_, n)| *n);
     assert_eq!(count("fusion"), Some(TITLE_WEIGHT + FILE_NAME_WEIGHT));
-    assert_eq!(count("retrieve"), Some(TITLE_WEIGHT));
+    assert_eq!(count("retriev"), Some(TITLE_WEIGHT));
     assert_eq!(count("fuse"), Some(1));
     // A prose title has no file name.
     let b = Analyzed::of(Some("Token budget"), "x");
@@ -233,9 +277,17 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
     }
     // Re-titled rows are appended again: the lists of their words are no longer sorted.
     let retitled: Vec<(u64, String)> = [10u64, 20, 600].iter().map(|r| (*r, text(*r))).collect();
-    let retitle: Vec<(u64, &str, Option<&str>, &str)> = retitled
+    let retitle: Vec<super::Retitle<'_>> = retitled
         .iter()
-        .map(|(r, t)| (*r, "a", Some("another title"), t.as_str()))
+        .map(|(r, t)| {
+            let f = super::Fields {
+                title: Some("another title"),
+                heading: None,
+                body: t.as_str(),
+                refs: &[],
+            };
+            (*r, "a", f)
+        })
         .collect();
     index.retitle(&retitle);
     assert!(index.inner.read().postings.iter().any(|p| p.unsorted));
@@ -260,17 +312,17 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
         );
         let mut scores: HashMap<u64, f32> = HashMap::new();
         let mut seen = Vec::new();
-        terms(query, |w| {
-            let Some(&t) = inner.term_ids.get(w) else {
-                return;
+        for q in evident_analysis::query_terms(query) {
+            let Some(&t) = inner.term_ids.get(q.text.as_str()) else {
+                continue;
             };
             if seen.contains(&t) {
-                return;
+                continue;
             }
             seen.push(t);
             let p = &inner.postings[t as usize];
             let df = (p.df_in(&[part]) as f32).min(n);
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = q.weight * (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for (&rid, &tf) in p.rids.iter().zip(&p.tfs) {
                 let (Some(&dl), true) = (inner.doc_len.get(rid as u64), filter.admits(rid as u64))
                 else {
@@ -280,7 +332,7 @@ fn pruned_scoring_returns_the_top_k_of_exhaustive_scoring() {
                 *scores.entry(rid as u64).or_default() +=
                     idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl as f32 / avgdl));
             }
-        });
+        }
         let mut want: Vec<(u64, f32)> = scores.into_iter().collect();
         want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         want.truncate(10);

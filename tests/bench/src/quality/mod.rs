@@ -1,15 +1,20 @@
 //! `quality`: how good retrieval's answers are, next to a plain Okapi BM25 baseline.
 //!
-//! `quality [--repo PATH] [--at COMMIT] [--collections NAME=DIR,…] [--dir PATH]`:
+//! `quality [--repo PATH] [--at COMMIT] [--collections NAME=DIR,…] [--sets S,…] [--dir PATH]`
+//! (`--sets`: any of `questions`, `idents`, `readme`, `judged`; all by default; the judged
+//! collections default to CISI, shipped in `data/ir/cisi`):
 //! - the code-and-docs questions of `data/quality/repo-questions.json` over this repository
 //!   cloned at the commit they were written against ([`repo::PINNED`], the last one before
 //!   they were added) and indexed as the quickstart does (the git indexer: every file and
 //!   every commit): top-1 / top-5 hit rate of a current chunk of the right file;
 //! - the history questions of `data/quality/history-questions.json`: the right commit
 //!   (a `git-commit` or `git-diff` chunk of it) in the top 3;
+//! - the code-identifier set ([`idents`]): every public definition's name, and the name
+//!   split into words, answered by its defining chunk in the top 1 / top 3;
+//! - the README's worked examples ([`readme`]) in the top 3;
 //! - each judged collection named (BEIR layout — `corpus.jsonl`, `queries.jsonl`,
 //!   `qrels/test.tsv` — or the Glasgow layout — `*.ALL`, `*.QRY`, `*.REL`): nDCG@10,
-//!   recall@10, MRR.
+//!   recall@100, MAP beside a stemmed and an unstemmed Okapi BM25 ([`judged`]).
 //!
 //! Every set is measured for BM25 alone, the vector channel alone, hybrid (fusion, no
 //! graph), hybrid + graph (the default request) and hybrid + graph + rerank, with the
@@ -20,8 +25,10 @@
 //! the repository sets' run by the embedder comparison of [`embedders`].
 
 mod embedders;
+mod idents;
 pub(crate) mod judged;
 mod okapi;
+mod readme;
 mod repo;
 
 use std::path::{Path, PathBuf};
@@ -72,6 +79,8 @@ pub struct Hit {
     pub kind: String,
     pub source_urn: String,
     pub path: Option<String>,
+    /// The lines of a current file chunk.
+    pub lines: Option<(usize, usize)>,
     pub commit: Option<String>,
     /// For a retrieval mode: the item's score and channel scores (printed with the misses).
     pub note: String,
@@ -92,10 +101,19 @@ fn hit_of(c: &Chunk) -> Hit {
         Locator::Document { uri, .. } => Some(uri.clone()),
         _ => None,
     };
+    let lines = match &c.locator {
+        Locator::File {
+            line_start,
+            line_end,
+            ..
+        } if !is_history(&c.kind) => Some((*line_start, *line_end)),
+        _ => None,
+    };
     Hit {
         kind: c.kind.clone(),
         source_urn: c.source_urn.clone(),
         path,
+        lines,
         commit,
         note: String::new(),
     }
@@ -122,9 +140,25 @@ impl Asker<'_> {
         k: usize,
         tuning: Tuning,
     ) -> (Vec<Hit>, Duration) {
+        self.ask_kinds(mode, query, &[], k, tuning).await
+    }
+
+    /// [`Asker::ask`] for chunks of `kinds` only (every kind when empty).
+    pub async fn ask_kinds(
+        &self,
+        mode: Mode,
+        query: &str,
+        kinds: &[&str],
+        k: usize,
+        tuning: Tuning,
+    ) -> (Vec<Hit>, Duration) {
         let vis = self.vis();
         let chunks = &self.kb.stores().chunks;
-        let filter = ChunkFilter::default();
+        let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+        let filter = ChunkFilter {
+            kinds: kinds.clone(),
+            ..Default::default()
+        };
         let t = Instant::now();
         let ids = match mode {
             Mode::Bm25 => chunks
@@ -145,6 +179,7 @@ impl Asker<'_> {
             _ => {
                 let mut req = RetrieveQuery::new(query, Some(self.client));
                 req.max_results = k;
+                req.kinds = kinds;
                 req.expand_graph = mode != Mode::Hybrid;
                 req.rerank = mode == Mode::Rerank;
                 req.tuning = tuning;
@@ -188,7 +223,15 @@ fn note_of(i: &evident_kb::retrieve::EvidenceItem) -> String {
 pub fn fusion_grid() -> Vec<FusionParams> {
     let mut out = vec![FusionParams::rrf()];
     for lambda in [0.0, 0.25, 0.5, 0.75, 1.0] {
-        for (bm25, vector) in [(0.3, 0.3), (0.45, 0.15), (0.15, 0.45)] {
+        // The vector channel down to nothing: on a collection where it helps little (CISI's
+        // abstracts for the static table), its weight is chosen on the tuning half too.
+        for (bm25, vector) in [
+            (0.3, 0.3),
+            (0.45, 0.15),
+            (0.15, 0.45),
+            (0.45, 0.05),
+            (0.45, 0.0),
+        ] {
             for entity in [0.05, 0.10] {
                 out.push(FusionParams {
                     lambda,
@@ -212,12 +255,43 @@ fn default_repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `EVIDENT_ANALYSIS=nostem,noexact,nostop,exact=0.3`: an analysis variant for this run
+/// (measured against the shipped one; see `evident_analysis::Options`).
+fn analysis_variant() {
+    let Ok(spec) = std::env::var("EVIDENT_ANALYSIS") else {
+        return;
+    };
+    let mut o = evident_analysis::Options::default();
+    for part in spec.split(',').filter(|p| !p.is_empty()) {
+        match part {
+            "nostem" => o.stem = false,
+            "noexact" => o.exact = false,
+            "nostop" => o.stopwords = false,
+            _ => match part.strip_prefix("exact=").and_then(|w| w.parse().ok()) {
+                Some(w) => o.exact_weight = w,
+                None => panic!("EVIDENT_ANALYSIS: unknown {part:?}"),
+            },
+        }
+    }
+    assert!(
+        evident_analysis::set_options(o),
+        "analysis options already in use"
+    );
+    println!("analysis variant: {o:?}");
+}
+
 pub async fn run(args: &Args) {
+    analysis_variant();
     let started = Instant::now();
     let scratch = tempfile::tempdir_in(args.path("dir").unwrap_or_else(std::env::temp_dir))
         .expect("scratch dir");
     let repo_path = args.path("repo").unwrap_or_else(default_repo);
     let mut json = serde_json::Map::new();
+    let sets: Vec<&str> = args
+        .value("sets")
+        .unwrap_or("questions,idents,readme,judged")
+        .split(',')
+        .collect();
     let flags = embedders::Flags {
         embedders: args.value("embedders"),
         url: args.value("ollama-url"),
@@ -234,26 +308,30 @@ pub async fn run(args: &Args) {
                 embedders::compare(&specs, &repo_path, args.value("at"), scratch.path()).await;
             json.insert("embedders".into(), figures);
         }
-        Ok(None) => {
-            let repo_figures = repo::run(&repo_path, args.value("at"), scratch.path()).await;
+        Ok(None)
+            if sets
+                .iter()
+                .any(|s| ["questions", "idents", "readme"].contains(s)) =>
+        {
+            let repo_figures = repo::run(&repo_path, args.value("at"), scratch.path(), &sets).await;
             json.insert("repo".into(), repo_figures);
         }
+        Ok(None) => {}
     }
     let mut judged_json = serde_json::Map::new();
-    for spec in args
-        .value("collections")
-        .unwrap_or("")
-        .split(',')
-        .filter(|s| !s.is_empty())
-    {
+    let cisi = format!("cisi={}/data/ir/cisi", env!("CARGO_MANIFEST_DIR"));
+    let collections = match args.value("collections") {
+        Some(c) => c,
+        None if sets.contains(&"judged") => cisi.as_str(),
+        None => "",
+    };
+    for spec in collections.split(',').filter(|s| !s.is_empty()) {
         let (name, data) = spec.split_once('=').unwrap_or((spec, spec));
         let dir = scratch.path().join(format!("judged-{name}"));
         let figures = judged::run(name, Path::new(data), &dir).await;
         judged_json.insert(name.to_string(), figures);
     }
-    if judged_json.is_empty() {
-        println!("no judged collection named (--collections NAME=DIR,…): see docs/benchmarks.md");
-    }
+
     json.insert("judged".into(), judged_json.into());
     json.insert(
         "wall_s".into(),

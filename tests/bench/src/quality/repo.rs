@@ -403,7 +403,7 @@ async fn report(
     }
 }
 
-pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
+pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path, sets: &[&str]) -> Value {
     let files = questions(include_str!("../../data/quality/repo-questions.json"));
     let commits = questions(include_str!("../../data/quality/history-questions.json"));
     let repo = &pinned_clone(repo, at.unwrap_or(PINNED), scratch);
@@ -418,6 +418,16 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
         embedder: &embedder,
         client: "bench",
     };
+    let mut out = serde_json::Map::new();
+    if sets.contains(&"idents") {
+        out.insert("identifiers".into(), super::idents::run(&asker, repo).await);
+    }
+    if sets.contains(&"readme") {
+        out.insert("readme".into(), super::readme::run(&asker, repo).await);
+    }
+    if !sets.contains(&"questions") {
+        return Value::Object(out);
+    }
     let all_files: Vec<&Question> = files.iter().collect();
     let all_commits: Vec<&Question> = commits.iter().collect();
     // EVIDENT_QUALITY_QUICK: the shipped weights only (no choice on the even half, no plain
@@ -429,7 +439,6 @@ pub async fn run(repo: &Path, at: Option<&str>, scratch: &Path) -> Value {
         choose(&asker, &all_files, &all_commits).await
     };
     let (test_files, test_commits) = (half(&all_files, 1), half(&all_commits, 1));
-    let mut out = serde_json::Map::new();
     let (b1, b5, bh) = baselines(repo, &all_files, &all_commits);
     println!("okapi baseline (all): files top-1 {b1:.3} top-5 {b5:.3}; history top-3 {bh:.3}");
     out.insert(
