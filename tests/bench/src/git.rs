@@ -236,6 +236,7 @@ pub(crate) async fn indexer_embedding(
         parallel: writes,
         // A benchmark reads whatever repository its operator names.
         access: evident_indexers::access::Access::for_tests(std::path::Path::new("/")),
+        semantic: Some(Default::default()),
     }
     .register(&mut handlers);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);

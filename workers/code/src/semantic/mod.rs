@@ -63,12 +63,19 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
+use crate::lang::Language;
+
 pub use facts::facts;
 pub use graph::{semantic_edges, unresolved_by_symbol};
 pub use table::{FileUnit, SymbolTable};
 
 /// Bump when what resolution yields changes, so every file's edges are derived again.
 pub const SEMANTIC_VERSION: &str = "semantic-v1";
+
+/// Whether files of `lang` have semantic edges (facts are extracted and resolved).
+pub fn supported(lang: Language) -> bool {
+    matches!(lang, Language::Python | Language::Java)
+}
 
 /// Semantic edge types (the CPG vocabulary of [`crate::cpg::CPG_EDGE_TYPES`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
