@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use super::facts::{SymbolSpans, arity, field, line, named_children, text};
-use super::{Binding, Expr, FileFacts, ImportBinding, Ref, RefKind, TypeRef};
+use super::{Arg, Binding, Expr, FileFacts, ImportBinding, Ref, RefKind, TypeRef};
 
 struct Walk<'a, 's> {
     src: &'s str,
@@ -110,6 +110,7 @@ impl Walk<'_, '_> {
                 ) {
                     let n = arity(field(node, "arguments"), &[]);
                     self.push(me, RefKind::Calls, Expr::Typed(t), n, true, line(node));
+                    self.with_args(field(node, "arguments"));
                 }
                 Some(at)
             }
@@ -123,6 +124,7 @@ impl Walk<'_, '_> {
                     if let Some(t) = target {
                         let n = arity(field(node, "arguments"), &[]);
                         self.push(me, RefKind::Calls, t, n, true, line(node));
+                        self.with_args(field(node, "arguments"));
                     }
                 }
                 Some(at)
@@ -301,6 +303,15 @@ impl Walk<'_, '_> {
         };
         let n = arity(field(node, "arguments"), &[]);
         self.push(me, RefKind::Calls, target, n, false, line(node));
+        self.with_args(field(node, "arguments"));
+    }
+
+    /// Gives the last recorded use the arguments of `args`.
+    fn with_args(&mut self, args: Option<Node<'_>>) {
+        let a = self.args(args);
+        if let Some(r) = self.out.refs.last_mut() {
+            r.args = a;
+        }
     }
 
     fn push(
@@ -318,8 +329,43 @@ impl Walk<'_, '_> {
             target,
             arity,
             constructor,
+            args: Vec::new(),
             line,
         });
+    }
+
+    /// The arguments of a call (for overloads), literals typed.
+    fn args(&self, args: Option<Node<'_>>) -> Vec<Arg> {
+        let Some(args) = args else { return Vec::new() };
+        named_children(args)
+            .into_iter()
+            .filter(|a| a.kind() != "comment")
+            .map(|a| {
+                let t = text(a, self.src);
+                let lit = |s: &str| Arg::Literal(s.to_string());
+                match a.kind() {
+                    "string_literal" | "text_block" => lit("String"),
+                    "character_literal" => lit("char"),
+                    "true" | "false" => lit("boolean"),
+                    "decimal_integer_literal"
+                    | "hex_integer_literal"
+                    | "octal_integer_literal"
+                    | "binary_integer_literal" => lit(if t.ends_with(['l', 'L']) {
+                        "long"
+                    } else {
+                        "int"
+                    }),
+                    "decimal_floating_point_literal" | "hex_floating_point_literal" => {
+                        lit(if t.ends_with(['f', 'F']) {
+                            "float"
+                        } else {
+                            "double"
+                        })
+                    }
+                    _ => self.expr(a).map(Arg::Expr).unwrap_or(Arg::Unknown),
+                }
+            })
+            .collect()
     }
 
     /// An expression resolution can read.

@@ -180,6 +180,15 @@ pub struct ScopeFacts {
     pub params: Option<usize>,
 }
 
+/// An argument of a call as far as its type is known from syntax.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Arg {
+    /// A literal of this type (`String`, `int`, `char`, …).
+    Literal(String),
+    Expr(Expr),
+    Unknown,
+}
+
 /// One use: from the outline symbol `from`, of `target`, on `line`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Ref {
@@ -191,6 +200,9 @@ pub struct Ref {
     pub arity: Option<usize>,
     /// `new T(…)`, `this(…)`, `super(…)`: the target is a type whose constructor is called.
     pub constructor: bool,
+    /// Java: the arguments, which tell overloads of one argument count apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<Arg>,
     pub line: usize,
 }
 

@@ -270,13 +270,9 @@ impl Walk<'_, '_> {
             return;
         };
         let owner = ctx.symbol;
+        // `x: T` and `self.x: T`: a use of `T` by the symbol holding the annotation.
         if let (Some(t), Some(o)) = (ty, owner) {
-            let from = if left.kind() == "attribute" {
-                ctx.class.unwrap_or(o)
-            } else {
-                o
-            };
-            self.annotation(from, t);
+            self.annotation(o, t);
         }
         let binding = match (ty.and_then(|t| self.inference_type(t)), right) {
             (Some(t), _) => Binding::Type(t),
@@ -350,6 +346,7 @@ impl Walk<'_, '_> {
             target,
             arity,
             constructor,
+            args: Vec::new(),
             line,
         });
     }

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use super::table::{FileUnit, SymbolTable};
-use super::{Binding, Expr, Ref, RefKind, Resolution, SemanticEdge, TypeRef};
+use super::{Arg, Binding, Expr, Ref, RefKind, Resolution, SemanticEdge, TypeRef};
 use crate::lang::Language;
 
 /// How deep evaluation follows bindings, re-exports and bases before giving up.
@@ -124,12 +124,13 @@ impl<'t> Resolver<'t> {
                 (_, Val::Instance(t)) | (_, Val::Type(t)) => Some(t),
                 _ => None,
             };
-            return ty
+            let cs = ty
                 .map(|t| self.constructors(file.language, &t, r.arity))
                 .unwrap_or_default();
+            return self.by_args(at, cs, &r.args);
         }
         match self.eval(at, &r.target, true, 0) {
-            Val::Callables(cs) => self.by_arity(cs, r.arity),
+            Val::Callables(cs) => self.by_args(at, self.by_arity(cs, r.arity), &r.args),
             // Python: calling a class calls its `__init__`.
             Val::Type(t) if file.language == Language::Python => {
                 self.declared(&t, "__init__").unwrap_or_default()
@@ -175,6 +176,99 @@ impl<'t> Resolver<'t> {
             .cloned()
             .collect();
         if fit.is_empty() { cs } else { fit }
+    }
+
+    /// Among overloads of one argument count, those whose parameter types as written (in
+    /// their keys) fit the arguments' types best, where known: literals, declared names,
+    /// typed expressions. Array dimensions are not compared (declared types drop them).
+    fn by_args(&self, at: At<'_>, cs: Vec<String>, args: &[Arg]) -> Vec<String> {
+        if cs.len() < 2 || args.is_empty() {
+            return cs;
+        }
+        let known: Vec<Option<Vec<String>>> = args.iter().map(|a| self.arg_types(at, a)).collect();
+        let mut best = i64::MIN;
+        let mut out = Vec::new();
+        for c in &cs {
+            let Some(params) = written_params(c) else {
+                return cs;
+            };
+            if params.len() != args.len() {
+                continue;
+            }
+            let score: i64 = params
+                .iter()
+                .zip(&known)
+                .map(|(p, k)| k.as_ref().map_or(0, |ts| fit(p, ts)))
+                .sum();
+            if score > best {
+                best = score;
+                out = vec![c.clone()];
+            } else if score == best {
+                out.push(c.clone());
+            }
+        }
+        if out.is_empty() { cs } else { out }
+    }
+
+    /// An argument's type and supertypes as simple names, when known.
+    fn arg_types(&self, at: At<'_>, a: &Arg) -> Option<Vec<String>> {
+        match a {
+            Arg::Literal(t) => Some(vec![t.clone()]),
+            Arg::Unknown => None,
+            Arg::Expr(e) => {
+                if let Expr::Name(n) = e
+                    && let Some(t) = self.declared_type(at, n)
+                {
+                    let mut out = vec![t.last()?.clone()];
+                    if let Some(q) = self.type_ref(at, &t, 1) {
+                        out.extend(self.supertypes(&q));
+                    }
+                    return Some(out);
+                }
+                match self.eval(at, e, false, 0) {
+                    Val::Instance(q) => {
+                        let mut out = vec![simple(&q).to_string()];
+                        out.extend(self.supertypes(&q));
+                        Some(out)
+                    }
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// The declared type of a name in scope (a local, a parameter, a field of an enclosing
+    /// type), as written.
+    fn declared_type(&self, at: At<'_>, n: &str) -> Option<TypeRef> {
+        let f = at.file;
+        let mut s = at.symbol;
+        while let Some(i) = s {
+            if let Some(b) = binding(&f.facts.scopes[i].bindings, n) {
+                return match b {
+                    Binding::Type(t) => Some(t.clone()),
+                    Binding::Value(_) => None,
+                };
+            }
+            s = f.symbols[i].enclosing;
+        }
+        None
+    }
+
+    /// The simple names of a type's resolved bases, transitively.
+    fn supertypes(&self, t: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![t.to_string()];
+        let mut seen = HashSet::new();
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x.clone()) {
+                continue;
+            }
+            for b in self.t.bases.get(&x).into_iter().flatten() {
+                out.push(simple(b).to_string());
+                stack.push(b.clone());
+            }
+        }
+        out
     }
 
     fn params(&self, qname: &str) -> Option<usize> {
@@ -426,7 +520,13 @@ impl<'t> Resolver<'t> {
         if depth > MAX_DEPTH || !seen.insert(t.to_string()) {
             return Val::Unknown;
         }
-        let declared = self.declared(t, n).unwrap_or_default();
+        // A constructor is no member a name or a member access reaches (`new` and `this(…)`
+        // call it): a type named like its enclosing type is the type itself.
+        let simple = t.rsplit('.').next().unwrap_or(t);
+        let declared = match self.declared(t, n) {
+            Some(_) if n == simple => Vec::new(),
+            d => d.unwrap_or_default(),
+        };
         let (types, callables): (Vec<String>, Vec<String>) = declared
             .into_iter()
             .partition(|q| self.t.kind_of(q).is_some_and(|k| k.is_type()));
@@ -472,6 +572,65 @@ impl<'t> Resolver<'t> {
             }
         }
         None
+    }
+}
+
+fn simple(q: &str) -> &str {
+    q.rsplit('.').next().unwrap_or(q)
+}
+
+/// The parameter types written in an overload's qualified name (`add(int[],T)` → `int`,
+/// `T`), array dimensions and packages dropped; `None` for a name without a parameter list.
+fn written_params(qname: &str) -> Option<Vec<String>> {
+    let inner = qname.strip_suffix(')')?.rsplit_once('(')?.1;
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    Some(
+        inner
+            .split(',')
+            .map(|p| {
+                let p = p.trim().trim_end_matches("...").trim_end_matches("[]");
+                let p = p.trim_end_matches("[]");
+                simple(p).to_string()
+            })
+            .collect(),
+    )
+}
+
+/// How well a parameter written `p` takes an argument of types `ts` (its own first, then its
+/// supertypes): exact 3, a supertype 2, a conversion or a type variable 1, no fit -3.
+fn fit(p: &str, ts: &[String]) -> i64 {
+    let Some(t) = ts.first() else { return 0 };
+    if p == t {
+        return 3;
+    }
+    if ts.iter().any(|x| x == p) {
+        return 2;
+    }
+    const PRIMITIVE: [&str; 8] = [
+        "byte", "short", "char", "int", "long", "float", "double", "boolean",
+    ];
+    const BOXED: [&str; 8] = [
+        "Byte",
+        "Short",
+        "Character",
+        "Integer",
+        "Long",
+        "Float",
+        "Double",
+        "Boolean",
+    ];
+    let rank = |x: &str| PRIMITIVE.iter().position(|p| *p == x);
+    let type_variable = p.len() <= 2 && p.chars().all(|c| c.is_ascii_uppercase());
+    let widening = matches!((rank(t), rank(p)), (Some(a), Some(b)) if a < b && b < 7 && a != 2 || (a == 2 && b >= 3 && b < 7));
+    let boxing = rank(t).is_some_and(|i| BOXED[i] == p) || rank(p).is_some_and(|i| BOXED[i] == t);
+    let reference = rank(t).is_none()
+        && matches!(p, "Object" | "CharSequence" if p == "Object" || t == "String" || t == "StringBuilder");
+    if type_variable || widening || boxing || reference {
+        1
+    } else {
+        -3
     }
 }
 

@@ -125,7 +125,12 @@ impl SemanticRead {
                 continue;
             }
             let semantic = semantic_path(path).then(|| table.resolution(path).unwrap_or(&empty));
-            let outcome = prepare_file(&site, path.clone(), parsed.remove(path), semantic)?;
+            let outcome = prepare_file(
+                &site,
+                path.to_string(),
+                parsed.remove(path.as_str()),
+                semantic,
+            )?;
             if tx.blocking_send(outcome).is_err() {
                 break; // the consumer failed; its error is reported
             }
