@@ -17,12 +17,14 @@ fn unit(rel: &str, text: &str) -> Option<FileUnit> {
     }
 }
 
-/// `text` with its first `def NAME(` renamed to `NAME_v2` (`None`: nothing to rename).
-fn rename_first_def(text: &str) -> Option<String> {
-    let at = text.find("def ")?;
-    let name_end = at + 4 + text[at + 4..].find('(')?;
-    let name = &text[at + 4..name_end];
-    Some(text.replacen(&format!("def {name}("), &format!("def {name}_v2("), 1))
+/// `text` with its first function or method renamed to `NAME_v2` (`None`: none).
+fn rename_first_callable(rel: &str, text: &str) -> Option<String> {
+    let Ok((Structure::Code(o), _)) = analyse_with_facts(rel, text) else {
+        return None;
+    };
+    let s = o.symbols.iter().find(|s| !s.kind.is_type())?;
+    let at = s.byte_start + text[s.byte_start..].find(&format!("{}(", s.name))?;
+    Some(format!("{}{}_v2{}", &text[..at], s.name, &text[at + s.name.len()..]))
 }
 
 pub fn measure(root: &Path, files: &[PathBuf], n: usize) -> Value {
@@ -39,10 +41,9 @@ pub fn measure(root: &Path, files: &[PathBuf], n: usize) -> Value {
     let built_ms = t.elapsed().as_secs_f64() * 1e3;
     // Files spread over the corpus, each with a definition to rename.
     let step = (texts.len() / n.max(1)).max(1);
-    let changed: Vec<(String, String)> = texts
-        .iter()
-        .step_by(step)
-        .filter_map(|(r, s)| Some((r.clone(), rename_first_def(s)?)))
+    let changed: Vec<(String, String)> = (0..texts.len())
+        .map(|i| &texts[(i * step + i / n.max(1)) % texts.len()])
+        .filter_map(|(r, s)| Some((r.clone(), rename_first_callable(r, s)?)))
         .take(n)
         .collect();
     let t = Instant::now();

@@ -287,11 +287,8 @@ pub async fn run(args: &Args) {
             "indexed_s": indexed_s, "oracle_s": oracle_s, "total_s": t.elapsed().as_secs_f64(),
             "edges": by_type,
         }));
-        if lang == "python" {
-            let inc =
-                incremental::measure(&src.corpus.root, &src.corpus.files, args.usize("touch", 5));
-            rows.push(json!({"language": lang, "incremental": inc}));
-        }
+        let inc = incremental::measure(&src.corpus.root, &src.corpus.files, args.usize("touch", 5));
+        rows.push(json!({"language": lang, "incremental": inc}));
     }
     ix.store.close().expect("close");
     let summary: BTreeMap<&str, Value> = [

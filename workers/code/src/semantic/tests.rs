@@ -328,3 +328,21 @@ fn java_calls_bases_and_type_uses() {
             .all(|e| e.candidates == 1)
     );
 }
+
+#[test]
+fn java_overloads_of_one_argument_count_are_told_apart_by_argument_types() {
+    let util = "package u;\n\npublic class Str {\n    public static String join(String a, String b) { return a; }\n    public static String join(int a, int b) { return null; }\n    public static String join(Object a, long b) { return null; }\n    public static int size(CharSequence s) { return 0; }\n    public static int size(int[] s) { return 0; }\n}\n";
+    let user = "package u;\n\nclass User {\n    void go(String name, int n, long[] xs) {\n        Str.join(name, \"x\");\n        Str.join(1, n);\n        Str.join(this, 2L);\n        Str.size(name);\n    }\n}\n";
+    let t = table(&[("u/Str.java", util), ("u/User.java", user)]);
+    let e = edges(&t, "u/User.java");
+    for to in [
+        "u.Str.join(String,String)",
+        "u.Str.join(int,int)",
+        "u.Str.join(Object,long)",
+        "u.Str.size(CharSequence)",
+    ] {
+        assert!(has(&e, "u.User.go", "calls", to), "{to} in {e:?}");
+    }
+    let r = t.resolution("u/User.java").expect("resolved");
+    assert!(r.edges.iter().all(|e| e.candidates == 1), "{:?}", r.edges);
+}
