@@ -380,6 +380,8 @@ fn ctags(dir: &Path) -> Option<Duration> {
     ok.then(|| t.elapsed())
 }
 
+/// Long because it is one report: per language the structural pass alone and with semantic
+/// edges in the same run, the floors beside them, then the totals.
 pub async fn code(args: &Args) {
     let limit = args.usize("files", 2_000);
     let tmp = tempfile::tempdir().expect("temp dir");

@@ -24,7 +24,12 @@ fn rename_first_callable(rel: &str, text: &str) -> Option<String> {
     };
     let s = o.symbols.iter().find(|s| !s.kind.is_type())?;
     let at = s.byte_start + text[s.byte_start..].find(&format!("{}(", s.name))?;
-    Some(format!("{}{}_v2{}", &text[..at], s.name, &text[at + s.name.len()..]))
+    Some(format!(
+        "{}{}_v2{}",
+        &text[..at],
+        s.name,
+        &text[at + s.name.len()..]
+    ))
 }
 
 pub fn measure(root: &Path, files: &[PathBuf], n: usize) -> Value {

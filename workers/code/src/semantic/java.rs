@@ -46,6 +46,7 @@ fn type_path(node: Node<'_>, src: &str) -> Option<TypeRef> {
 
 impl Walk<'_, '_> {
     /// Records what `node` says; the symbol its children belong to (`None` when not walked).
+    /// Long because it is the table of what each node kind means, one arm per kind.
     fn visit(&mut self, node: Node<'_>, at: Option<usize>) -> Option<Option<usize>> {
         match node.kind() {
             "import_declaration" => {

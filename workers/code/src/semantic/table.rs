@@ -129,6 +129,10 @@ impl SymbolTable {
         let mut names: BTreeSet<String> = BTreeSet::new();
         let mut changed: BTreeSet<String> = BTreeSet::new();
         for (path, unit) in changes {
+            // The same file again (another batch of one plan at one commit): nothing moves.
+            if unit.is_some() && self.files.get(&path) == unit.as_ref() {
+                continue;
+            }
             if let Some(old) = self.remove(&path) {
                 names.extend(old.defined_names());
             }

@@ -185,6 +185,15 @@ fn a_changed_definition_re_resolves_its_users_only() {
         ("geo/__init__.py", ""),
         ("lone.py", "def lonely():\n    return 1\n"),
     ]);
+    // The same file again (another batch at the same commit) changes nothing.
+    assert!(
+        t.update(vec![("geo/app.py".into(), Some(unit("geo/app.py", APP)))])
+            .is_empty()
+    );
+    assert!(
+        t.resolution("geo/app.py")
+            .is_some_and(|r| !r.edges.is_empty())
+    );
     // `helper` renamed: app.py's call no longer resolves; lone.py is not looked at.
     let renamed = "def helper_v2(x):\n    return x\n";
     let again = t.update(vec![(
