@@ -312,3 +312,29 @@ async fn java_implementations_and_callers_are_exact() {
     let report = h.store.check_integrity().await.expect("integrity");
     assert!(report.is_ok(), "{report:?}");
 }
+
+#[test]
+fn structure_tasks_of_both_versions_are_read() {
+    use evident_indexers::git::GitTask;
+    // A task stored before `base` existed.
+    let v1 = serde_json::json!({
+        "type": "ingest-git-structure", "v": 1, "sourceId": "acme.shop", "branch": "main",
+        "commit": "0123456789abcdef0123456789abcdef01234567", "paths": ["a.py"], "deleted": []
+    });
+    let GitTask::IngestGitStructure { v, base, .. } = serde_json::from_value(v1).expect("v1")
+    else {
+        panic!("structure task")
+    };
+    assert_eq!((v, base), (1, None));
+    let v2 = GitTask::IngestGitStructure {
+        v: 2,
+        source_id: "acme.shop".into(),
+        branch: "main".into(),
+        commit: "b".repeat(40),
+        paths: vec!["a.py".into()],
+        deleted: vec![],
+        base: Some("a".repeat(40)),
+    };
+    let back: GitTask = serde_json::from_value(v2.to_value()).expect("v2");
+    assert_eq!(back, v2);
+}

@@ -623,7 +623,8 @@ fn fit(p: &str, ts: &[String]) -> i64 {
     ];
     let rank = |x: &str| PRIMITIVE.iter().position(|p| *p == x);
     let type_variable = p.len() <= 2 && p.chars().all(|c| c.is_ascii_uppercase());
-    let widening = matches!((rank(t), rank(p)), (Some(a), Some(b)) if a < b && b < 7 && a != 2 || (a == 2 && b >= 3 && b < 7));
+    // byte < short < char < int < long < float < double; nothing widens to char.
+    let widening = matches!((rank(t), rank(p)), (Some(a), Some(b)) if a < b && b < 7 && b != 2);
     let boxing = rank(t).is_some_and(|i| BOXED[i] == p) || rank(p).is_some_and(|i| BOXED[i] == t);
     let reference = rank(t).is_none()
         && matches!(p, "Object" | "CharSequence" if p == "Object" || t == "String" || t == "StringBuilder");

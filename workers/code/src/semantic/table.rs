@@ -14,6 +14,9 @@ use super::{FileFacts, Resolution};
 use crate::lang::Language;
 use crate::outline::{Outline, SymbolKind};
 
+/// Threads resolving a large update (a whole branch).
+const RESOLVE_THREADS: usize = 2;
+
 /// One symbol of a file, as the table needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SymbolDef {
@@ -159,15 +162,35 @@ impl SymbolTable {
         for p in &redo {
             self.resolve_bases(p);
         }
+        let resolved = self.resolve_all(&redo);
         let mut out = Vec::new();
-        for p in redo {
-            let r = Resolver::new(self).resolve_file(&self.files[&p]);
+        for (p, r) in redo.into_iter().zip(resolved) {
             let before = self.resolutions.insert(p.clone(), r);
             if affected.contains(&p) && before.as_ref() != self.resolutions.get(&p) {
                 out.push(p);
             }
         }
         out
+    }
+
+    /// Resolves `paths` against the table as it stands, on up to [`RESOLVE_THREADS`] threads
+    /// when there are enough of them (resolution only reads the table).
+    fn resolve_all(&self, paths: &[String]) -> Vec<Resolution> {
+        let one = |p: &String| Resolver::new(self).resolve_file(&self.files[p]);
+        if paths.len() < 64 {
+            return paths.iter().map(one).collect();
+        }
+        let per = paths.len().div_ceil(RESOLVE_THREADS);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = paths
+                .chunks(per)
+                .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
     }
 
     fn insert(&mut self, unit: FileUnit) {
@@ -230,19 +253,19 @@ impl SymbolTable {
                 }
             }
         }
-        if let Some(m) = &unit.facts.module {
-            if let Some(v) = self.modules.get_mut(m) {
-                v.retain(|p| p != path);
-                if v.is_empty() {
-                    self.modules.remove(m);
-                    let parts: Vec<&str> = m.split('.').collect();
-                    for k in 0..parts.len() {
-                        let key = parts[k..].join(".");
-                        if let Some(s) = self.module_suffix.get_mut(&key) {
-                            s.retain(|x| x != m);
-                            if s.is_empty() {
-                                self.module_suffix.remove(&key);
-                            }
+        if let Some(m) = &unit.facts.module
+            && let Some(v) = self.modules.get_mut(m)
+        {
+            v.retain(|p| p != path);
+            if v.is_empty() {
+                self.modules.remove(m);
+                let parts: Vec<&str> = m.split('.').collect();
+                for k in 0..parts.len() {
+                    let key = parts[k..].join(".");
+                    if let Some(s) = self.module_suffix.get_mut(&key) {
+                        s.retain(|x| x != m);
+                        if s.is_empty() {
+                            self.module_suffix.remove(&key);
                         }
                     }
                 }

@@ -36,6 +36,9 @@ const PARSE_THREADS: usize = 2;
 pub struct BranchTable {
     pub table: SymbolTable,
     pub commit: String,
+    /// Files already written at `commit` (by a task that succeeded): another batch of the
+    /// same plan need not prepare them again (their fingerprint would match).
+    pub written: std::collections::HashSet<String>,
 }
 
 /// The branch tables of this process.
@@ -105,8 +108,12 @@ impl SemanticRead {
         let usable =
             cached.filter(|c| c.commit == self.commit || Some(&c.commit) == self.base.as_ref());
         let mut parsed: HashMap<String, Structure> = HashMap::new();
+        let mut written = match &usable {
+            Some(c) if c.commit == self.commit => c.written.clone(),
+            _ => Default::default(),
+        };
         let (table, also) = match usable {
-            Some(c) => self.advance(&repo, at, c, &mut parsed)?,
+            Some(c) => self.advance(&repo, at, c, &written, &mut parsed)?,
             None => self.build(&repo, at, &mut parsed)?,
         };
         let site = FileSite {
@@ -121,7 +128,7 @@ impl SemanticRead {
         let empty = Resolution::default();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         for path in self.paths.iter().chain(also.iter()) {
-            if !seen.insert(path) {
+            if !seen.insert(path) || written.contains(path) {
                 continue;
             }
             let semantic = semantic_path(path).then(|| table.resolution(path).unwrap_or(&empty));
@@ -134,10 +141,12 @@ impl SemanticRead {
             if tx.blocking_send(outcome).is_err() {
                 break; // the consumer failed; its error is reported
             }
+            written.insert(path.clone());
         }
         Ok(BranchTable {
             table,
             commit: self.commit,
+            written,
         })
     }
 
@@ -148,6 +157,7 @@ impl SemanticRead {
         repo: &GitRepo,
         at: Oid,
         cached: BranchTable,
+        written: &std::collections::HashSet<String>,
         parsed: &mut HashMap<String, Structure>,
     ) -> Result<(SymbolTable, Vec<String>), GitError> {
         let mut table = cached.table;
@@ -157,9 +167,10 @@ impl SemanticRead {
         } else {
             repo.changed_paths(from, at)?
         };
+        // A path this commit's table already holds as written needs no parse again.
         let changed: BTreeSet<String> = changed
             .into_iter()
-            .chain(self.paths.iter().cloned())
+            .chain(self.paths.iter().filter(|p| !written.contains(*p)).cloned())
             .filter(|p| semantic_path(p))
             .collect();
         let mut changes = Vec::new();
