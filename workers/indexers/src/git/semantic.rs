@@ -41,10 +41,13 @@ pub struct BranchTable {
     pub written: std::collections::HashSet<String>,
 }
 
+/// A branch table under its (source, branch).
+type Keyed = ((String, String), BranchTable);
+
 /// The branch tables of this process.
 #[derive(Clone, Default)]
 pub struct SemanticCache {
-    branches: Arc<Mutex<Vec<((String, String), BranchTable)>>>,
+    branches: Arc<Mutex<Vec<Keyed>>>,
 }
 
 impl SemanticCache {
