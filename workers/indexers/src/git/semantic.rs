@@ -36,9 +36,6 @@ const PARSE_THREADS: usize = 2;
 pub struct BranchTable {
     pub table: SymbolTable,
     pub commit: String,
-    /// Files already written at `commit` (by a task that succeeded): another batch of the
-    /// same plan need not prepare them again (their fingerprint would match).
-    pub written: std::collections::HashSet<String>,
 }
 
 /// A branch table under its (source, branch).
@@ -111,12 +108,11 @@ impl SemanticRead {
         let usable =
             cached.filter(|c| c.commit == self.commit || Some(&c.commit) == self.base.as_ref());
         let mut parsed: HashMap<String, Structure> = HashMap::new();
-        let mut written = match &usable {
-            Some(c) if c.commit == self.commit => c.written.clone(),
-            _ => Default::default(),
-        };
+        // Every file of the task is prepared again, even one this table wrote at this commit:
+        // the store may hold it otherwise since (a re-read under a new key scheme), and the
+        // write path skips it when its fingerprint is the stored one.
         let (table, also) = match usable {
-            Some(c) => self.advance(&repo, at, c, &written, &mut parsed)?,
+            Some(c) => self.advance(&repo, at, c, &mut parsed)?,
             None => self.build(&repo, at, &mut parsed)?,
         };
         let site = FileSite {
@@ -131,7 +127,7 @@ impl SemanticRead {
         let empty = Resolution::default();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         for path in self.paths.iter().chain(also.iter()) {
-            if !seen.insert(path) || written.contains(path) {
+            if !seen.insert(path) {
                 continue;
             }
             let semantic = semantic_path(path).then(|| table.resolution(path).unwrap_or(&empty));
@@ -144,12 +140,10 @@ impl SemanticRead {
             if tx.blocking_send(outcome).is_err() {
                 break; // the consumer failed; its error is reported
             }
-            written.insert(path.clone());
         }
         Ok(BranchTable {
             table,
             commit: self.commit,
-            written,
         })
     }
 
@@ -160,7 +154,6 @@ impl SemanticRead {
         repo: &GitRepo,
         at: Oid,
         cached: BranchTable,
-        written: &std::collections::HashSet<String>,
         parsed: &mut HashMap<String, Structure>,
     ) -> Result<(SymbolTable, Vec<String>), GitError> {
         let mut table = cached.table;
@@ -170,10 +163,9 @@ impl SemanticRead {
         } else {
             repo.changed_paths(from, at)?
         };
-        // A path this commit's table already holds as written needs no parse again.
         let changed: BTreeSet<String> = changed
             .into_iter()
-            .chain(self.paths.iter().filter(|p| !written.contains(*p)).cloned())
+            .chain(self.paths.iter().cloned())
             .filter(|p| semantic_path(p))
             .collect();
         let mut changes = Vec::new();
