@@ -199,6 +199,7 @@ pub async fn open(cfg: &Config) -> Result<Opened, OpenError> {
         doc_chunking: cfg.chunking.to_chunking(),
         parallel: cfg.git.parallel_ingests,
         access: access.clone(),
+        semantic: Some(Default::default()),
     }
     .register(&mut handlers);
     evident_indexers::items::ItemTasks {

@@ -18,6 +18,9 @@
 //! - `commits [--commits N]`: full-history commit ingest next to `git log --name-status`.
 //! - `fidelity [--files N] [--languages L,…] [--commits-repo PATH] [--kotlin DIR]`: symbols and commits as stored,
 //!   against universal-ctags, CPython `ast` and `git show --name-status` on real sources.
+//! - `fidelity-semantic [--languages python,java] [--java-src DIR] [--python-sdist NAME==VER]`:
+//!   stored `calls` / `extends` / `implements` / `uses_type` edges against jedi (Python) and
+//!   javac + `javap` (Java) on real third-party projects, and the incremental re-resolution.
 //! - `mail [--messages N] [--workers N]`: an mbox polled, extracted and stored, messages/s.
 //! - `transcripts [--meetings N] [--cues N] [--workers N]`: WebVTT meetings, cues/s.
 //! - `fidelity-mail [--dir MAILDIR] [--workers N]`: mail threads next to notmuch's (default:
@@ -42,6 +45,7 @@ mod claims;
 mod context;
 mod fidelity;
 pub mod fidelity_mail;
+mod fidelity_semantic;
 mod gaps;
 mod git;
 mod mcp;
@@ -223,7 +227,7 @@ impl Args {
     }
 }
 
-const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo, quality, ui, secrets";
+const SUITES: &str = "retrieve, mcp, memory, queue, code, commits, fidelity, fidelity-semantic, fidelity-mail, mail, transcripts, claims, graph-writes, context, restart, repo, quality, ui, secrets";
 
 fn main() {
     let args = match Args::parse(&["index-after"]) {
@@ -245,6 +249,7 @@ fn main() {
         "code" => rt.block_on(git::code(&args)),
         "commits" => rt.block_on(git::commits(&args)),
         "fidelity" => rt.block_on(fidelity::run(&args)),
+        "fidelity-semantic" => rt.block_on(fidelity_semantic::run(&args)),
         "mail" => rt.block_on(sources::mail(&args)),
         "transcripts" => rt.block_on(sources::transcripts(&args)),
         "fidelity-mail" => rt.block_on(fidelity_mail::run(&args)),

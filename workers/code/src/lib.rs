@@ -6,6 +6,8 @@
 //! - [`outline`]: tree-sitter extraction of symbols (qualified names, signatures, line spans)
 //!   and imports.
 //! - [`chunks`]: code chunks at symbol boundaries, never inside a line.
+//! - [`semantic`]: `calls`, `extends`, `implements` and `uses_type` edges resolved against a
+//!   per-branch symbol table (rules per language in its documentation).
 //! - [`skip`]: which files are not indexed (vendored, generated, binary, oversized) and why.
 //! - [`structure`], [`commit`], [`overview`], [`cpg`]: files, commits, branch overviews and
 //!   call-graph exports as [`evident_core::PreparedSource`]s with the git vocabulary
@@ -23,6 +25,7 @@ pub mod lang;
 pub mod outline;
 mod overloads;
 pub mod overview;
+pub mod semantic;
 pub mod skip;
 pub mod structure;
 

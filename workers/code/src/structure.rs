@@ -72,6 +72,21 @@ pub fn analyse(path: &str, content: &str) -> Result<Structure, OutlineError> {
     }
 }
 
+/// [`analyse`], with the file's semantic facts read from the same syntax tree (`None` for a
+/// file that is not code, or of a language without semantic extraction).
+pub fn analyse_with_facts(
+    path: &str,
+    content: &str,
+) -> Result<(Structure, Option<crate::semantic::FileFacts>), OutlineError> {
+    match Language::from_path(path) {
+        Some(lang) => {
+            let (o, facts) = crate::outline::outline_with_facts(lang, path, content, true)?;
+            Ok((Structure::Code(o), facts))
+        }
+        None => analyse(path, content).map(|s| (s, None)),
+    }
+}
+
 fn file_node(ctx: &RepoContext, path: &str, language: Option<&str>) -> PreparedNode {
     PreparedNode {
         key: keys::file(&ctx.repository, path),
@@ -286,6 +301,20 @@ pub fn file_source(
     structure: &Structure,
     cfg: &CodeChunking,
 ) -> Option<PreparedSource> {
+    file_source_with(ctx, f, structure, cfg, None)
+}
+
+/// [`file_source`] with the file's semantic edges (`calls`, `extends`, `implements`,
+/// `uses_type`, each evidenced by the chunk holding the use) and each symbol's unresolved
+/// callees (`callsUnresolved`); the resolution's digest joins the fingerprint, so a file
+/// whose resolution changed is written again even when its text did not.
+pub fn file_source_with(
+    ctx: &RepoContext,
+    f: &FileVersion<'_>,
+    structure: &Structure,
+    cfg: &CodeChunking,
+    semantic: Option<&crate::semantic::Resolution>,
+) -> Option<PreparedSource> {
     let (content, redacted) = match redact(f.content) {
         Some((text, _)) => (std::borrow::Cow::Owned(text), true),
         None => (std::borrow::Cow::Borrowed(f.content), false),
@@ -336,16 +365,33 @@ pub fn file_source(
         })
         .collect();
 
-    let (nodes, edges) = file_graph(ctx, f.branch, f.path, language, symbols, imports, |line| {
-        chunk_at(&chunks, line)
-    });
+    let (mut nodes, mut edges) =
+        file_graph(ctx, f.branch, f.path, language, symbols, imports, |line| {
+            chunk_at(&chunks, line)
+        });
+    let mut digest = String::new();
+    if let Some(res) = semantic {
+        edges.extend(crate::semantic::semantic_edges(
+            &ctx.repository,
+            symbols,
+            res,
+            |line| chunk_at(&chunks, line),
+        ));
+        // Symbol nodes follow the file node, in symbol order.
+        for (i, names) in crate::semantic::unresolved_by_symbol(res) {
+            if let Some(n) = nodes.get_mut(i + 1) {
+                n.props.insert("callsUnresolved".into(), Value::from(names));
+            }
+        }
+        digest = res.digest();
+    }
     Some(PreparedSource {
         scope: ctx.scope.clone(),
         source_urn: file_urn(&ctx.source_id, f.branch, f.path),
         kind: "code".into(),
         title: Some(f.path.to_string()),
         fingerprint: content_hash(&format!(
-            "{STRUCTURE_VERSION}\0{}\0{}\0{}\0{}\0{}\0{redacted}",
+            "{STRUCTURE_VERSION}\0{}\0{}\0{}\0{}\0{}\0{redacted}{digest}",
             ctx.repository,
             f.branch,
             f.path,

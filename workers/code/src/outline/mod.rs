@@ -192,6 +192,17 @@ enum Decl<'t> {
 /// Parses `src` and extracts its outline. `path` gives the module of languages that do not
 /// declare a package.
 pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, OutlineError> {
+    outline_with_facts(lang, path, src, false).map(|(o, _)| o)
+}
+
+/// [`outline`], and with `semantic` the file's [`crate::semantic::FileFacts`] read from the
+/// same syntax tree (`None` for a language without semantic extraction).
+pub fn outline_with_facts(
+    lang: Language,
+    path: &str,
+    src: &str,
+    semantic: bool,
+) -> Result<(Outline, Option<crate::semantic::FileFacts>), OutlineError> {
     let mut parser = Parser::new();
     parser
         .set_language(&lang.grammar())
@@ -205,5 +216,11 @@ pub fn outline(lang: Language, path: &str, src: &str) -> Result<Outline, Outline
         imports: Vec::new(),
         error_nodes: syntax::count_errors(root),
     };
-    Ok(walk::Walk::new(lang, path, src, root, out).run())
+    let outline = walk::Walk::new(lang, path, src, root, out).run();
+    let facts = if semantic {
+        crate::semantic::facts(&outline, root, src, path)
+    } else {
+        None
+    };
+    Ok((outline, facts))
 }

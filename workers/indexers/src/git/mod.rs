@@ -8,10 +8,13 @@
 //! - [`tasks`]: the task handlers, reading objects from the repository and writing prepared
 //!   sources through the knowledge base.
 //! - [`repo`]: libgit2 access (local repositories and mirrors of remote ones).
+//! - [`semantic`]: a branch's symbol table kept between structure tasks, and the semantic
+//!   pass that writes `calls` / `extends` / `implements` / `uses_type` edges with the files.
 
 pub mod poller;
 mod read_commits;
 pub mod repo;
+pub mod semantic;
 mod similarity;
 pub mod tasks;
 
@@ -23,6 +26,7 @@ pub use evident_sources::kinds::git::{
     GitLocation, GitSourceConfig, check_branch, check_location, default_max_file_bytes,
 };
 pub use poller::GitPoller;
+pub use semantic::SemanticCache;
 pub use tasks::{GitTask, GitTasks};
 /// Whether a branch name matches a pattern: `*` within a path segment, `**` across segments,
 /// `?` one character.

@@ -41,6 +41,8 @@ impl Default for Batches {
 /// One branch's plan, computed from the repository.
 struct BranchPlan {
     tip: Oid,
+    /// The recorded tip the plan is diffed from (`None`: a first read).
+    base: Option<String>,
     removed: Vec<String>,
     paths: Vec<String>,
     deleted: Vec<String>,
@@ -218,7 +220,7 @@ impl GitPoller {
         let mut deleted = Some(p.deleted);
         for (i, paths) in p.paths.chunks(self.batches.files.max(1)).enumerate() {
             let body = GitTask::IngestGitStructure {
-                v: 1,
+                v: 2,
                 source_id: id.clone(),
                 branch: branch.into(),
                 commit: tip.clone(),
@@ -228,18 +230,20 @@ impl GitPoller {
                 } else {
                     Vec::new()
                 },
+                base: p.base.clone(),
             };
             self.enqueue(source, branch, body).await?;
             tasks += 1;
         }
         if let Some(deleted) = deleted.filter(|d| !d.is_empty()) {
             let body = GitTask::IngestGitStructure {
-                v: 1,
+                v: 2,
                 source_id: id.clone(),
                 branch: branch.into(),
                 commit: tip.clone(),
                 paths: Vec::new(),
                 deleted,
+                base: p.base.clone(),
             };
             self.enqueue(source, branch, body).await?;
             tasks += 1;
@@ -390,6 +394,7 @@ fn plan(
             branch.clone(),
             BranchPlan {
                 tip: *tip,
+                base: old.map(|o| o.to_string()),
                 removed,
                 paths,
                 deleted,

@@ -12,7 +12,7 @@ use evident_code::commit::commit_urn;
 use evident_code::overview::{OverviewInput, overview_source, overview_urn};
 use evident_code::skip::{SkipReason, skip_by_path, skip_file};
 use evident_code::structure::{
-    FileVersion, RepoContext, analyse, branch_files_prefix, file_source, file_urn,
+    FileVersion, RepoContext, analyse, branch_files_prefix, file_source_with, file_urn,
 };
 use evident_core::chunking::ChunkingConfig;
 use evident_core::{PreparedSource, Scope, keys};
@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::read_commits::CommitReading;
 use super::repo::{GitError, GitRepo};
+use super::semantic::{BranchTable, SemanticCache, SemanticRead};
 use super::write::ingest_commits;
 use super::{GitSourceConfig, repo_context};
 
@@ -36,7 +37,9 @@ use super::{GitSourceConfig, repo_context};
     deny_unknown_fields
 )]
 pub enum GitTask {
-    /// (Re-)index these files of a branch at a commit; purge the deleted ones.
+    /// (Re-)index these files of a branch at a commit; purge the deleted ones. `v: 2` adds
+    /// `base`, the tip the paths were diffed from (absent on a first read); a `v: 1` task is
+    /// read as one whose base is unknown.
     IngestGitStructure {
         v: u32,
         source_id: String,
@@ -45,6 +48,8 @@ pub enum GitTask {
         paths: Vec<String>,
         #[serde(default)]
         deleted: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base: Option<String>,
     },
     /// Ingest these commits (oldest first) and link them to the branch.
     IngestGitCommits {
@@ -126,56 +131,89 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// What reading one file of a structural task gave.
-enum FileOutcome {
+pub(super) enum FileOutcome {
     Prepared(Box<PreparedSource>),
     Skipped(String, SkipReason),
     /// Not in the tree (deleted since planning) or without content worth a chunk.
     Gone(String),
 }
 
-/// Reads one file at a commit and prepares it (skip rules first, then parse and chunk).
-#[allow(clippy::too_many_arguments)]
-fn prepare_file(
+/// A file's text at a commit, after the skip rules.
+pub(super) enum FileText {
+    Text(String),
+    Skipped(SkipReason),
+    Gone,
+}
+
+/// Reads one file at a commit: skip rules by path, size and content, then its text.
+pub(super) fn read_text(
     repo: &GitRepo,
     at: Oid,
     cfg: &GitSourceConfig,
-    ctx: &RepoContext,
-    chunking: &CodeChunking,
-    branch: &str,
-    commit: &str,
-    path: String,
-) -> Result<FileOutcome, GitError> {
-    if let Some(reason) = skip_by_path(&path) {
-        return Ok(FileOutcome::Skipped(path, reason));
+    path: &str,
+) -> Result<FileText, GitError> {
+    if let Some(reason) = skip_by_path(path) {
+        return Ok(FileText::Skipped(reason));
     }
-    let Some((blob, size)) = repo.blob_at(at, &path)? else {
-        return Ok(FileOutcome::Gone(path));
+    let Some((blob, size)) = repo.blob_at(at, path)? else {
+        return Ok(FileText::Gone);
     };
     if size > cfg.max_file_bytes {
-        return Ok(FileOutcome::Skipped(path, SkipReason::Oversized));
+        return Ok(FileText::Skipped(SkipReason::Oversized));
     }
     let bytes = repo.blob(blob)?;
     // Content rules, and text by content for a file whose name does not say it is text.
-    if let Some(reason) = skip_file(&path, &bytes, cfg.max_file_bytes as usize) {
-        return Ok(FileOutcome::Skipped(path, reason));
+    if let Some(reason) = skip_file(path, &bytes, cfg.max_file_bytes as usize) {
+        return Ok(FileText::Skipped(reason));
     }
     // A source whose name says text but not UTF-8 (Latin-1 sources exist): read it lossily
     // rather than drop it.
-    let content = String::from_utf8_lossy(&bytes);
-    let structure = analyse(&path, &content).unwrap_or_else(|e| {
-        tracing::warn!(%path, error = %e, "unparsable file indexed as text");
-        evident_code::structure::Structure::Text
-    });
+    Ok(FileText::Text(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Where a structure task reads and writes: the repository at its commit, for its branch.
+pub(super) struct FileSite<'a> {
+    pub(super) repo: &'a GitRepo,
+    pub(super) at: Oid,
+    pub(super) cfg: &'a GitSourceConfig,
+    pub(super) ctx: &'a RepoContext,
+    pub(super) chunking: &'a CodeChunking,
+    pub(super) branch: &'a str,
+    pub(super) commit: &'a str,
+}
+
+/// Reads one file and prepares it (skip rules first, then parse — unless `parsed` already
+/// holds its structure — and chunk), with its semantic edges when `semantic` is given.
+pub(super) fn prepare_file(
+    site: &FileSite<'_>,
+    path: String,
+    parsed: Option<evident_code::structure::Structure>,
+    semantic: Option<&evident_code::semantic::Resolution>,
+) -> Result<FileOutcome, GitError> {
+    let content = match read_text(site.repo, site.at, site.cfg, &path)? {
+        FileText::Text(t) => t,
+        FileText::Skipped(reason) => return Ok(FileOutcome::Skipped(path, reason)),
+        FileText::Gone => return Ok(FileOutcome::Gone(path)),
+    };
+    let structure = match parsed {
+        Some(s) => s,
+        None => analyse(&path, &content).unwrap_or_else(|e| {
+            tracing::warn!(%path, error = %e, "unparsable file indexed as text");
+            evident_code::structure::Structure::Text
+        }),
+    };
     let version = FileVersion {
-        branch,
-        commit: Some(commit),
+        branch: site.branch,
+        commit: Some(site.commit),
         path: &path,
         content: &content,
     };
-    Ok(match file_source(ctx, &version, &structure, chunking) {
-        Some(p) => FileOutcome::Prepared(Box::new(p)),
-        None => FileOutcome::Gone(path),
-    })
+    Ok(
+        match file_source_with(site.ctx, &version, &structure, site.chunking, semantic) {
+            Some(p) => FileOutcome::Prepared(Box::new(p)),
+            None => FileOutcome::Gone(path),
+        },
+    )
 }
 
 /// Executes git tasks.
@@ -191,6 +229,18 @@ pub struct GitTasks {
     pub parallel: usize,
     /// What repositories may be read or fetched from (checked for every task).
     pub access: crate::access::Access,
+    /// The branches' symbol tables for semantic edges (`calls`, `extends`, `implements`,
+    /// `uses_type`); `None` writes the structural graph only.
+    pub semantic: Option<super::semantic::SemanticCache>,
+}
+
+/// A structure task's work.
+struct StructureTask {
+    branch: String,
+    commit: String,
+    paths: Vec<String>,
+    deleted: Vec<String>,
+    base: Option<String>,
 }
 
 /// What a task needs to know about its source.
@@ -201,6 +251,15 @@ struct Source {
     mirrors: std::path::PathBuf,
     cfg: GitSourceConfig,
     ctx: RepoContext,
+}
+
+impl Source {
+    /// The key of this source's branch tables in the semantic cache: source ids are unique
+    /// only within a client, so two clients' `docs` never share a table.
+    fn cache_key(&self) -> String {
+        let client = self.scope.client_id.as_deref().unwrap_or_default();
+        format!("{client}\u{1f}{}", self.id)
+    }
 }
 
 impl GitTasks {
@@ -247,35 +306,67 @@ impl GitTasks {
         commit: &str,
         paths: Vec<String>,
         tx: tokio::sync::mpsc::Sender<FileOutcome>,
-    ) -> tokio::task::JoinHandle<Result<(), GitError>> {
+    ) -> tokio::task::JoinHandle<Result<Option<BranchTable>, GitError>> {
         let (cfg, mirrors, id) = (src.cfg.clone(), src.mirrors.clone(), src.id.clone());
         let (ctx, chunking) = (src.ctx.clone(), self.code_chunking);
         let (branch_s, commit_s) = (branch.to_string(), commit.to_string());
-        tokio::task::spawn_blocking(move || -> Result<(), GitError> {
+        tokio::task::spawn_blocking(move || -> Result<Option<BranchTable>, GitError> {
             let repo = open_with(&cfg, &mirrors, &id, std::slice::from_ref(&commit_s))?;
-            let at = repo.oid(&commit_s)?;
+            let site = FileSite {
+                repo: &repo,
+                at: repo.oid(&commit_s)?,
+                cfg: &cfg,
+                ctx: &ctx,
+                chunking: &chunking,
+                branch: &branch_s,
+                commit: &commit_s,
+            };
             for path in paths {
-                let outcome =
-                    prepare_file(&repo, at, &cfg, &ctx, &chunking, &branch_s, &commit_s, path)?;
+                let outcome = prepare_file(&site, path, None, None)?;
                 if tx.blocking_send(outcome).is_err() {
                     break; // the consumer failed; its error is reported
                 }
             }
-            Ok(())
+            Ok(None)
         })
+    }
+
+    /// The reader of a structure task with semantic edges: the branch's table taken from the
+    /// cache (the task owns it until it succeeds) and brought to the commit.
+    fn spawn_semantic_reader(
+        &self,
+        cache: &SemanticCache,
+        src: &Source,
+        task: StructureTask,
+        tx: tokio::sync::mpsc::Sender<FileOutcome>,
+    ) -> tokio::task::JoinHandle<Result<Option<BranchTable>, GitError>> {
+        let cached = cache.take(&src.cache_key(), &task.branch);
+        let read = SemanticRead {
+            cfg: src.cfg.clone(),
+            mirrors: src.mirrors.clone(),
+            source_id: src.id.clone(),
+            ctx: src.ctx.clone(),
+            chunking: self.code_chunking,
+            branch: task.branch,
+            commit: task.commit,
+            base: task.base,
+            paths: task.paths,
+            deleted: task.deleted,
+        };
+        tokio::task::spawn_blocking(move || read.run(cached, &tx).map(Some))
     }
 
     async fn structure(
         &self,
         src: &Source,
-        branch: &str,
-        commit: &str,
-        paths: Vec<String>,
-        deleted: Vec<String>,
+        task: StructureTask,
         priority: Priority,
     ) -> Result<(), TaskError> {
+        let branch = task.branch.clone();
+        let branch = branch.as_str();
         let mut skipped: BTreeMap<SkipReason, usize> = BTreeMap::new();
-        let mut to_purge: Vec<String> = deleted
+        let mut to_purge: Vec<String> = task
+            .deleted
             .iter()
             .map(|p| file_urn(&src.id, branch, p))
             .collect();
@@ -283,7 +374,10 @@ impl GitTasks {
         // source over a bounded channel, while up to `parallel` ingests (embedding, writing)
         // run on the other core. Memory stays bounded by the channel, not by the task.
         let (tx, mut rx) = tokio::sync::mpsc::channel::<FileOutcome>(2 * self.parallel.max(1));
-        let reader = self.spawn_reader(src, branch, commit, paths, tx);
+        let reader = match &self.semantic {
+            Some(cache) => self.spawn_semantic_reader(cache, src, task, tx),
+            None => self.spawn_reader(src, branch, &task.commit, task.paths, tx),
+        };
         let mut ingests = tokio::task::JoinSet::new();
         let mut failure: Option<TaskError> = None;
         while let Some(outcome) = rx.recv().await {
@@ -316,7 +410,7 @@ impl GitTasks {
         while let Some(r) = ingests.join_next().await {
             record_ingest(r, &mut failure);
         }
-        reader
+        let table = reader
             .await
             .map_err(|e| TaskError::Retryable(format!("repository worker failed: {e}")))?
             .map_err(git_err)?;
@@ -331,6 +425,10 @@ impl GitTasks {
         }
         if !skipped.is_empty() {
             tracing::info!(branch, skipped = ?skipped, "files skipped by rule");
+        }
+        // Only a task that wrote everything leaves its table for the next one.
+        if let (Some(cache), Some(table)) = (&self.semantic, table) {
+            cache.put(&src.cache_key(), branch, table);
         }
         Ok(())
     }
@@ -520,6 +618,9 @@ impl GitTasks {
         last_tip: Option<String>,
         priority: Priority,
     ) -> Result<(), TaskError> {
+        if let Some(cache) = &self.semantic {
+            cache.take(&src.cache_key(), branch);
+        }
         self.kb
             .purge_prefix(&src.scope, &branch_files_prefix(&src.id, branch), priority)
             .await
@@ -586,15 +687,22 @@ impl TaskHandler for GitTasks {
         };
         match task {
             GitTask::IngestGitStructure {
-                v: 1,
+                v: v @ (1 | 2),
                 branch,
                 commit,
                 paths,
                 deleted,
+                base,
                 ..
             } => {
-                self.structure(&src, &branch, &commit, paths, deleted, priority)
-                    .await
+                let task = StructureTask {
+                    branch,
+                    commit,
+                    paths,
+                    deleted,
+                    base: base.filter(|_| v == 2),
+                };
+                self.structure(&src, task, priority).await
             }
             GitTask::IngestGitCommits {
                 v: 1,

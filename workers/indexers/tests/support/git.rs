@@ -49,6 +49,7 @@ pub async fn harness_in(dir: tempfile::TempDir) -> Harness {
         doc_chunking: Default::default(),
         parallel: 4,
         access: test_access(),
+        semantic: Some(Default::default()),
     }
     .register(&mut handlers);
     let poller = GitPoller {

@@ -115,6 +115,7 @@ pub async fn harness_with(access: impl FnOnce(&std::path::Path) -> Access) -> Ha
         doc_chunking: chunking,
         parallel: 4,
         access: ctx.access.clone(),
+        semantic: Some(Default::default()),
     }
     .register(&mut handlers);
     let transcripts = Arc::new(meetings::TranscriptsPoller::new(ctx.clone()));
