@@ -69,14 +69,9 @@ fn beir(dir: &Path) -> Option<Collection> {
     })
 }
 
-<<<<<<< HEAD
-/// `.I n` records: (n, title, the other text fields joined).
-pub(crate) fn records(text: &str) -> Vec<(String, String, String)> {
-=======
 /// `.I n` records: (n, title, text). Authors (`.A`), sources (`.B`) and cross references
 /// (`.X`) are left out: the collection's baselines index title and text.
-fn records(text: &str) -> Vec<(String, String, String)> {
->>>>>>> analysis
+pub(crate) fn records(text: &str) -> Vec<(String, String, String)> {
     let mut out: Vec<(String, String, String)> = Vec::new();
     let mut field = ' ';
     for line in text.lines() {
