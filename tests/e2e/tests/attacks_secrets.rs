@@ -101,15 +101,28 @@ async fn key_ids_and_tokens_in_ids_paths_and_settings_are_refused() {
     let app = TestApp::new(Embed::Hashing).await;
     let (aws, gh) = (aws(), github());
     let doc = |extra: Value| {
-        let mut b = json!({"clientId": "acme", "sourceUrn": "doc:x", "kind": "doc", "content": "ordinary"});
+        let mut b =
+            json!({"clientId": "acme", "sourceUrn": "doc:x", "kind": "doc", "content": "ordinary"});
         for (k, v) in extra.as_object().expect("object") {
             b[k] = v.clone();
         }
         b
     };
     let probes: Vec<(&str, &str, String, Option<Value>, &str)> = vec![
-        ("projectId", "POST", "/api/v1/ingest".into(), Some(doc(json!({"projectId": aws}))), &aws),
-        ("groupId", "POST", "/api/v1/ingest".into(), Some(doc(json!({"groupId": gh}))), &gh),
+        (
+            "projectId",
+            "POST",
+            "/api/v1/ingest".into(),
+            Some(doc(json!({"projectId": aws}))),
+            &aws,
+        ),
+        (
+            "groupId",
+            "POST",
+            "/api/v1/ingest".into(),
+            Some(doc(json!({"groupId": gh}))),
+            &gh,
+        ),
         (
             "memory session id",
             "PUT",
