@@ -16,7 +16,22 @@ use super::{Asker, Hit, Mode};
 
 /// (question, kinds asked for, files that answer, or a phrase the answering commit's message
 /// holds). README.md itself never answers: it holds the questions.
-const EXAMPLES: &[(&str, &[&str], &[&str], Option<&str>)] = &[
+type Example = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    Option<&'static str>,
+);
+
+/// An example with the commits that answer it found: (question, kinds, files, commits).
+type Asked = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    Vec<String>,
+);
+
+const EXAMPLES: &[Example] = &[
     (
         "how does retrieval fuse BM25 and vectors",
         &[],
@@ -106,7 +121,7 @@ pub async fn run(asker: &Asker<'_>, repo: &Path) -> Value {
     for mode in [Mode::HybridGraph, Mode::Rerank] {
         let mut top3 = 0;
         let mut ranks = Vec::new();
-        let mut examples: Vec<(&str, &[&str], &[&str], Vec<String>)> = EXAMPLES
+        let mut examples: Vec<Asked> = EXAMPLES
             .iter()
             .map(|(q, kinds, files, phrase)| {
                 let commits = phrase.map(|p| commits_naming(repo, p)).unwrap_or_default();
