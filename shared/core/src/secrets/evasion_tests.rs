@@ -199,3 +199,25 @@ proptest! {
         prop_assert!(find_secrets(prefix).is_empty(), "{:?}: {:?}", prefix, secrets_in(prefix));
     }
 }
+
+/// A generated value followed by a suffix (a URL's `.git`) is no dotted reference.
+#[test]
+fn a_generated_value_with_a_suffix_is_still_a_value() {
+    for text in [
+        "pass= db_pass := Cc4n5zTmC9gjC.git",
+        "https://example.com/db_pass := Cc4n5zTmC9gjC.git",
+    ] {
+        assert_eq!(
+            secrets_in(text),
+            vec!["Cc4n5zTmC9gjC.git".to_string()],
+            "{text}"
+        );
+    }
+    for text in [
+        "password = self.password",
+        "pw = args.pw",
+        "secret: config.client_secret",
+    ] {
+        assert!(secrets_in(text).is_empty(), "{text}");
+    }
+}

@@ -151,5 +151,13 @@ pub(super) fn looks_like_code(v: &str) -> bool {
     // A long mixed-case run of letters is a base64 secret without digits, not a name.
     let all_letters =
         v.chars().all(|c| c.is_alphabetic() || c == '_') && !super::shape::high_entropy(v);
-    all_letters || (v.contains('.') && v.split('.').all(ident))
+    // A dotted reference starts with a name (`self`, `args`, `cfg`); one that starts with a
+    // generated string is a credential with a suffix (`Cc4n5zTmC9gjC.git` in a URL).
+    let reference = v.contains('.')
+        && v.split('.').all(ident)
+        && !v
+            .split('.')
+            .next()
+            .is_some_and(|head| super::shape::looks_random(head, 10));
+    all_letters || reference
 }

@@ -22,6 +22,10 @@ pub enum Expect {
     Refused,
     /// Accepted: the indexer redacts the credential's lines (file contents, diffs).
     Redacted,
+    /// A read that stores its text only sometimes (a question recorded as a gap when nothing
+    /// relevant is found): refused when it would store it, else answered; the store check
+    /// at the end proves nothing was kept either way.
+    RefusedWhenStored,
 }
 
 /// One field of one REST route.
@@ -59,12 +63,27 @@ pub struct Fixture {
     pub epoch: i64,
     pub procedure: String,
     pub task: String,
+    /// The folder sources may read (`[sources] roots`), installed for this process.
+    pub root: String,
 }
 
 const HARMLESS: &str = "note42";
 
+/// A temp folder installed as the process's only `[sources] roots` entry (as `serve` installs
+/// the configured roots), with the harmless value's folder in it so the control registers.
+fn source_root() -> String {
+    let root = tempfile::tempdir().expect("tmp").keep();
+    std::fs::create_dir_all(root.join(HARMLESS)).expect("mkdir");
+    evident_indexers::access::install(evident_indexers::access::Access::new(
+        Default::default(),
+        evident_indexers::access::SourceRoots::new([&root]),
+    ));
+    root.to_string_lossy().into_owned()
+}
+
 /// Data for the entries: a document, two claims, a claimed gap, a procedure, a queued task.
 pub async fn setup(app: &TestApp) -> Fixture {
+    let root = source_root();
     app.post_ok(
         "/api/v1/ingest",
         &json!({"clientId": "acme", "sourceUrn": "doc:base", "kind": "doc",
@@ -125,6 +144,7 @@ pub async fn setup(app: &TestApp) -> Fixture {
             .unwrap_or(1),
         procedure: id(&p, &["/id", "/procedure/id"]),
         task: id(&t, &["/taskId", "/id", "/task/id"]),
+        root,
     }
 }
 
@@ -150,6 +170,11 @@ impl Rest {
         self.control_ok = statuses;
         self
     }
+    fn refused_when_stored(mut self) -> Rest {
+        self.expect = Expect::RefusedWhenStored;
+        self
+    }
+
     fn redacted(mut self) -> Rest {
         self.expect = Expect::Redacted;
         self
@@ -215,8 +240,8 @@ pub fn rest_entries(f: &Fixture) -> Vec<Rest> {
         rest("post", "/api/v1/move", "/api/v1/move", Some(a(json!({"sourceUrn": "doc:base", "toProjectId": SLOT})))),
         rest("post", "/api/v1/sources/git", "/api/v1/sources/git", Some(a(json!({"id": "acme.repo", "url": format!("https://example.com/{SLOT}.git")})))),
         rest("post", "/api/v1/sources/git", "/api/v1/sources/git", Some(a(json!({"id": "acme.repo2", "url": "https://example.com/r.git", "name": SLOT})))),
-        rest("post", "/api/v1/sources/{kind}", "/api/v1/sources/github", Some(a(json!({"id": "acme.issues", "repo": format!("own/{SLOT}"), "tokenEnv": "GITHUB_TOKEN"})))),
-        rest("post", "/api/v1/sources/{kind}", "/api/v1/sources/documents", Some(a(json!({"id": "acme.docs", "path": format!("/srv/{SLOT}")})))),
+        rest("post", "/api/v1/sources/{kind}", "/api/v1/sources/github", Some(a(json!({"id": "acme.issues", "repo": format!("own/{SLOT}")})))),
+        rest("post", "/api/v1/sources/{kind}", "/api/v1/sources/documents", Some(a(json!({"id": "acme.docs", "path": format!("{}/{SLOT}", f.root)})))),
         rest("post", "/api/v1/sources/{kind}", "/api/v1/sources/web", Some(a(json!({"id": "acme.web", "urls": [format!("https://docs.example.com/{SLOT}")]})))),
         rest("put", "/api/v1/memory/{sessionId}/{key}", &format!("/api/v1/memory/{SLOT}/goal"), Some(a(json!({"value": "find the bug"})))),
         rest("put", "/api/v1/memory/{sessionId}/{key}", &format!("/api/v1/memory/s1/{SLOT}"), Some(a(json!({"value": "find the bug"})))),
@@ -237,14 +262,14 @@ pub fn rest_entries(f: &Fixture) -> Vec<Rest> {
         rest("post", "/api/v1/alias/register", "/api/v1/alias/register", Some(a(json!({"alias": "person:jn", "canonical": format!("person:{SLOT}")})))),
         rest("post", "/api/v1/alias/merge", "/api/v1/alias/merge", Some(a(json!({"source": format!("person:{SLOT}"), "target": "person:jan"})))),
         rest("post", "/api/v1/tokens", "/api/v1/tokens", Some(a(json!({"role": "read", "name": SLOT})))),
-        rest("get", "/api/v1/tokens", &format!("/api/v1/tokens?clientId=acme&name={SLOT}"), None),
-        rest("get", "/api/v1/audit", &format!("/api/v1/audit?clientId=acme&route={SLOT}"), None),
+        rest("get", "/api/v1/tokens", &format!("/api/v1/tokens?clientId=acme&name={SLOT}"), None).ok(&[400]),
+        rest("get", "/api/v1/audit", &format!("/api/v1/audit?clientId=acme&route={SLOT}"), None).ok(&[400]),
         rest("post", "/api/v1/claims", "/api/v1/claims", Some(a(json!({"text": SLOT, "evidence": [{"kind": "url", "ref": "https://x.example/a"}]})))),
         rest("post", "/api/v1/claims", "/api/v1/claims", Some(a(json!({"text": "retries are capped", "evidence": [{"kind": "tool_result", "ref": SLOT}]})))),
         rest("post", "/api/v1/claims/{id}/transition", &format!("/api/v1/claims/{claim}/transition"), Some(a(json!({"to": "observed", "evidence": [{"kind": "tool_result", "ref": SLOT}]})))),
         rest("post", "/api/v1/claims/{id}/verify", &format!("/api/v1/claims/{claim}/verify"), Some(a(json!({"evidence": [{"kind": "user_statement", "ref": SLOT}]})))),
-        rest("post", "/api/v1/claims/{id}/dispute", &format!("/api/v1/claims/{SLOT}/dispute"), Some(a(json!({"reason": "logs show three retries"})))).control(claim2),
-        rest("post", "/api/v1/claims/{id}/dispute", &format!("/api/v1/claims/{claim2}/dispute"), Some(a(json!({"reason": SLOT})))),
+        rest("post", "/api/v1/claims/{id}/dispute", &format!("/api/v1/claims/{SLOT}/dispute"), Some(a(json!({"reason": "logs show three retries"})))).control(claim2).ok(&[409]),
+        rest("post", "/api/v1/claims/{id}/dispute", &format!("/api/v1/claims/{claim2}/dispute"), Some(a(json!({"reason": SLOT})))).ok(&[409]),
         rest("post", "/api/v1/claims/{id}/supersede", &format!("/api/v1/claims/{claim}/supersede"), Some(a(json!({"by": claim2, "reason": SLOT})))),
         rest("post", "/api/v1/graph/nodes", "/api/v1/graph/nodes", Some(a(json!({"key": format!("Team:{SLOT}"), "type": "team", "evidence": evidence})))),
         rest("post", "/api/v1/graph/nodes", "/api/v1/graph/nodes", Some(a(json!({"key": "Team:Payments", "type": "team", "label": SLOT, "evidence": evidence})))),
@@ -286,7 +311,7 @@ pub fn rest_entries(f: &Fixture) -> Vec<Rest> {
         // Reads that may store (a gap recorded under the request's scope).
         rest("post", "/api/v1/retrieve", "/api/v1/retrieve", Some(a(json!({"query": "ledger", "projectId": SLOT, "recordGap": true})))),
         rest("post", "/api/v1/context", "/api/v1/context", Some(a(json!({"query": "ledger", "groupId": SLOT})))),
-        rest("post", "/api/v1/retrieve", "/api/v1/retrieve", Some(a(json!({"query": format!("why {SLOT}"), "recordGap": true})))).ok(&[]),
+        rest("post", "/api/v1/retrieve", "/api/v1/retrieve", Some(a(json!({"query": format!("why {SLOT}"), "recordGap": true})))).ok(&[]).refused_when_stored(),
     ]
     .into_iter()
     .collect()
@@ -309,9 +334,9 @@ pub fn tool_entries(f: &Fixture) -> Vec<Tool> {
         f.task.as_str(),
     );
     vec![
-        t("store_knowledge", json!({"clientId": "acme", "content": SLOT})),
-        t("store_knowledge", json!({"clientId": "acme", "content": "ok", "metadata": {"cfg": SLOT}})),
-        t("store_knowledge", json!({"clientId": "acme", "content": "ok", "projectId": SLOT})),
+        t("store_knowledge", json!({"clientId": "acme", "subject": "user", "content": SLOT})),
+        t("store_knowledge", json!({"clientId": "acme", "subject": "user", "content": "ok", "metadata": {"cfg": SLOT}})),
+        t("store_knowledge", json!({"clientId": "acme", "subject": "team", "content": "ok", "projectId": SLOT})),
         t("memory_put", json!({"clientId": "acme", "sessionId": SLOT, "key": "k", "value": "v"})),
         t("memory_put", json!({"clientId": "acme", "sessionId": "s2", "key": SLOT, "value": "v"})),
         t("memory_put", json!({"clientId": "acme", "sessionId": "s2", "key": "k", "value": {"note": SLOT}})),
@@ -322,7 +347,7 @@ pub fn tool_entries(f: &Fixture) -> Vec<Tool> {
         t("load_structured", json!({"clientId": "acme", "sourceUrn": format!("structured:{SLOT}")})),
         t("put_profile", json!({"clientId": "acme", "key": format!("person:{SLOT}"), "properties": {"team": "x"}})),
         t("put_profile", json!({"clientId": "acme", "key": "person:bob", "properties": {"note": SLOT}})),
-        t("report_gaps", json!({"clientId": "acme", "gaps": [{"question": SLOT}]})),
+        t("report_gaps", json!({"clientId": "acme", "gaps": [SLOT]})),
         t("claim_gap", json!({"clientId": "acme", "projectId": SLOT})),
         t("submit_findings", json!({"clientId": "acme", "gapId": gap, "markdown": SLOT})),
         t("fail_gap", json!({"clientId": "acme", "gapId": gap, "reason": SLOT})),
@@ -335,12 +360,18 @@ pub fn tool_entries(f: &Fixture) -> Vec<Tool> {
         t("save_procedure", json!({"clientId": "acme", "triggerPattern": SLOT, "source": "user_defined", "steps": [{"agent": "A", "action": "b"}]})),
         t("record_procedure_outcome", json!({"clientId": "acme", "id": SLOT, "success": true})),
         t("delete_procedure", json!({"clientId": "acme", "id": SLOT})),
-        t("steer_task", json!({"taskId": SLOT, "action": "prioritize"})),
+        t("steer_task", json!({"taskId": SLOT, "action": "reorder", "position": 1})),
     ]
     .into_iter()
     .map(|mut e| {
         match e.tool {
-            "record_procedure_outcome" | "delete_procedure" => e.control = proc_id.into(),
+            // The REST removals ran first: the procedure is gone, the id was still checked.
+            "record_procedure_outcome" | "delete_procedure" => {
+                e.control = proc_id.into();
+                e.control_ok = &["not_found"];
+            }
+            // The REST entry superseded it already: the reason was still screened first.
+            "supersede" => e.control_ok = &["invalid_transition"],
             "steer_task" => e.control = task.into(),
             "submit_findings" | "fail_gap" => e.control_ok = &["conflict", "gap_not_claimed", "stale_epoch"],
             _ => {}
