@@ -173,9 +173,7 @@ pub fn query_terms(text: &str) -> Vec<QueryTerm> {
 /// `tokenHash` or "token hash".
 pub fn definition_term(qualified: &str) -> Option<String> {
     let name = qualified.split('(').next().unwrap_or(qualified);
-    let last = name
-        .rsplit(|c: char| matches!(c, ':' | '.' | '/' | '#'))
-        .find(|s| !s.is_empty())?;
+    let last = name.rsplit([':', '.', '/', '#']).find(|s| !s.is_empty())?;
     let mut out = String::with_capacity(last.len() + 1);
     out.push(DEFINES);
     out.extend(
