@@ -1,6 +1,8 @@
 //! `evident graph nodes`: list the nodes of a type (all threads, meetings, repositories…)
 //! of a running server, a page at a time (`GET /api/v1/graph/nodes`); `evident graph
-//! add-node|add-edge`: an agent's graph write with its evidence (`POST /api/v1/graph/…`).
+//! add-node|add-edge`: an agent's graph write with its evidence (`POST /api/v1/graph/…`);
+//! `evident graph callers|callees|implementations|uses SYMBOL`: code questions
+//! (`GET /api/v1/graph/code/{relation}`, in [`crate::code_cmd`]).
 
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -52,6 +54,8 @@ enum GraphOp {
         #[command(flatten)]
         evidence: EvidenceArgs,
     },
+    #[command(flatten)]
+    Code(crate::code_cmd::CodeOp),
     /// Remove an agent-written edge `FROM EDGE_TYPE TO` (edges indexed from sources stay).
     RmEdge {
         from: String,
@@ -78,6 +82,7 @@ pub async fn run(args: GraphArgs) -> anyhow::Result<()> {
     let client = args.server.client()?;
     use crate::gaps_cmd::{evidence, graph_body};
     match args.op {
+        GraphOp::Code(op) => crate::code_cmd::run(&client, op, &scope_query(&args.scope)).await,
         GraphOp::AddNode {
             key,
             node_type,

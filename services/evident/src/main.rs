@@ -4,6 +4,7 @@ mod access;
 mod claims_cmd;
 mod cli;
 mod client;
+mod code_cmd;
 mod context_cmd;
 mod gaps_cmd;
 mod graph_cmd;

@@ -15,6 +15,7 @@
 pub mod agent_graph;
 mod aliases;
 pub mod claims;
+pub mod code_graph;
 pub mod context;
 pub mod credentials;
 mod error;
@@ -46,7 +47,7 @@ use evident_core::chunking::ChunkingConfig;
 use evident_store::{Stores, VectorSpace};
 
 pub use error::{KbError, Result, describe as describe_scope};
-pub use graph::{NodeView, TraverseQuery};
+pub use graph::{NodeAtDepth, NodeView, TraverseQuery};
 pub use ingest::{Document, IngestOutcome, IngestStatus, PurgeOutcome};
 pub use knowledge::knowledge_urn;
 pub use pools::{PoolConfig, WritePools};

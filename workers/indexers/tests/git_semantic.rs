@@ -334,7 +334,86 @@ fn structure_tasks_of_both_versions_are_read() {
         paths: vec!["a.py".into()],
         deleted: vec![],
         base: Some("a".repeat(40)),
+        plan: None,
     };
     let back: GitTask = serde_json::from_value(v2.to_value()).expect("v2");
     assert_eq!(back, v2);
+    assert!(v2.to_value().get("plan").is_none());
+    let v3 = GitTask::IngestGitStructure {
+        v: 3,
+        source_id: "acme.shop".into(),
+        branch: "main".into(),
+        commit: "b".repeat(40),
+        paths: vec!["a.py".into()],
+        deleted: vec![],
+        base: None,
+        plan: Some("1-0-00000000000000ff".into()),
+    };
+    let back: GitTask = serde_json::from_value(v3.to_value()).expect("v3");
+    assert_eq!(back, v3);
+}
+
+/// One file a batch: the first batch of the plan writes every Python file with its edges,
+/// the later batches of the same plan find theirs written; nothing is missing, and a commit
+/// after it (a new plan) still moves the edges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_batches_of_one_plan_write_each_file_once_and_lose_nothing() {
+    let mut h = harness().await;
+    h.poller.batches.files = 1;
+    let work = h.dir.path().join("geo");
+    let repo = init_repo(&work);
+    commit(
+        &repo,
+        &[
+            ("geo/__init__.py", Some(b"")),
+            ("geo/shapes.py", Some(SHAPES_PY.as_bytes())),
+            ("geo/report.py", Some(REPORT_PY.as_bytes())),
+            ("geo/stats.py", Some(STATS_PY.as_bytes())),
+            ("README.md", Some(b"# Geo\n\nShapes and their areas.\n")),
+        ],
+        "Shapes",
+        ("Jan", "jan@example.com"),
+    );
+    h.register("acme.geo", cfg_path("geo", &work, &[])).await;
+    h.poll("acme.geo").await;
+    h.drain().await;
+    let k = |q: &str| keys::callable("geo", q);
+    assert_eq!(
+        hop(&h, &k("geo.shapes.Square.area"), "calls", Direction::In).await,
+        set(&[
+            "symbol:geo/geo.report.report()",
+            "symbol:geo/geo.stats.total()"
+        ]),
+    );
+    assert_eq!(
+        hop(
+            &h,
+            &keys::symbol("geo", "geo.shapes.Shape"),
+            "extends",
+            Direction::In
+        )
+        .await,
+        set(&["symbol:geo/geo.shapes.Square"]),
+    );
+    assert!(h.node_exists(&keys::file("geo", "README.md")).await);
+    commit(
+        &repo,
+        &[(
+            "geo/report.py",
+            Some(REPORT_PY.replace("sq.area()", "sq.describe()").as_bytes()),
+        )],
+        "Describe",
+        ("Jan", "jan@example.com"),
+    );
+    h.poll("acme.geo").await;
+    h.drain().await;
+    assert_eq!(
+        hop(&h, &k("geo.report.report"), "calls", Direction::Out).await,
+        set(&[
+            "symbol:geo/geo.shapes.Square.__init__()",
+            "symbol:geo/geo.shapes.Shape.describe()"
+        ]),
+    );
+    let report = h.store.check_integrity().await.expect("integrity");
+    assert!(report.is_ok(), "{report:?}");
 }

@@ -130,6 +130,7 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ("get", "/api/v1/graph/node/{key}/evidence", read(Query)),
     ("get", "/api/v1/graph/search", read(Query)),
     ("get", "/api/v1/graph/nodes", read(Query)),
+    ("get", "/api/v1/graph/code/{relation}", read(Query)),
     ("post", "/api/v1/chunks/by-kind", read(Body)),
     ("get", "/api/v1/alias/resolve", read(Query)),
     ("get", "/api/v1/alias/list/{canonical}", read(Query)),

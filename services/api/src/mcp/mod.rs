@@ -21,6 +21,7 @@
 mod access;
 mod call;
 mod claim_tools;
+mod code_tools;
 mod context_tools;
 mod gap_tools;
 mod inflight;
@@ -81,6 +82,7 @@ impl EvidentMcp {
             + Self::gap_router()
             + Self::context_router()
             + Self::queue_router()
+            + Self::code_router()
     }
 }
 

@@ -128,6 +128,22 @@ pub struct TraverseArgs {
     pub scope: ScopeArgs,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeArgs {
+    /// The symbol: a node key (`symbol:shop/shop.Cart.price()`) or a name (`price`,
+    /// `Cart.price`, `shop.Cart.price`, `crate::cart::Cart`, an overload `add(Item,int)`).
+    pub symbol: String,
+    /// Hops to follow (1..=5, default 1: direct answers only).
+    #[serde(default)]
+    pub depth: Option<usize>,
+    /// At most this many nodes per matched symbol (1..=1000, default 200).
+    #[serde(default)]
+    pub max_nodes: Option<usize>,
+    #[serde(flatten)]
+    pub scope: ScopeArgs,
+}
+
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {

@@ -3,6 +3,7 @@
 
 mod access;
 mod claims;
+mod code;
 mod context;
 pub(crate) mod gaps;
 mod git;
@@ -86,6 +87,7 @@ pub fn all() -> Router<AppState> {
         )
         .route("/api/v1/graph/search", get(read::search_nodes))
         .route("/api/v1/graph/nodes", get(read::list_nodes))
+        .route("/api/v1/graph/code/{relation}", get(code::query))
         .route("/api/v1/chunks/by-kind", post(read::by_kind))
         .route("/api/v1/alias/resolve", get(read::alias_resolve))
         .route("/api/v1/alias/list/{canonical}", get(read::alias_list))

@@ -1,6 +1,8 @@
 //! `/ui/node/{key}`: a node's properties, aliases, edges grouped by type, evidence chunks
 //! with their locators, and its neighbourhood drawn as SVG (`depth` to expand, `edgeType`
-//! to filter) — the same reads as `GET /api/v1/graph/node/{key}` and `POST /traverse`.
+//! to filter) — the same reads as `GET /api/v1/graph/node/{key}` and `POST /traverse`; a
+//! code symbol's callers and callees (a function or method) or implementations and uses (a
+//! type), as `GET /api/v1/graph/code/{relation}` answers them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -146,6 +148,51 @@ async fn neighbourhood(s: &AppState, ctx: &Ctx, key: &str, q: &NodeQuery) -> Api
     }))
 }
 
+/// A symbol's code relations, one hop: callers and callees of a callable, implementations
+/// and uses of a type; empty for any other node.
+async fn code(s: &AppState, ctx: &Ctx, view: &evident_kb::NodeView) -> ApiResult<String> {
+    use evident_kb::code_graph::{CodeQuery, CodeRelation, SYMBOL_TYPES};
+    let key = view.key.as_str();
+    if !key.starts_with("symbol:") || !SYMBOL_TYPES.contains(&view.node_type.as_str()) {
+        return Ok(String::new());
+    }
+    let relations = if key.ends_with(')') {
+        [CodeRelation::Callers, CodeRelation::Callees]
+    } else {
+        [CodeRelation::Implementations, CodeRelation::Uses]
+    };
+    let vis = ctx.vis()?;
+    let mut out = String::from("<h2>Code</h2><div id=\"code\">");
+    for r in relations {
+        let answer = s.kb.code_query(&vis, &CodeQuery::new(key, r)).await?;
+        let results: Vec<_> = answer.matches.iter().flat_map(|m| &m.results).collect();
+        let _ = write!(
+            out,
+            "<h3>{} <span class=\"muted\">{}</span></h3><ul id=\"{}\">",
+            r.as_str(),
+            results.len(),
+            r.as_str()
+        );
+        if results.is_empty() {
+            out.push_str("<li class=\"muted\">none</li>");
+        }
+        for n in results {
+            let k = n.node.key.as_str();
+            let at = n.node.props.get("path").and_then(|p| p.as_str());
+            let _ = write!(
+                out,
+                "<li>{} <span class=\"muted\">{}{}</span></li>",
+                link(&node_href(ctx, k), k),
+                esc(&n.node.node_type),
+                at.map(|p| format!(" · {}", esc(p))).unwrap_or_default()
+            );
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("</div>");
+    Ok(out)
+}
+
 fn evidence(ctx: &Ctx, chunks: &[evident_core::Chunk]) -> String {
     let mut out = String::from("<ol class=\"evidence\" id=\"evidence\">");
     for c in chunks {
@@ -225,10 +272,11 @@ pub async fn page(
     let chunks = s.kb.node_evidence(&vis, &canonical, 20).await?;
     let knowledge = knowledge(&s, &ctx, &canonical, &chunks).await?;
     let graph = neighbourhood(&s, &ctx, &canonical, &q).await?;
+    let code = code(&s, &ctx, &view).await?;
     let alias_list: Vec<String> = aliases.iter().map(|a| esc(a.alias.as_str())).collect();
     let body = format!(
         "<p class=\"key\"><code>{}</code></p><div class=\"cols\"><section>{}<h2>Aliases</h2><p id=\"aliases\">{}</p>\
-         <h2>Edges</h2>{}</section><section><h2>Neighbourhood</h2>{}{}</section></div><h2>Evidence</h2>{}{}",
+         {}<h2>Edges</h2>{}</section><section><h2>Neighbourhood</h2>{}{}</section></div><h2>Evidence</h2>{}{}",
         esc(&canonical),
         props(&view),
         if alias_list.is_empty() {
@@ -236,6 +284,7 @@ pub async fn page(
         } else {
             alias_list.join(", ")
         },
+        code,
         edges_by_type(&ctx, &view),
         filter_links(&ctx, &view, &q),
         graph,

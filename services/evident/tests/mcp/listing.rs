@@ -5,12 +5,16 @@ use serde_json::{Value, json};
 
 use crate::client::Client;
 
-const TOOLS: [&str; 39] = [
+const TOOLS: [&str; 43] = [
     "add_graph_edge",
     "add_graph_node",
     "claim_attention",
     "claim_gap",
     "claim_history",
+    "code_callees",
+    "code_callers",
+    "code_implementations",
+    "code_uses",
     "delete_procedure",
     "dispute",
     "fail_gap",

@@ -1,6 +1,8 @@
 //! Shared by the console's e2e tests: a browser-like request over the real router, its
 //! answer, and a login that returns the session cookie.
 
+#![allow(dead_code)] // each test binary uses its own part of this module
+
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use evident_e2e::TestApp;

@@ -218,9 +218,10 @@ impl GitPoller {
             tasks += 1;
         }
         let mut deleted = Some(p.deleted);
+        let plan = plan_id(self.ctx.clock.now_ms(), &tip);
         for (i, paths) in p.paths.chunks(self.batches.files.max(1)).enumerate() {
             let body = GitTask::IngestGitStructure {
-                v: 2,
+                v: 3,
                 source_id: id.clone(),
                 branch: branch.into(),
                 commit: tip.clone(),
@@ -231,19 +232,21 @@ impl GitPoller {
                     Vec::new()
                 },
                 base: p.base.clone(),
+                plan: Some(plan.clone()),
             };
             self.enqueue(source, branch, body).await?;
             tasks += 1;
         }
         if let Some(deleted) = deleted.filter(|d| !d.is_empty()) {
             let body = GitTask::IngestGitStructure {
-                v: 2,
+                v: 3,
                 source_id: id.clone(),
                 branch: branch.into(),
                 commit: tip.clone(),
                 paths: Vec::new(),
                 deleted,
                 base: p.base.clone(),
+                plan: Some(plan),
             };
             self.enqueue(source, branch, body).await?;
             tasks += 1;
@@ -407,4 +410,30 @@ fn plan(
         plans,
         skipped,
     ))
+}
+
+/// An id for the structure batches of one plan: unique per poll (the clock, a per-process
+/// count and this process's random hash seed), so a later plan — even at the same commit and
+/// millisecond, after the source was removed and added again — never shares it.
+fn plan_id(now_ms: i64, tip: &str) -> String {
+    use std::hash::BuildHasher;
+    static PLANS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let n = PLANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let h = SEED
+        .get_or_init(Default::default)
+        .hash_one((now_ms, n, tip));
+    format!("{now_ms}-{n}-{h:016x}")
+}
+
+#[cfg(test)]
+mod plan_tests {
+    #[test]
+    fn plan_ids_differ_even_at_one_millisecond_and_tip() {
+        let tip = "a".repeat(40);
+        let (a, b) = (super::plan_id(7, &tip), super::plan_id(7, &tip));
+        assert_ne!(a, b);
+        assert!(a.starts_with("7-"), "{a}");
+    }
 }

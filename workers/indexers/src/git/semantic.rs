@@ -12,6 +12,12 @@
 //! the table is built from the whole tree at the commit and every code file of a semantic
 //! language is prepared again: those whose resolution did not change have the stored
 //! fingerprint and are skipped by the write path, the others are repaired.
+//!
+//! So the first batch of a plan writes every file of a semantic language; the table remembers
+//! which files it wrote for which plan (`written`), and a later batch of the *same* plan at
+//! the same commit neither parses nor prepares those again — they are written, with the
+//! resolution this table holds. A batch of another plan (a later poll, a source removed and
+//! added again) or without a plan id (a task queued by an older version) prepares its paths.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -36,6 +42,9 @@ const PARSE_THREADS: usize = 2;
 pub struct BranchTable {
     pub table: SymbolTable,
     pub commit: String,
+    /// The plan whose batches this table served at `commit`, and the files they wrote.
+    pub plan: Option<String>,
+    pub written: BTreeSet<String>,
 }
 
 /// A branch table under its (source, branch).
@@ -83,6 +92,8 @@ pub(super) struct SemanticRead {
     pub(super) commit: String,
     /// The tip the task's paths were diffed from (`None`: a first read, or unknown).
     pub(super) base: Option<String>,
+    /// The plan the task is a batch of (`None`: queued by an older version).
+    pub(super) plan: Option<String>,
     pub(super) paths: Vec<String>,
     pub(super) deleted: Vec<String>,
 }
@@ -107,12 +118,20 @@ impl SemanticRead {
         let at = repo.oid(&self.commit)?;
         let usable =
             cached.filter(|c| c.commit == self.commit || Some(&c.commit) == self.base.as_ref());
+        // Files an earlier batch of this very plan wrote at this commit are done. Any other
+        // file of the task is prepared again, even one this table wrote at this commit for
+        // another plan: the store may hold it otherwise since (a re-read under a new key
+        // scheme, a source added again), and the write path skips it when its fingerprint is
+        // the stored one.
+        let mut written = match &usable {
+            Some(c) if c.commit == self.commit && self.plan.is_some() && c.plan == self.plan => {
+                c.written.clone()
+            }
+            _ => BTreeSet::new(),
+        };
         let mut parsed: HashMap<String, Structure> = HashMap::new();
-        // Every file of the task is prepared again, even one this table wrote at this commit:
-        // the store may hold it otherwise since (a re-read under a new key scheme), and the
-        // write path skips it when its fingerprint is the stored one.
         let (table, also) = match usable {
-            Some(c) => self.advance(&repo, at, c, &mut parsed)?,
+            Some(c) => self.advance(&repo, at, c, &written, &mut parsed)?,
             None => self.build(&repo, at, &mut parsed)?,
         };
         let site = FileSite {
@@ -127,7 +146,7 @@ impl SemanticRead {
         let empty = Resolution::default();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         for path in self.paths.iter().chain(also.iter()) {
-            if !seen.insert(path) {
+            if !seen.insert(path) || written.contains(path) {
                 continue;
             }
             let semantic = semantic_path(path).then(|| table.resolution(path).unwrap_or(&empty));
@@ -141,19 +160,24 @@ impl SemanticRead {
                 break; // the consumer failed; its error is reported
             }
         }
+        written.extend(seen.into_iter().map(str::to_string));
         Ok(BranchTable {
             table,
             commit: self.commit,
+            plan: self.plan,
+            written,
         })
     }
 
-    /// The cached table moved to the commit by git's diff (and the task's own paths); the
-    /// other files whose resolution changed.
+    /// The cached table moved to the commit by git's diff (and the task's own paths but
+    /// those `done`: written at this commit for this plan); the other files whose resolution
+    /// changed.
     fn advance(
         &self,
         repo: &GitRepo,
         at: Oid,
         cached: BranchTable,
+        done: &BTreeSet<String>,
         parsed: &mut HashMap<String, Structure>,
     ) -> Result<(SymbolTable, Vec<String>), GitError> {
         let mut table = cached.table;
@@ -165,7 +189,7 @@ impl SemanticRead {
         };
         let changed: BTreeSet<String> = changed
             .into_iter()
-            .chain(self.paths.iter().cloned())
+            .chain(self.paths.iter().filter(|p| !done.contains(*p)).cloned())
             .filter(|p| semantic_path(p))
             .collect();
         let mut changes = Vec::new();

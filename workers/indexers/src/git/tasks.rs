@@ -39,7 +39,9 @@ use super::{GitSourceConfig, repo_context};
 pub enum GitTask {
     /// (Re-)index these files of a branch at a commit; purge the deleted ones. `v: 2` adds
     /// `base`, the tip the paths were diffed from (absent on a first read); a `v: 1` task is
-    /// read as one whose base is unknown.
+    /// read as one whose base is unknown. `v: 3` adds `plan`, the id shared by the batches of
+    /// one poll's plan (a file one batch wrote for the plan is not prepared again by the
+    /// next); older tasks have none.
     IngestGitStructure {
         v: u32,
         source_id: String,
@@ -50,6 +52,8 @@ pub enum GitTask {
         deleted: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         base: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plan: Option<String>,
     },
     /// Ingest these commits (oldest first) and link them to the branch.
     IngestGitCommits {
@@ -241,6 +245,7 @@ struct StructureTask {
     paths: Vec<String>,
     deleted: Vec<String>,
     base: Option<String>,
+    plan: Option<String>,
 }
 
 /// What a task needs to know about its source.
@@ -350,6 +355,7 @@ impl GitTasks {
             branch: task.branch,
             commit: task.commit,
             base: task.base,
+            plan: task.plan,
             paths: task.paths,
             deleted: task.deleted,
         };
@@ -687,12 +693,13 @@ impl TaskHandler for GitTasks {
         };
         match task {
             GitTask::IngestGitStructure {
-                v: v @ (1 | 2),
+                v: v @ (1..=3),
                 branch,
                 commit,
                 paths,
                 deleted,
                 base,
+                plan,
                 ..
             } => {
                 let task = StructureTask {
@@ -700,7 +707,8 @@ impl TaskHandler for GitTasks {
                     commit,
                     paths,
                     deleted,
-                    base: base.filter(|_| v == 2),
+                    base: base.filter(|_| v >= 2),
+                    plan: plan.filter(|_| v >= 3),
                 };
                 self.structure(&src, task, priority).await
             }
