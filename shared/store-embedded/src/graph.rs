@@ -508,4 +508,17 @@ impl GraphStore for EmbeddedStore {
         let vis = vis.clone();
         self.read(move |conn, _| count(conn, &vis)).await
     }
+
+    async fn evidenced_by(
+        &self,
+        vis: &Visibility,
+        chunk_ids: &[String],
+    ) -> Result<Vec<evident_store::Evidenced>> {
+        if chunk_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (vis, ids) = (vis.clone(), chunk_ids.to_vec());
+        self.read(move |conn, _| crate::graph_links::evidenced_by(conn, &vis, &ids))
+            .await
+    }
 }

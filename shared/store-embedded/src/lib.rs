@@ -26,6 +26,7 @@ mod dense;
 mod durable;
 mod gaps;
 mod graph;
+mod graph_links;
 mod graph_traverse;
 mod graph_write;
 mod indexers;

@@ -57,6 +57,22 @@ pub struct EdgeKey {
     pub to: NodeKey,
 }
 
+/// What one chunk evidences ([`GraphStore::evidenced_by`](crate::GraphStore::evidenced_by)):
+/// the evidence back-links from a passage to the facts it supports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Evidenced {
+    pub chunk_id: String,
+    /// Ascending, each once.
+    pub nodes: Vec<NodeKey>,
+    /// Ascending by `(from, edge type, to)`, each once.
+    pub edges: Vec<EdgeKey>,
+}
+
+/// Most nodes and most edges [`GraphStore::evidenced_by`](crate::GraphStore::evidenced_by)
+/// lists per chunk (a commit's message chunk evidences every file it touched): the first in
+/// ascending order.
+pub const MAX_EVIDENCED_PER_CHUNK: usize = 200;
+
 /// A scored candidate from one retrieval channel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScoredId {
