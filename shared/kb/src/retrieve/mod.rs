@@ -32,6 +32,7 @@ mod expansion;
 pub mod feedback;
 mod fusion;
 pub mod history;
+mod links;
 mod pack;
 pub mod phrase;
 pub mod rerank;
@@ -49,6 +50,7 @@ pub use expansion::{EdgeRelevance, Expansion, expansion_seeds, graph_hits, rank_
 pub use feedback::FeedbackParams;
 pub use fusion::{Fusion, FusionParams};
 pub use history::{PackCommit, asks_about_change};
+pub use links::{EdgeRef, Links, attach_links};
 pub use pack::{Channels, evidence_items, summary};
 pub use phrase::{Phrases, phrase_hits, phrases};
 pub use rerank::RerankWeights;
@@ -170,7 +172,11 @@ pub struct EvidenceItem {
     pub locator: Locator,
     /// Human-readable citation derived from the locator.
     pub citation: String,
+    /// The keys the chunk mentions, then the nodes it evidences (back-links, [`links`]).
     pub graph_refs: Vec<NodeKey>,
+    /// The edges the chunk evidences (an agent's edge citing it, an extracted relation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub graph_edges: Vec<EdgeRef>,
     pub scores: ChannelScores,
     /// For history items (`git-commit`, `git-diff`): the commit, its author and date.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +253,7 @@ impl Kb {
         entity_nodes: &[Node],
         fusion: &mut Fusion,
         change: bool,
+        links: &mut Links,
         watch: &Watch,
     ) -> Result<Expansion> {
         if !(req.expand_graph && req.max_depth > 0) {
@@ -257,9 +264,11 @@ impl Kb {
             .into_iter()
             .map(|(id, _)| id)
             .collect();
-        let rel = EdgeRelevance::new(&req.query, entity_nodes, change);
+        self.read_links(vis, &seed_ids, links).await?;
+        let rel = EdgeRelevance::new(&req.query, entity_nodes, change)
+            .with_evidenced(links.edges_of(&seed_ids).cloned());
         let expansion = self
-            .expand(vis, entity_nodes, &seed_ids, req.max_depth, &rel)
+            .expand(vis, entity_nodes, &seed_ids, links, req.max_depth, &rel)
             .await?;
         fusion.add(&expansion.hits, req.tuning.fusion.graph);
         watch.reached(Stage::Expanded {
@@ -318,8 +327,17 @@ impl Kb {
             nodes: entity_nodes.len(),
         });
 
+        let mut links = Links::default();
         let expansion = self
-            .expand_fused(&vis, req, &entity_nodes, &mut fusion, change, watch)
+            .expand_fused(
+                &vis,
+                req,
+                &entity_nodes,
+                &mut fusion,
+                change,
+                &mut links,
+                watch,
+            )
             .await?;
 
         let mut fused = fusion.ranked(fetch_window(req));
@@ -349,6 +367,9 @@ impl Kb {
             req.max_results,
             req.tuning.diversity,
         );
+        let item_ids: Vec<String> = items.iter().map(|i| i.chunk_id.clone()).collect();
+        self.read_links(&vis, &item_ids, &mut links).await?;
+        attach_links(&mut items, &links);
         self.commits_of(&vis, &mut items).await?;
         let claims = self.pack_claims(&vis, &mut items).await?;
         let summary = summary(&items, channels, &expansion.graph);
