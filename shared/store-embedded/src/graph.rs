@@ -61,6 +61,8 @@ pub(crate) fn fold_node(
         .map_err(sqlite_err)?
         .execute(rusqlite::params![from_nid])
         .map_err(sqlite_err)?;
+    // `into` may have taken props (names) from `from`, and `from` is now its alias.
+    crate::entity_index::reindex_key(conn, partition, into.as_str())?;
     Ok(true)
 }
 
@@ -507,6 +509,17 @@ impl GraphStore for EmbeddedStore {
     async fn count(&self, vis: &Visibility) -> Result<GraphCounts> {
         let vis = vis.clone();
         self.read(move |conn, _| count(conn, &vis)).await
+    }
+
+    async fn match_entities(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<evident_store::EntityMatch>> {
+        let (vis, query) = (vis.clone(), query.to_string());
+        self.read(move |conn, _| crate::entity_index::match_entities(conn, &vis, &query, limit))
+            .await
     }
 
     async fn evidenced_by(
