@@ -91,6 +91,12 @@ async fn an_agents_edge_is_found_from_the_passage_it_cites_and_goes_with_it() {
             .filter_map(|n| n["key"].as_str())
             .collect();
         assert!(nodes.contains(&"service:billing"), "{query}: {pack}");
+        // The entity index links "billing" in words to the node, reported with its score.
+        let linked = pack["entities"].as_array().is_some_and(|e| {
+            e.iter()
+                .any(|e| e["key"] == "service:billing" && e["score"].as_f64() > Some(0.0))
+        });
+        assert!(linked, "{query}: {}", pack["entities"]);
         assert!(
             has_edge(
                 &pack["graph"]["edges"],
