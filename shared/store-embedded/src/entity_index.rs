@@ -268,9 +268,12 @@ fn lookup_terms(query: &str) -> Vec<String> {
     out
 }
 
+/// Matched query-term indexes per node id, and each query term's document frequency.
+type Postings = (HashMap<i64, Vec<usize>>, Vec<usize>);
+
 /// Candidate nodes per query term: (nid → matched terms), with each term's document
 /// frequency (terms past [`DF_CAP`] find nothing of their own).
-fn postings(conn: &Connection, terms: &[String]) -> Result<(HashMap<i64, Vec<usize>>, Vec<usize>)> {
+fn postings(conn: &Connection, terms: &[String]) -> Result<Postings> {
     let mut by_node: HashMap<i64, Vec<usize>> = HashMap::new();
     let mut dfs = Vec::with_capacity(terms.len());
     let mut stmt = conn

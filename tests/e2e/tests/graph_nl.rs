@@ -29,7 +29,7 @@ async fn ask(app: &TestApp, query: &str) -> Value {
     .await
 }
 
-fn strs<'a>(list: &'a Value) -> Vec<&'a str> {
+fn strs(list: &Value) -> Vec<&str> {
     list.as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default()

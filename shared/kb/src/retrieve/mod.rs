@@ -267,13 +267,13 @@ impl Kb {
         req: &RetrieveQuery,
         entity_nodes: &[Node],
         fusion: &mut Fusion,
-        change: bool,
         links: &mut Links,
         watch: &Watch,
     ) -> Result<Expansion> {
         if !(req.expand_graph && req.max_depth > 0) {
             return Ok(Expansion::default());
         }
+        let change = history::wants_history(&req.query, &req.kinds);
         let seed_ids: Vec<String> = fusion
             .ranked(EXPANSION_SEEDS)
             .into_iter()
@@ -346,15 +346,7 @@ impl Kb {
 
         let mut links = Links::default();
         let expansion = self
-            .expand_fused(
-                &vis,
-                req,
-                &entity_nodes,
-                &mut fusion,
-                change,
-                &mut links,
-                watch,
-            )
+            .expand_fused(&vis, req, &entity_nodes, &mut fusion, &mut links, watch)
             .await?;
 
         let mut fused = fusion.ranked(fetch_window(req));
