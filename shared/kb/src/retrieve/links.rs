@@ -135,8 +135,9 @@ mod tests {
         let nodes: Vec<&str> = links.nodes_of(&ids).map(NodeKey::as_str).collect();
         assert_eq!(nodes, ["service:billing", "service:ledger"]);
         assert_eq!(links.edges_of(&ids).count(), 1);
-        let json = serde_json::to_value(EdgeRef::from(links.edges_of(&ids).next().unwrap()))
-            .expect("json");
+        let json =
+            serde_json::to_value(EdgeRef::from(links.edges_of(&ids).next().expect("an edge")))
+                .expect("json");
         assert_eq!(
             json,
             serde_json::json!({"from": "service:billing", "type": "depends_on", "to": "service:ledger"})
