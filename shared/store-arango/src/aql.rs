@@ -163,6 +163,22 @@ FOR e IN APPEND(outs, ins) LET ev = (FOR x IN e.evidence ",
 RETURN { id: e._key, from: e.fromKey, to: e.toKey, edgeType: e.edgeType, props: e.props, evidence: ev }"
 );
 
+/// Evidence back-links of one partition: for each chunk id of `@chunks`, the nodes and the
+/// edges whose evidence item for that chunk `@vis` admits. `c IN d.evidence[*].chunkId` is
+/// the form the persistent array index on `evidence[*].chunkId` serves (ArangoDB "Indexing
+/// array values"), so no collection is scanned.
+pub const EVIDENCED_BY: &str = concat!(
+    "LET n = (FOR c IN @chunks FOR d IN @@nodes FILTER c IN d.evidence[*].chunkId \
+FOR x IN d.evidence FILTER x.chunkId == c ",
+    admits_x!(),
+    "RETURN DISTINCT { chunk: c, key: d.key }) \
+LET e = (FOR c IN @chunks FOR d IN @@edges FILTER c IN d.evidence[*].chunkId \
+FOR x IN d.evidence FILTER x.chunkId == c ",
+    admits_x!(),
+    "RETURN DISTINCT { chunk: c, from: d.fromKey, edgeType: d.edgeType, to: d.toKey }) \
+RETURN { nodes: n, edges: e }"
+);
+
 /// Canonical keys of visible nodes whose key or label contains `@q` (lower-cased), of type
 /// `@type` unless it is null; shortest keys first, at most `@limit`.
 pub const SEARCH_NODES: &str = concat!(
@@ -260,6 +276,7 @@ mod tests {
         SEARCH_NODES,
         LIST_NODES,
         COUNT_GRAPH,
+        EVIDENCED_BY,
         ALIAS_RESOLVE,
         ALIAS_PUT,
         ALIAS_REPOINT,

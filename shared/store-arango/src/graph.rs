@@ -707,12 +707,24 @@ impl GraphStore for ArangoStore {
         Ok(out)
     }
 
+    async fn evidenced_by(
+        &self,
+        vis: &Visibility,
+        chunk_ids: &[String],
+    ) -> Result<Vec<evident_store::Evidenced>> {
+        if chunk_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.evidence_links(vis, chunk_ids).await
+    }
+
     async fn count(&self, vis: &Visibility) -> Result<GraphCounts> {
         self.count_graph(vis).await
     }
 }
 
 mod count;
+mod links;
 mod list;
 
 #[cfg(test)]

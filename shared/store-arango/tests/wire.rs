@@ -788,3 +788,43 @@ async fn count_asks_each_partition_once_leaving_out_what_earlier_ones_counted() 
     assert!(err.is_retryable());
     server.assert_exhausted();
 }
+
+#[tokio::test]
+async fn evidenced_by_asks_each_partition_once_and_unions_the_links() {
+    let (server, store) = start(&["connect", "evidenced_by"]).await;
+    let c1 = Visibility::of(Scope::client("c1"));
+    let chunks: Vec<String> = ["k1", "k2", "k3"].map(String::from).to_vec();
+    let links = store.evidenced_by(&c1, &chunks).await.expect("c1");
+    let edge = evident_store::EdgeKey {
+        from: key("service:billing"),
+        edge_type: "depends_on".into(),
+        to: key("service:ledger"),
+    };
+    assert_eq!(
+        links,
+        vec![
+            evident_store::Evidenced {
+                chunk_id: "k1".into(),
+                nodes: vec![key("service:billing"), key("service:ledger")],
+                edges: vec![edge],
+            },
+            evident_store::Evidenced {
+                chunk_id: "k3".into(),
+                nodes: vec![key("topic:a0")],
+                edges: vec![],
+            },
+        ]
+    );
+    // A client that never wrote: its missing collections add nothing.
+    let c2 = Visibility::of(Scope::client("c2"));
+    assert!(
+        store
+            .evidenced_by(&c2, &chunks)
+            .await
+            .expect("c2")
+            .is_empty()
+    );
+    let err = store.evidenced_by(&c1, &chunks).await.expect_err("503");
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    server.assert_exhausted();
+}

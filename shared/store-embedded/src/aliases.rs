@@ -97,6 +97,8 @@ pub(crate) fn register_in(
     put_alias(conn, client, alias.as_str(), &target)?;
     if alias.as_str() != target {
         repoint(conn, client, alias.as_str(), &target)?;
+        // The alias is a name of its canonical node (the entity index).
+        crate::entity_index::reindex_key(conn, client, &target)?;
     }
     Ok(())
 }

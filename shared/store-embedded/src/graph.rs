@@ -61,6 +61,8 @@ pub(crate) fn fold_node(
         .map_err(sqlite_err)?
         .execute(rusqlite::params![from_nid])
         .map_err(sqlite_err)?;
+    // `into` may have taken props (names) from `from`, and `from` is now its alias.
+    crate::entity_index::reindex_key(conn, partition, into.as_str())?;
     Ok(true)
 }
 
@@ -507,5 +509,29 @@ impl GraphStore for EmbeddedStore {
     async fn count(&self, vis: &Visibility) -> Result<GraphCounts> {
         let vis = vis.clone();
         self.read(move |conn, _| count(conn, &vis)).await
+    }
+
+    async fn match_entities(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<evident_store::EntityMatch>> {
+        let (vis, query) = (vis.clone(), query.to_string());
+        self.read(move |conn, _| crate::entity_index::match_entities(conn, &vis, &query, limit))
+            .await
+    }
+
+    async fn evidenced_by(
+        &self,
+        vis: &Visibility,
+        chunk_ids: &[String],
+    ) -> Result<Vec<evident_store::Evidenced>> {
+        if chunk_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (vis, ids) = (vis.clone(), chunk_ids.to_vec());
+        self.read(move |conn, _| crate::graph_links::evidenced_by(conn, &vis, &ids))
+            .await
     }
 }

@@ -90,21 +90,25 @@ fn upsert_node(conn: &Connection, partition: &str, n: &NodeWrite) -> Result<i64>
              ON CONFLICT(partition, key) DO UPDATE SET type = excluded.type, label = excluded.label, \
              props = CASE WHEN excluded.props IN ('{}', nodes.props) THEN nodes.props \
              ELSE json_patch(nodes.props, excluded.props) END, \
-             updated_at = excluded.updated_at RETURNING nid",
+             updated_at = excluded.updated_at RETURNING nid, label, props",
         )
         .map_err(sqlite_err)?;
-    stmt.query_row(
-        rusqlite::params![
-            partition,
-            n.key.as_str(),
-            n.node_type,
-            n.label,
-            props_json(&n.props)?,
-            now_millis()
-        ],
-        |r| r.get(0),
-    )
-    .map_err(sqlite_err)
+    let (nid, label, props): (i64, String, String) = stmt
+        .query_row(
+            rusqlite::params![
+                partition,
+                n.key.as_str(),
+                n.node_type,
+                n.label,
+                props_json(&n.props)?,
+                now_millis()
+            ],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(sqlite_err)?;
+    // The names as stored (merged props); unchanged names cost one lookup.
+    crate::entity_index::index_node(conn, nid, partition, n.key.as_str(), &label, &props)?;
+    Ok(nid)
 }
 
 /// Makes sure a node exists without overwriting what is known about it: created as
@@ -140,11 +144,14 @@ fn ensure_node(
         };
         (key.namespace(), label)
     });
-    stmt.query_row(
-        rusqlite::params![partition, key.as_str(), node_type, label, now_millis()],
-        |r| r.get(0),
-    )
-    .map_err(sqlite_err)
+    let nid = stmt
+        .query_row(
+            rusqlite::params![partition, key.as_str(), node_type, label, now_millis()],
+            |r| r.get(0),
+        )
+        .map_err(sqlite_err)?;
+    crate::entity_index::index_node(conn, nid, partition, key.as_str(), label, "{}")?;
+    Ok(nid)
 }
 
 fn upsert_edge(conn: &Connection, partition: &str, e: &EdgeWrite) -> Result<i64> {

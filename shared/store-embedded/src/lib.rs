@@ -24,8 +24,10 @@ mod chunks;
 mod claims;
 mod dense;
 mod durable;
+mod entity_index;
 mod gaps;
 mod graph;
+mod graph_links;
 mod graph_traverse;
 mod graph_write;
 mod indexers;
@@ -187,6 +189,7 @@ impl EmbeddedStore {
         let writer = Connection::open(&db_path).map_err(sqlite_err)?;
         schema::configure(&writer).map_err(sqlite_err)?;
         schema::create(&writer).map_err(sqlite_err)?;
+        entity_index::ensure_built(&writer)?;
 
         check_meta(&writer, &opts.vector_space)?;
 

@@ -82,6 +82,19 @@ CREATE TABLE IF NOT EXISTS edge_evidence(
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edge_evidence_chunk ON edge_evidence(chunk_id);
 
+-- The entity index (`entity_index`): analysed names per node, kept with the node.
+CREATE TABLE IF NOT EXISTS entity_terms(
+    term TEXT NOT NULL,
+    nid  INTEGER NOT NULL REFERENCES nodes(nid) ON DELETE CASCADE,
+    PRIMARY KEY(term, nid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entity_terms_node ON entity_terms(nid);
+CREATE TABLE IF NOT EXISTS entity_names(
+    nid   INTEGER PRIMARY KEY REFERENCES nodes(nid) ON DELETE CASCADE,
+    sig   INTEGER NOT NULL,
+    names TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS aliases(
     client        TEXT NOT NULL,
     alias_key     TEXT NOT NULL,

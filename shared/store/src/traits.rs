@@ -82,6 +82,40 @@ pub trait GraphStore: Send + Sync {
     /// reader's partitions counts once. Counted by the store (an indexed count), never by
     /// reading the nodes or edges out.
     async fn count(&self, vis: &Visibility) -> Result<GraphCounts>;
+    /// Evidence back-links: for each of `chunk_ids`, the nodes and edges it evidences.
+    ///
+    /// Contract:
+    /// - One entry per chunk id that evidences something the reader sees, in the order of
+    ///   `chunk_ids` (each id once); chunks evidencing nothing visible are left out.
+    /// - A node or edge is listed for a chunk iff its evidence row for that chunk is
+    ///   admitted by `vis` (the visibility of every read), across the reader's partitions, a
+    ///   key in both once; ascending, at most [`MAX_EVIDENCED_PER_CHUNK`] of each.
+    /// - Kept in step with every write: an agent's edge citing an existing chunk is listed
+    ///   for that chunk from the moment the write returns; evidence removed (a purge, a
+    ///   changed text) is never listed.
+    /// - Served by an index on evidence chunk ids (never a scan of the graph).
+    async fn evidenced_by(&self, vis: &Visibility, chunk_ids: &[String]) -> Result<Vec<Evidenced>>;
+    /// Entity index: the visible nodes whose names the words of `query` match, best
+    /// coverage first, at most `limit`.
+    ///
+    /// Contract (the embedded store): a node's names are its label, the names in its props
+    /// (`name`, `title`, `displayName`, `login`), the last segment of its key's value (a
+    /// file's name, a symbol's name, split as identifiers are) and the aliases the registry
+    /// maps to it; they are analysed by `evident_analysis` as chunks are and kept in step
+    /// with graph writes, folds and purges; a match is kept when the query covers about half
+    /// of one name or more (IDF-weighted); visibility as for every read.
+    ///
+    /// The default answers no match: a backend without an entity index links entities by
+    /// the query's patterns only (explicit keys, issue keys, e-mail addresses, file names).
+    async fn match_entities(
+        &self,
+        vis: &Visibility,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<EntityMatch>> {
+        let _ = (vis, query, limit);
+        Ok(Vec::new())
+    }
 }
 
 /// Searchable chunks with their vectors.

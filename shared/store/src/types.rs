@@ -57,6 +57,35 @@ pub struct EdgeKey {
     pub to: NodeKey,
 }
 
+/// What one chunk evidences ([`GraphStore::evidenced_by`](crate::GraphStore::evidenced_by)):
+/// the evidence back-links from a passage to the facts it supports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Evidenced {
+    pub chunk_id: String,
+    /// Ascending, each once.
+    pub nodes: Vec<NodeKey>,
+    /// Ascending by `(from, edge type, to)`, each once.
+    pub edges: Vec<EdgeKey>,
+}
+
+/// Most nodes and most edges [`GraphStore::evidenced_by`](crate::GraphStore::evidenced_by)
+/// lists per chunk (a commit's message chunk evidences every file it touched): the first in
+/// ascending order.
+pub const MAX_EVIDENCED_PER_CHUNK: usize = 200;
+
+/// A node whose names a query's words match ([`GraphStore::match_entities`](crate::GraphStore::match_entities)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntityMatch {
+    /// The node as [`GraphStore::get_nodes`](crate::GraphStore::get_nodes) reads it (visible
+    /// evidence only).
+    pub node: evident_core::Node,
+    /// The analysed query terms found in the node's best-matched name, in query order.
+    pub matched: Vec<String>,
+    /// How much of that name the query covers, 0..=1: the IDF mass of its terms the query
+    /// holds over the mass of all its terms (1 = every word of the name is in the query).
+    pub coverage: f32,
+}
+
 /// A scored candidate from one retrieval channel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScoredId {

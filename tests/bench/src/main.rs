@@ -48,6 +48,7 @@ pub mod fidelity_mail;
 mod fidelity_semantic;
 mod gaps;
 mod git;
+mod graph_nl;
 mod mcp;
 mod memory;
 mod procedures;
@@ -263,6 +264,7 @@ fn main() {
         "serve-child" => rt.block_on(retrieve_scale::serve_child(&args)),
         "repo" => rt.block_on(repo::run(&args)),
         "quality" => rt.block_on(quality::run(&args)),
+        "graph-nl" => rt.block_on(graph_nl::run(&args)),
         "secrets" => secrets::run(&args),
         other => {
             eprintln!("unknown suite `{other}`; suites: {SUITES}");

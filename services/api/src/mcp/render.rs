@@ -215,6 +215,11 @@ pub fn search_schema() -> Arc<JsonObject> {
                     "locator": { "type": "object" },
                     "citation": { "type": "string" },
                     "graphRefs": { "type": "array", "items": { "type": "string" } },
+                    "graphEdges": { "type": "array", "items": { "type": "object", "properties": {
+                        "from": { "type": "string" },
+                        "type": { "type": "string" },
+                        "to": { "type": "string" }
+                    }, "required": ["from", "type", "to"] } },
                     "scores": { "type": "object" },
                     "commit": { "type": "object" }
                 },

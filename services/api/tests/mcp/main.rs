@@ -6,6 +6,7 @@
 
 mod access;
 mod app;
+mod graph_links;
 mod knowledge;
 mod progress;
 mod ranking;

@@ -15,8 +15,9 @@ use std::collections::{HashMap, HashSet};
 
 use evident_core::refs::NodeKey;
 use evident_core::{Chunk, Edge, Node, Visibility};
-use evident_store::{ScoredId, Subgraph, TraverseOptions};
+use evident_store::{EdgeKey, ScoredId, Subgraph, TraverseOptions};
 
+use super::links::Links;
 use super::phrase::words;
 use super::{MAX_EXPANDED_NODES, MAX_GRAPH_CHUNKS, PackGraph};
 use crate::{Kb, Result};
@@ -28,10 +29,19 @@ pub struct Expansion {
     pub hits: Vec<ScoredId>,
 }
 
-/// The nodes to expand from: the named entities first, then the refs of the seed chunks,
-/// each once.
-pub fn expansion_seeds(entity_nodes: &[Node], seed_chunks: &[Chunk]) -> Vec<NodeKey> {
+/// The nodes to expand from: the named entities first, then the nodes the seed chunks
+/// evidence (back-links), then the refs of the seed chunks, each once.
+pub fn expansion_seeds<'a>(
+    entity_nodes: &[Node],
+    evidenced: impl IntoIterator<Item = &'a NodeKey>,
+    seed_chunks: &[Chunk],
+) -> Vec<NodeKey> {
     let mut seeds: Vec<NodeKey> = entity_nodes.iter().map(|n| n.key.clone()).collect();
+    for k in evidenced {
+        if !seeds.contains(k) {
+            seeds.push(k.clone());
+        }
+    }
     for chunk in seed_chunks {
         for r in &chunk.graph_refs {
             if !seeds.contains(r) {
@@ -85,6 +95,8 @@ pub struct EdgeRelevance {
     terms: Vec<String>,
     named: HashSet<NodeKey>,
     change: bool,
+    /// Edges the top passages evidence (back-links): the facts the answer rests on.
+    evidenced: HashSet<EdgeKey>,
 }
 
 impl EdgeRelevance {
@@ -99,7 +111,14 @@ impl EdgeRelevance {
             terms,
             named: named.iter().map(|n| n.key.clone()).collect(),
             change,
+            evidenced: HashSet::new(),
         }
+    }
+
+    /// The same relevance, with `edges` (evidenced by the top passages) counted related.
+    pub fn with_evidenced(mut self, edges: impl IntoIterator<Item = EdgeKey>) -> Self {
+        self.evidenced.extend(edges);
+        self
     }
 
     /// How related `edge` is to the query: query words in the far endpoint (`far`, its
@@ -123,7 +142,13 @@ impl EdgeRelevance {
             && [&edge.from, &edge.to]
                 .iter()
                 .any(|k| k.as_str().starts_with("commit:"));
-        overlap + usize::from(named) + usize::from(commit)
+        let evidenced = !self.evidenced.is_empty()
+            && self.evidenced.contains(&EdgeKey {
+                from: edge.from.clone(),
+                edge_type: edge.edge_type.clone(),
+                to: edge.to.clone(),
+            });
+        overlap + usize::from(named) + usize::from(commit) + 2 * usize::from(evidenced)
     }
 }
 
@@ -195,18 +220,19 @@ pub fn graph_hits(edges: &[Edge]) -> Vec<ScoredId> {
 
 impl Kb {
     /// Expands `max_depth` hops in any direction from the entities and the refs of the
-    /// `seed_ids` chunks (the top fused hits), keeping the edges [`rank_edges`] keeps for
+    /// `seed_ids` chunks (the top fused hits) and the nodes they evidence (`links`), keeping the edges [`rank_edges`] keeps for
     /// `rel`.
     pub(crate) async fn expand(
         &self,
         vis: &Visibility,
         entity_nodes: &[Node],
         seed_ids: &[String],
+        links: &Links,
         max_depth: usize,
         rel: &EdgeRelevance,
     ) -> Result<Expansion> {
         let seed_chunks = self.stores.chunks.get(vis, seed_ids).await?;
-        let seeds = expansion_seeds(entity_nodes, &seed_chunks);
+        let seeds = expansion_seeds(entity_nodes, links.nodes_of(seed_ids), &seed_chunks);
         if seeds.is_empty() {
             return Ok(Expansion::default());
         }

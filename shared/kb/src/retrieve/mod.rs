@@ -7,8 +7,10 @@
 //! - `graph` (0.30): evidence chunks of edges reached by expanding, 1..maxDepth hops in any
 //!   direction, from the refs of the top RAG hits and the query's entities — nearer edges
 //!   rank first;
-//! - `entity` (0.05): chunks evidencing nodes the query names (explicit `ns:value`, issue
-//!   keys, e-mail addresses, file names, CamelCase identifiers);
+//! - `entity` (0.05): chunks evidencing nodes the query names ([`linking`]: exact links by
+//!   pattern — explicit `ns:value`, issue keys, e-mail addresses, file names, CamelCase
+//!   identifiers — and the entity index's matches of names in plain words, scored; the pack
+//!   reports them as `entities`);
 //! - `phrase`: quoted phrases and long verbatim queries verified word by word in the BM25
 //!   candidates ([`phrase`]); a verified match adds more than any fusion score, so exact
 //!   matches rank first.
@@ -18,6 +20,9 @@
 //! the fetched candidates. Then current state first ([`history`]: history chunks demoted unless the query asks
 //! about change, redundant diff hunks dropped, history items given their commit) and a
 //! per-source diversity penalty (×0.55 for each better-scored item of the same source).
+//! Every item's `graphRefs` and `graphEdges` are its evidence back-links ([`links`]): the
+//! nodes and edges it evidences, read from the graph (an agent's edge citing it included),
+//! and expansion starts from those of the top passages too.
 //! Everything read goes through the reader's visibility; retrieved text is marked untrusted.
 //!
 //! The steps, each testable alone: [`candidates`] (BM25 ∥ vector, and the phrase pool;
@@ -32,6 +37,8 @@ mod expansion;
 pub mod feedback;
 mod fusion;
 pub mod history;
+mod linking;
+mod links;
 mod pack;
 pub mod phrase;
 pub mod rerank;
@@ -49,6 +56,8 @@ pub use expansion::{EdgeRelevance, Expansion, expansion_seeds, graph_hits, rank_
 pub use feedback::FeedbackParams;
 pub use fusion::{Fusion, FusionParams};
 pub use history::{PackCommit, asks_about_change};
+pub use linking::{LinkedEntity, link_score, merge_links, type_prior};
+pub use links::{EdgeRef, Links, attach_links};
 pub use pack::{Channels, evidence_items, summary};
 pub use phrase::{Phrases, phrase_hits, phrases};
 pub use rerank::RerankWeights;
@@ -105,6 +114,9 @@ pub struct Tuning {
     /// Pseudo-relevance feedback for long natural questions ([`feedback`]); none when
     /// `None`.
     pub feedback: Option<FeedbackParams>,
+    /// Link the question's words to nodes through the entity index ([`linking`]); when
+    /// false only the patterns link (what a benchmark compares against).
+    pub link_entities: bool,
 }
 
 impl Default for Tuning {
@@ -115,6 +127,7 @@ impl Default for Tuning {
             diversity: DIVERSITY,
             rerank_depth: rerank::RERANK_DEPTH,
             feedback: None,
+            link_entities: true,
         }
     }
 }
@@ -170,7 +183,11 @@ pub struct EvidenceItem {
     pub locator: Locator,
     /// Human-readable citation derived from the locator.
     pub citation: String,
+    /// The keys the chunk mentions, then the nodes it evidences (back-links, [`links`]).
     pub graph_refs: Vec<NodeKey>,
+    /// The edges the chunk evidences (an agent's edge citing it, an extracted relation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub graph_edges: Vec<EdgeRef>,
     pub scores: ChannelScores,
     /// For history items (`git-commit`, `git-diff`): the commit, its author and date.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +205,10 @@ pub struct PackGraph {
 #[serde(rename_all = "camelCase")]
 pub struct EvidencePack {
     pub items: Vec<EvidenceItem>,
+    /// The entities the question names ([`linking`]): exact links by pattern first, then
+    /// the entity index's matches with their scores (ambiguous ones kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entities: Vec<LinkedEntity>,
     pub graph: PackGraph,
     pub summary: String,
     /// Claims the question found (their text chunks, by any channel), as their own item
@@ -246,20 +267,23 @@ impl Kb {
         req: &RetrieveQuery,
         entity_nodes: &[Node],
         fusion: &mut Fusion,
-        change: bool,
+        links: &mut Links,
         watch: &Watch,
     ) -> Result<Expansion> {
         if !(req.expand_graph && req.max_depth > 0) {
             return Ok(Expansion::default());
         }
+        let change = history::wants_history(&req.query, &req.kinds);
         let seed_ids: Vec<String> = fusion
             .ranked(EXPANSION_SEEDS)
             .into_iter()
             .map(|(id, _)| id)
             .collect();
-        let rel = EdgeRelevance::new(&req.query, entity_nodes, change);
+        self.read_links(vis, &seed_ids, links).await?;
+        let rel = EdgeRelevance::new(&req.query, entity_nodes, change)
+            .with_evidenced(links.edges_of(&seed_ids).cloned());
         let expansion = self
-            .expand(vis, entity_nodes, &seed_ids, req.max_depth, &rel)
+            .expand(vis, entity_nodes, &seed_ids, links, req.max_depth, &rel)
             .await?;
         fusion.add(&expansion.hits, req.tuning.fusion.graph);
         watch.reached(Stage::Expanded {
@@ -311,15 +335,18 @@ impl Kb {
         let (phrase, verified) = self.verify_phrases(&vis, &phrases, &phrase_pool).await?;
         fusion.boost(&phrase, phrase::PHRASE_BOOST);
 
-        let entity_nodes = self.entity_nodes(&vis, &query_entities(&req.query)).await?;
+        let (entity_nodes, entities) = self
+            .link_entities(&vis, &req.query, req.tuning.link_entities)
+            .await?;
         let entity = entity_hits(&entity_nodes);
         fusion.add(&entity, weights.entity);
         watch.reached(Stage::EntitiesMatched {
             nodes: entity_nodes.len(),
         });
 
+        let mut links = Links::default();
         let expansion = self
-            .expand_fused(&vis, req, &entity_nodes, &mut fusion, change, watch)
+            .expand_fused(&vis, req, &entity_nodes, &mut fusion, &mut links, watch)
             .await?;
 
         let mut fused = fusion.ranked(fetch_window(req));
@@ -349,6 +376,9 @@ impl Kb {
             req.max_results,
             req.tuning.diversity,
         );
+        let item_ids: Vec<String> = items.iter().map(|i| i.chunk_id.clone()).collect();
+        self.read_links(&vis, &item_ids, &mut links).await?;
+        attach_links(&mut items, &links);
         self.commits_of(&vis, &mut items).await?;
         let claims = self.pack_claims(&vis, &mut items).await?;
         let summary = summary(&items, channels, &expansion.graph);
@@ -356,6 +386,7 @@ impl Kb {
         metrics::histogram!("evident_retrieve_seconds").record(took.as_secs_f64());
         Ok(EvidencePack {
             items,
+            entities,
             graph: expansion.graph,
             summary,
             claims,

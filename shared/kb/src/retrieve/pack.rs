@@ -98,6 +98,7 @@ fn evidence_item(c: Chunk, score: f32, scores: ChannelScores) -> EvidenceItem {
         title: c.title,
         locator: c.locator,
         graph_refs: c.graph_refs,
+        graph_edges: Vec::new(),
         commit: None,
     }
 }

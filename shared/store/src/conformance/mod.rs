@@ -19,6 +19,7 @@ mod claims;
 mod gaps;
 mod graph;
 mod graph_count;
+mod graph_links;
 mod indexers;
 mod memory;
 mod procedures;
@@ -33,6 +34,7 @@ pub use claims::*;
 pub use gaps::*;
 pub use graph::*;
 pub use graph_count::*;
+pub use graph_links::*;
 pub use indexers::*;
 pub use memory::*;
 pub use procedures::*;
@@ -120,6 +122,7 @@ macro_rules! __conformance_cases {
             typed_filters_are_exact,
             source_write_registers_its_aliases,
             graph_counts_follow_visibility,
+            evidence_back_links_follow_visibility,
         );
     };
 }

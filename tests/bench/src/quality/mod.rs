@@ -29,7 +29,7 @@ mod idents;
 pub(crate) mod judged;
 mod okapi;
 mod readme;
-mod repo;
+pub(crate) mod repo;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -310,7 +310,7 @@ fn baselines(repo: &Path, files: &[&Question], commits: &[&Question]) -> (f64, f
 pub const PINNED: &str = "f7b24f2010b77d9d1adb0c7fbc3fa9a31b94484c";
 
 /// A clone of `repo` whose one branch is at `commit`.
-pub(super) fn pinned_clone(repo: &Path, commit: &str, scratch: &Path) -> std::path::PathBuf {
+pub(crate) fn pinned_clone(repo: &Path, commit: &str, scratch: &Path) -> std::path::PathBuf {
     let dest = scratch.join("pinned");
     let git = |args: &[&str]| {
         let ok = std::process::Command::new("git")
