@@ -37,6 +37,13 @@ pub fn expansion_seeds<'a>(
     seed_chunks: &[Chunk],
 ) -> Vec<NodeKey> {
     let mut seeds: Vec<NodeKey> = entity_nodes.iter().map(|n| n.key.clone()).collect();
+    // The nodes the top passages evidence, but not a code file's imports (its fan-out,
+    // reached from the file when the question relates to them) and at most
+    // MAX_EVIDENCED_SEEDS: one passage must not turn its whole skeleton into seeds.
+    let evidenced = evidenced
+        .into_iter()
+        .filter(|k| !k.as_str().starts_with("import:"))
+        .take(MAX_EVIDENCED_SEEDS);
     for k in evidenced {
         if !seeds.contains(k) {
             seeds.push(k.clone());
@@ -51,6 +58,9 @@ pub fn expansion_seeds<'a>(
     }
     seeds
 }
+
+/// Nodes evidenced by the top passages taken as expansion seeds at most.
+const MAX_EVIDENCED_SEEDS: usize = 12;
 
 /// Edges kept in the pack at most.
 pub const MAX_PACK_EDGES: usize = 20;
@@ -142,7 +152,11 @@ impl EdgeRelevance {
             && [&edge.from, &edge.to]
                 .iter()
                 .any(|k| k.as_str().starts_with("commit:"));
+        // A code chunk evidences its file's whole skeleton (every import, every member):
+        // that plumbing is no fact the answer rests on, so only the other edges a passage
+        // evidences (agent-written, extracted, semantic, history) earn the bonus.
         let evidenced = !self.evidenced.is_empty()
+            && !STRUCTURAL_EDGES.contains(&edge.edge_type.as_str())
             && self.evidenced.contains(&EdgeKey {
                 from: edge.from.clone(),
                 edge_type: edge.edge_type.clone(),
@@ -151,6 +165,15 @@ impl EdgeRelevance {
         overlap + usize::from(named) + usize::from(commit) + 2 * usize::from(evidenced)
     }
 }
+
+/// Edge types the git indexer derives from a file's syntax alone (its skeleton).
+const STRUCTURAL_EDGES: [&str; 5] = [
+    "imports",
+    "contains",
+    "contains_file",
+    "has_method",
+    "defines",
+];
 
 /// The edges worth a place in the pack, best first (see the module documentation).
 pub fn rank_edges(nodes: &[(Node, usize)], edges: Vec<Edge>, rel: &EdgeRelevance) -> Vec<Edge> {
