@@ -30,20 +30,16 @@ pub struct Expansion {
 }
 
 /// The nodes to expand from: the named entities first, then the nodes the seed chunks
-/// evidence (back-links), then the refs of the seed chunks, each once.
+/// evidence as facts (back-links, [`Links::fact_nodes_of`](super::links::Links::fact_nodes_of)),
+/// then the refs of the seed chunks, each once.
 pub fn expansion_seeds<'a>(
     entity_nodes: &[Node],
     evidenced: impl IntoIterator<Item = &'a NodeKey>,
     seed_chunks: &[Chunk],
 ) -> Vec<NodeKey> {
     let mut seeds: Vec<NodeKey> = entity_nodes.iter().map(|n| n.key.clone()).collect();
-    // The nodes the top passages evidence, but not a code file's imports (its fan-out,
-    // reached from the file when the question relates to them) and at most
-    // MAX_EVIDENCED_SEEDS: one passage must not turn its whole skeleton into seeds.
-    let evidenced = evidenced
-        .into_iter()
-        .filter(|k| !k.as_str().starts_with("import:"))
-        .take(MAX_EVIDENCED_SEEDS);
+    // At most MAX_EVIDENCED_SEEDS: the passages' facts are seeds, not a budget of their own.
+    let evidenced = evidenced.into_iter().take(MAX_EVIDENCED_SEEDS);
     for k in evidenced {
         if !seeds.contains(k) {
             seeds.push(k.clone());
@@ -152,11 +148,10 @@ impl EdgeRelevance {
             && [&edge.from, &edge.to]
                 .iter()
                 .any(|k| k.as_str().starts_with("commit:"));
-        // A code chunk evidences its file's whole skeleton (every import, every member):
-        // that plumbing is no fact the answer rests on, so only the other edges a passage
+        // A code chunk evidences its file's whole skeleton: only the facts a passage
         // evidences (agent-written, extracted, semantic, history) earn the bonus.
         let evidenced = !self.evidenced.is_empty()
-            && !STRUCTURAL_EDGES.contains(&edge.edge_type.as_str())
+            && !super::links::is_skeleton(&edge.edge_type)
             && self.evidenced.contains(&EdgeKey {
                 from: edge.from.clone(),
                 edge_type: edge.edge_type.clone(),
@@ -165,15 +160,6 @@ impl EdgeRelevance {
         overlap + usize::from(named) + usize::from(commit) + 2 * usize::from(evidenced)
     }
 }
-
-/// Edge types the git indexer derives from a file's syntax alone (its skeleton).
-const STRUCTURAL_EDGES: [&str; 5] = [
-    "imports",
-    "contains",
-    "contains_file",
-    "has_method",
-    "defines",
-];
 
 /// The edges worth a place in the pack, best first (see the module documentation).
 pub fn rank_edges(nodes: &[(Node, usize)], edges: Vec<Edge>, rel: &EdgeRelevance) -> Vec<Edge> {
@@ -255,7 +241,7 @@ impl Kb {
         rel: &EdgeRelevance,
     ) -> Result<Expansion> {
         let seed_chunks = self.stores.chunks.get(vis, seed_ids).await?;
-        let seeds = expansion_seeds(entity_nodes, links.nodes_of(seed_ids), &seed_chunks);
+        let seeds = expansion_seeds(entity_nodes, links.fact_nodes_of(seed_ids), &seed_chunks);
         if seeds.is_empty() {
             return Ok(Expansion::default());
         }

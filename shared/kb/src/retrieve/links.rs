@@ -17,6 +17,16 @@ use serde::{Deserialize, Serialize};
 use super::EvidenceItem;
 use crate::{Kb, Result};
 
+/// Edge types the git indexer derives from a file's syntax alone, its skeleton
+/// (`evident_code::structure`: `branch –contains_file→ file –contains→ class –has_method→
+/// method`, `file –imports→`): plumbing a passage evidences, no fact an answer rests on.
+pub fn is_skeleton(edge_type: &str) -> bool {
+    matches!(
+        edge_type,
+        "contains_file" | "contains" | "has_method" | "imports"
+    )
+}
+
 /// An edge a passage evidences, as the pack reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -50,12 +60,31 @@ impl Links {
         self.by_chunk.get(chunk_id)
     }
 
-    /// The nodes the chunks `ids` evidence, in the order of `ids`, each once.
-    pub fn nodes_of<'a>(&'a self, ids: &'a [String]) -> impl Iterator<Item = &'a NodeKey> + 'a {
+    /// The nodes the chunks `ids` evidence as facts, in the order of `ids`, each once: the
+    /// ends of the edges they evidence that are no file skeleton ([`is_skeleton`]), and the
+    /// nodes they evidence without any edge. A code chunk evidences its file's whole
+    /// skeleton (every import, every member); those nodes are reached from the chunk's own
+    /// refs (the file, its symbol) when the question relates to them, never as seeds.
+    pub fn fact_nodes_of<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> impl Iterator<Item = &'a NodeKey> + 'a {
         let mut seen = std::collections::HashSet::new();
         ids.iter()
             .filter_map(|id| self.of(id))
-            .flat_map(|e| e.nodes.iter())
+            .flat_map(|e| {
+                let ends = |skeleton: bool| {
+                    e.edges
+                        .iter()
+                        .filter(move |x| is_skeleton(&x.edge_type) == skeleton)
+                        .flat_map(|x| [&x.from, &x.to])
+                };
+                let facts: std::collections::HashSet<&NodeKey> = ends(false).collect();
+                let plumbing: std::collections::HashSet<&NodeKey> = ends(true).collect();
+                e.nodes
+                    .iter()
+                    .filter(move |k| facts.contains(k) || !plumbing.contains(k))
+            })
             .filter(move |k| seen.insert(*k))
     }
 
@@ -132,7 +161,7 @@ mod tests {
             }],
         }]);
         let ids = vec!["c0".to_string(), "c1".to_string()];
-        let nodes: Vec<&str> = links.nodes_of(&ids).map(NodeKey::as_str).collect();
+        let nodes: Vec<&str> = links.fact_nodes_of(&ids).map(NodeKey::as_str).collect();
         assert_eq!(nodes, ["service:billing", "service:ledger"]);
         assert_eq!(links.edges_of(&ids).count(), 1);
         let json =
@@ -142,5 +171,43 @@ mod tests {
             json,
             serde_json::json!({"from": "service:billing", "type": "depends_on", "to": "service:ledger"})
         );
+    }
+
+    /// A code chunk's file, imports and members are plumbing; the callee of a call it
+    /// evidences and a node it evidences with no edge are facts.
+    #[test]
+    fn a_files_skeleton_is_no_fact_of_its_chunk() {
+        let edge = |from: &str, t: &str, to: &str| EdgeKey {
+            from: k(from),
+            edge_type: t.into(),
+            to: k(to),
+        };
+        let mut links = Links::default();
+        links.insert(vec![Evidenced {
+            chunk_id: "c".into(),
+            nodes: vec![
+                k("decision:retry"),
+                k("file:r/Cart.java"),
+                k("import:lib.A"),
+                k("symbol:r/Cart.total()"),
+                k("symbol:r/Tax.rate()"),
+            ],
+            edges: vec![
+                edge("file:r/Cart.java", "imports", "import:lib.A"),
+                edge("file:r/Cart.java", "contains", "symbol:r/Cart.total()"),
+                edge("symbol:r/Cart.total()", "calls", "symbol:r/Tax.rate()"),
+            ],
+        }]);
+        let ids = vec!["c".to_string()];
+        let nodes: Vec<&str> = links.fact_nodes_of(&ids).map(NodeKey::as_str).collect();
+        assert_eq!(
+            nodes,
+            [
+                "decision:retry",
+                "symbol:r/Cart.total()",
+                "symbol:r/Tax.rate()"
+            ]
+        );
+        assert!(is_skeleton("imports") && !is_skeleton("calls"));
     }
 }
