@@ -25,12 +25,13 @@ pub struct CodeArgs {
     /// A symbol's node key (`symbol:shop/shop.Cart.price()`) or a name (`price`,
     /// `Cart.price`, `shop.Cart.price`); an ambiguous name is answered for every match.
     symbol: String,
-    /// Hops to follow (1..=5): 2 adds the callers of the callers, and so on.
-    #[arg(long, default_value_t = 1)]
-    depth: usize,
-    /// Most symbols listed per match (1..=1000).
-    #[arg(long, default_value_t = 200)]
-    max_nodes: usize,
+    /// Hops to follow (1..=5; the server's default: 1): 2 adds the callers of the callers,
+    /// and so on.
+    #[arg(long)]
+    depth: Option<usize>,
+    /// Most symbols listed per match (1..=1000; the server's default: 200).
+    #[arg(long)]
+    max_nodes: Option<usize>,
     /// Print the raw JSON answer.
     #[arg(long)]
     json: bool,
@@ -43,12 +44,12 @@ pub async fn run(client: &Client, op: CodeOp, scope: &[(&str, &str)]) -> anyhow:
         CodeOp::Implementations(a) => ("implementations", a),
         CodeOp::Uses(a) => ("uses", a),
     };
-    let (depth, max_nodes) = (a.depth.to_string(), a.max_nodes.to_string());
-    let mut query: Vec<(&str, &str)> = vec![
-        ("symbol", &a.symbol),
-        ("depth", &depth),
-        ("maxNodes", &max_nodes),
-    ];
+    // Limits left out are left to the server, which holds the defaults.
+    let depth = a.depth.map(|d| d.to_string());
+    let max_nodes = a.max_nodes.map(|n| n.to_string());
+    let mut query: Vec<(&str, &str)> = vec![("symbol", &a.symbol)];
+    query.extend(depth.as_deref().map(|d| ("depth", d)));
+    query.extend(max_nodes.as_deref().map(|n| ("maxNodes", n)));
     query.extend_from_slice(scope);
     let answer = client
         .get(&format!("/api/v1/graph/code/{relation}"), &query)

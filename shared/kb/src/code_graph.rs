@@ -105,13 +105,29 @@ pub struct CodeQuery {
 }
 
 impl CodeQuery {
-    /// Direct answers (depth 1), up to 200 nodes per match.
+    /// Hops followed when a request names none: direct answers only.
+    pub const DEFAULT_DEPTH: usize = 1;
+    /// Nodes reached per matched symbol when a request names no limit.
+    pub const DEFAULT_MAX_NODES: usize = 200;
+
+    /// Direct answers ([`Self::DEFAULT_DEPTH`]), up to [`Self::DEFAULT_MAX_NODES`] per match.
     pub fn new(symbol: impl Into<String>, relation: CodeRelation) -> Self {
+        Self::with_limits(symbol, relation, None, None)
+    }
+
+    /// The question as a request states it: the defaults stand for what it leaves out
+    /// (REST, MCP and the CLI all come through here, so they share them).
+    pub fn with_limits(
+        symbol: impl Into<String>,
+        relation: CodeRelation,
+        depth: Option<usize>,
+        max_nodes: Option<usize>,
+    ) -> Self {
         CodeQuery {
             symbol: symbol.into(),
             relation,
-            depth: 1,
-            max_nodes: 200,
+            depth: depth.unwrap_or(Self::DEFAULT_DEPTH),
+            max_nodes: max_nodes.unwrap_or(Self::DEFAULT_MAX_NODES),
         }
     }
 }

@@ -26,9 +26,7 @@ impl EvidentMcp {
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
         let vis = Caller::of(&ctx)?.visibility(&a.scope)?;
-        let mut q = CodeQuery::new(a.symbol, relation);
-        q.depth = a.depth.unwrap_or(1);
-        q.max_nodes = a.max_nodes.unwrap_or(200);
+        let q = CodeQuery::with_limits(a.symbol, relation, a.depth, a.max_nodes);
         let answer = Call::of(&ctx)
             .read(|_| async { Ok(self.state.kb.code_query(&vis, &q).await?) })
             .await

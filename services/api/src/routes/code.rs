@@ -34,8 +34,6 @@ pub async fn query(
 ) -> ApiResult<Json<CodeAnswer>> {
     let vis = q.visibility()?;
     let relation = CodeRelation::parse(&relation)?;
-    let mut query = CodeQuery::new(q.symbol, relation);
-    query.depth = q.depth.unwrap_or(1);
-    query.max_nodes = q.max_nodes.unwrap_or(200);
+    let query = CodeQuery::with_limits(q.symbol, relation, q.depth, q.max_nodes);
     Ok(Json(s.kb.code_query(&vis, &query).await?))
 }
