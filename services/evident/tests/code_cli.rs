@@ -3,59 +3,15 @@
 //! answers printed one symbol a line, `--json`, `--depth`, an ambiguous name answered for
 //! every match and said so, and an unknown symbol refused.
 
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod support;
 use support::Server;
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read fixture") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).expect("copy");
-        }
-    }
-}
-
-/// The fixture committed into `dir/shop` (the repository is named after its folder).
-fn shop_repo(dir: &Path) -> std::path::PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/semantic/shop");
-    let work = dir.join("shop");
-    copy_tree(&src, &work);
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["add", "."],
-        &[
-            "-c",
-            "user.name=Jan",
-            "-c",
-            "user.email=jan@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "Shop",
-        ],
-    ] {
-        let ok = Command::new("git")
-            .args(args)
-            .current_dir(&work)
-            .status()
-            .expect("git");
-        assert!(ok.success(), "git {args:?}");
-    }
-    work
-}
-
 #[test]
 fn code_questions_from_the_command_line() {
     let (data, repos, conf) = (tmp(), tmp(), tmp());
-    let repo = shop_repo(repos.path());
+    let repo = evident_e2e::fixtures::semantic_repo("shop", repos.path());
     let config = conf.path().join("evident.toml");
     std::fs::write(&config, "[indexers]\npoll_tick_secs = 1\n").expect("config");
     let server = Server::start_with(

@@ -1,6 +1,8 @@
 //! Test harness: a real router over a fresh embedded store in a temp dir, driven in-process
 //! through `tower::ServiceExt::oneshot` (no sockets, no sleeps).
 
+pub mod fixtures;
+
 use std::sync::Arc;
 
 use axum::body::Body;

@@ -5,8 +5,6 @@
 //! symbol of the reader's scope (ambiguity said, never a guess), another client's token seeing
 //! none of it, bad requests refused with `{code, message}`, and the console's node page.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use evident_e2e::{Embed, TestApp};
@@ -19,50 +17,6 @@ use evident_store::queue::{ManualClock, PriorityBand};
 use serde_json::{Value, json};
 
 mod console;
-
-/// `tests/fixtures/semantic/{name}` committed into a fresh repository under `dir`.
-fn fixture_repo(name: &str, dir: &Path) -> std::path::PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/semantic")
-        .join(name);
-    let work = dir.join(name);
-    copy_tree(&src, &work);
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["add", "."],
-        &[
-            "-c",
-            "user.name=Jan",
-            "-c",
-            "user.email=jan@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "Fixture",
-        ],
-    ] {
-        let ok = Command::new("git")
-            .args(args)
-            .current_dir(&work)
-            .status()
-            .expect("git");
-        assert!(ok.success(), "git {args:?}");
-    }
-    work
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read fixture") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).expect("copy");
-        }
-    }
-}
 
 /// The app with `geo` and `shop` indexed for client `acme` by the git poller and its tasks,
 /// wired as the service wires them (semantic edges on).
@@ -105,7 +59,7 @@ async fn indexed() -> TestApp {
         band: PriorityBand::ALL,
     };
     for name in ["geo", "shop"] {
-        let work = fixture_repo(name, app.dir.path());
+        let work = evident_e2e::fixtures::semantic_repo(name, app.dir.path());
         let cfg = GitSourceConfig {
             name: name.into(),
             url: None,

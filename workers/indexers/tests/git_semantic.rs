@@ -48,40 +48,12 @@ fn set(keys: &[&str]) -> BTreeSet<String> {
     keys.iter().map(|k| k.to_string()).collect()
 }
 
-const SHAPES_PY: &str = "\
-class Shape:
-    def area(self):
-        return 0
+// The repositories of `tests/fixtures/semantic` (shared with the code-question tests).
+const SHAPES_PY: &str = include_str!("../../../tests/fixtures/semantic/geo/geo/shapes.py");
 
-    def describe(self):
-        return 'area %d' % self.area()
+const REPORT_PY: &str = include_str!("../../../tests/fixtures/semantic/geo/geo/report.py");
 
-
-class Square(Shape):
-    def __init__(self, side):
-        self.side = side
-
-    def area(self):
-        return self.side * self.side
-";
-
-const REPORT_PY: &str = "\
-from geo.shapes import Square
-
-
-def report(n):
-    sq = Square(n)
-    return sq.area()
-";
-
-const STATS_PY: &str = "\
-from geo import shapes
-
-
-def total(items):
-    s = shapes.Square(2)
-    return s.area() + len(items)
-";
+const STATS_PY: &str = include_str!("../../../tests/fixtures/semantic/geo/geo/stats.py");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_callers_and_bases_follow_the_code_and_a_rename_moves_its_edges() {
@@ -200,47 +172,16 @@ async fn python_callers_and_bases_follow_the_code_and_a_rename_moves_its_edges()
     assert!(report.is_ok(), "{report:?}");
 }
 
-const PRICED_JAVA: &str = "package shop;\n\npublic interface Priced {\n    int price();\n}\n";
+const PRICED_JAVA: &str =
+    include_str!("../../../tests/fixtures/semantic/shop/src/shop/Priced.java");
 
-const ITEM_JAVA: &str = "\
-package shop.model;
+const ITEM_JAVA: &str =
+    include_str!("../../../tests/fixtures/semantic/shop/src/shop/model/Item.java");
 
-import shop.Priced;
+const BOOK_JAVA: &str =
+    include_str!("../../../tests/fixtures/semantic/shop/src/shop/model/Book.java");
 
-public class Item implements Priced {
-    public int price() { return 1; }
-}
-";
-
-const BOOK_JAVA: &str = "\
-package shop.model;
-
-public class Book extends Item {
-    @Override
-    public int price() { return super.price() + 2; }
-}
-";
-
-const CART_JAVA: &str = "\
-package shop;
-
-import java.util.List;
-import shop.model.Book;
-import shop.model.Item;
-
-public class Cart implements Priced {
-    private List<Item> items;
-
-    public int price() {
-        int sum = 0;
-        for (Item i : items) { sum += i.price(); }
-        Book b = new Book();
-        return sum + b.price() + fee();
-    }
-
-    private int fee() { return 0; }
-}
-";
+const CART_JAVA: &str = include_str!("../../../tests/fixtures/semantic/shop/src/shop/Cart.java");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn java_implementations_and_callers_are_exact() {
