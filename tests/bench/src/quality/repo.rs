@@ -255,8 +255,8 @@ fn rerank_grid() -> Vec<evident_kb::retrieve::RerankWeights> {
     out
 }
 
-/// Okapi BM25 over the files of HEAD (path and text) and over commit messages.
-fn baselines(repo: &Path, files: &[&Question], commits: &[&Question]) -> (f64, f64, f64) {
+/// The text files of HEAD under 1 MiB as baseline documents: (path, path and text).
+pub(super) fn head_files(repo: &Path) -> Vec<(String, String)> {
     let git = git2::Repository::open(repo).expect("open repository");
     let tree = git
         .head()
@@ -274,6 +274,13 @@ fn baselines(repo: &Path, files: &[&Question], commits: &[&Question]) -> (f64, f
         git2::TreeWalkResult::Ok
     })
     .expect("walk");
+    docs
+}
+
+/// Okapi BM25 over the files of HEAD (path and text) and over commit messages.
+fn baselines(repo: &Path, files: &[&Question], commits: &[&Question]) -> (f64, f64, f64) {
+    let git = git2::Repository::open(repo).expect("open repository");
+    let docs = head_files(repo);
     let idx = Okapi::new(docs.iter().map(|(p, t)| (p.as_str(), t.as_str())));
     let file_ranks: Vec<Option<usize>> = files
         .iter()
